@@ -1,0 +1,82 @@
+"""Plain functions on axis-aligned boxes ``(x0, y0, x1, y1)`` in absolute pixels.
+
+Boxes are closed intervals: ``x0 <= x1`` and ``y0 <= y1``; a box whose sides
+touch another's intersects it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+Box = tuple[int, int, int, int]
+
+
+def normalize_box(box: Sequence[float], width: int, height: int) -> list[int]:
+    """Scale a pixel box to LayoutLM's 0-1000 grid: ``int(1000 * x / width)``.
+
+    This is the formula of the LayoutLM papers and the Hub's FUNSD loaders.
+    Values are clamped to 0-1000 so a box on the page edge stays in range.
+    """
+    if width <= 0 or height <= 0:
+        raise ValueError(f"page size must be positive, got {width}x{height}")
+    x0, y0, x1, y1 = box
+    scaled = (
+        int(1000 * x0 / width),
+        int(1000 * y0 / height),
+        int(1000 * x1 / width),
+        int(1000 * y1 / height),
+    )
+    return [min(1000, max(0, v)) for v in scaled]
+
+
+def denormalize_box(box: Sequence[int], width: int, height: int) -> Box:
+    """Inverse of :func:`normalize_box`, up to the 1/1000 rounding it lost."""
+    x0, y0, x1, y1 = box
+    return (
+        round(x0 * width / 1000),
+        round(y0 * height / 1000),
+        round(x1 * width / 1000),
+        round(y1 * height / 1000),
+    )
+
+
+def clip_box(box: Sequence[float], width: int, height: int) -> Box:
+    """Clip a box to the page ``[0, width] x [0, height]``; keeps ``x0 <= x1``."""
+    x0, y0, x1, y1 = (int(round(v)) for v in box)
+    x0 = min(max(x0, 0), width)
+    x1 = min(max(x1, 0), width)
+    y0 = min(max(y0, 0), height)
+    y1 = min(max(y1, 0), height)
+    return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
+
+
+def union_boxes(boxes: Iterable[Sequence[int]]) -> Box:
+    """Smallest box enclosing all ``boxes``; raises ``ValueError`` on none."""
+    arr = np.asarray(list(boxes), dtype=np.int64).reshape(-1, 4)
+    if arr.shape[0] == 0:
+        raise ValueError("union of no boxes")
+    return (
+        int(arr[:, 0].min()),
+        int(arr[:, 1].min()),
+        int(arr[:, 2].max()),
+        int(arr[:, 3].max()),
+    )
+
+
+def dilate_box(box: Sequence[int], dx: float, dy: float) -> tuple[float, float, float, float]:
+    """Grow a box by ``dx`` on the left and right and ``dy`` on top and bottom."""
+    x0, y0, x1, y1 = box
+    return (x0 - dx, y0 - dy, x1 + dx, y1 + dy)
+
+
+def boxes_intersect(a: Sequence[float], b: Sequence[float]) -> bool:
+    """True when closed boxes ``a`` and ``b`` share at least one point."""
+    return a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]
+
+
+def box_inside(box: Sequence[float], width: int, height: int) -> bool:
+    """True when ``box`` lies within the page and has non-negative size."""
+    x0, y0, x1, y1 = box
+    return 0 <= x0 <= x1 <= width and 0 <= y0 <= y1 <= height

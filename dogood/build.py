@@ -1,0 +1,253 @@
+"""Build a recipe: source -> shift chains -> Parquet shards and card, atomically.
+
+Each document is read once and every config's chain is applied to it; rows
+are written in source order, so the output is byte-identical for any
+``num_proc``. The dataset is assembled in a hidden ``.<name>.partial-*``
+folder next to ``out`` and renamed into place only when complete: an
+interrupted build never leaves a folder that looks like a finished dataset.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+import dogood
+from dogood.document import Document
+from dogood.errors import DogoodError, RecipeError
+from dogood.recipe import Recipe, derive_seed, document_seed
+from dogood.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, document_to_row
+from dogood.sources import Source, open_source
+from dogood.writer import ShardWriter, render_card
+
+
+class BuildError(DogoodError):
+    """A document failed and ``on_error`` was ``raise``."""
+
+
+@dataclass
+class BuildReport:
+    out: Path
+    documents: dict[str, int] = field(default_factory=dict)  # split -> documents written
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    configs: list[str] = field(default_factory=list)
+
+
+def apply_chain(doc: Document, chain, recipe_seed: int, config: str) -> Document:
+    """Apply a config's shifts to one document with its derived seeds."""
+    seed = document_seed(recipe_seed, config, doc.id)
+    for k, shift in enumerate(chain):
+        doc = shift(doc, derive_seed(seed, k))
+    return doc
+
+
+def document_stats(original: Document, shifted: Document, row: dict[str, Any], schema: str) -> dict[str, Any]:
+    """Per-document counts that the card sums: words, tokens, changes, labels, skips."""
+    same_len = len(original.words) == len(shifted.words)
+    box_changed = sum(a.box != b.box for a, b in zip(original.words, shifted.words)) if same_len else len(shifted.words)
+    text_changed = (
+        sum(a.text != b.text for a, b in zip(original.words, shifted.words)) if same_len else len(shifted.words)
+    )
+    if schema == "funsd":
+        labels = Counter(FUNSD_NER_TAGS[t] for t in row["ner_tags"])
+        tokens = len(row["tokens"])
+    else:
+        labels = Counter([RVL_CDIP_CLASSES[row["label"]]])
+        tokens = sum(1 for w in shifted.words if w.text.strip())
+    skips = Counter(f"{r.shift}: {r.skipped}" for r in shifted.provenance if r.skipped)
+    return {
+        "documents": 1,
+        "words": len(shifted.words),
+        "tokens": tokens,
+        "box_changed": box_changed,
+        "text_changed": text_changed,
+        "labels": labels,
+        "skips": skips,
+    }
+
+
+def _add_stats(total: dict[str, Any], one: dict[str, Any]) -> None:
+    for key, value in one.items():
+        if isinstance(value, Counter):
+            total.setdefault(key, Counter()).update(value)
+        else:
+            total[key] = total.get(key, 0) + value
+
+
+# -- worker side ------------------------------------------------------------------
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(sources: dict[str, Source], chains: dict[str, list], seed: int, schema: str) -> None:
+    _WORKER.update(sources=sources, chains=chains, seed=seed, schema=schema)
+
+
+def _process(task: tuple[str, int, str]) -> tuple[str, int, str, dict | None, tuple | None]:
+    split, index, doc_id = task
+    w = _WORKER
+    try:
+        doc = w["sources"][split].load(doc_id)
+        results = {}
+        for config, chain in w["chains"].items():
+            shifted = apply_chain(doc, chain, w["seed"], config)
+            row = document_to_row(shifted, w["schema"])
+            results[config] = (row, document_stats(doc, shifted, row, w["schema"]))
+        return split, index, doc_id, results, None
+    except DogoodError as exc:
+        return split, index, doc_id, None, (str(exc), None)
+    except Exception as exc:  # a bug or an unexpected library error: keep the traceback
+        return split, index, doc_id, None, (f"{type(exc).__name__}: {exc}", traceback.format_exc())
+
+
+# -- driver ------------------------------------------------------------------------
+def build(
+    recipe: Recipe,
+    out: str | Path,
+    *,
+    source_path: str | Path | None = None,
+    seed: int | None = None,
+    num_proc: int = 1,
+    limit: int | None = None,
+    on_error: str = "raise",
+    configs: list[str] | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> BuildReport:
+    """Build ``recipe`` into the dataset folder ``out``.
+
+    Parameters
+    ----------
+    source_path : where the source data is (overrides the recipe and the defaults).
+    seed : overrides the recipe's seed.
+    num_proc : worker processes; the output does not depend on it.
+    limit : build only the first ``limit`` documents of each split (by sorted id).
+    on_error : ``"raise"`` stops at the first bad document with an error naming it;
+        ``"skip"`` leaves it out and lists it in the card and ``dogood_build.json``.
+    configs : build only these configs (default: all).
+    overwrite : replace an existing ``out``.
+    """
+    if on_error not in ("raise", "skip"):
+        raise RecipeError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    out = Path(out)
+    if out.exists() and not overwrite:
+        raise DogoodError(f"{out} already exists; pass --overwrite to replace it")
+    seed = recipe.seed if seed is None else int(seed)
+    names = list(recipe.configs) if not configs else configs
+    chains = {name: recipe.chain(name) for name in names}
+    sources = {split: open_source(recipe.source, split, source_path) for split in recipe.splits}
+    schema = recipe.schema or next(iter(sources.values())).schema
+    ids = {split: src.ids()[:limit] if limit is not None else src.ids() for split, src in sources.items()}
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    report = BuildReport(out=out, configs=names)
+    try:
+        writers = {
+            (config, split): ShardWriter(tmp, config, split, schema, len(ids[split]), recipe.shard_size)
+            for config in names
+            for split in recipe.splits
+        }
+        stats: dict[str, dict[str, dict[str, Any]]] = {c: {s: {} for s in recipe.splits} for c in names}
+        tasks = [(split, i, doc_id) for split in recipe.splits for i, doc_id in enumerate(ids[split])]
+        bar = tqdm(total=len(tasks), desc=f"build {recipe.name}", unit="doc", disable=not progress, file=sys.stderr)
+        for split, index, doc_id, results, error in _run(tasks, sources, chains, seed, schema, num_proc):
+            bar.update(1)
+            if error is not None:
+                message, trace = error
+                if on_error == "raise":
+                    detail = f"\n{trace}" if trace else ""
+                    raise BuildError(f"{split} document {doc_id!r} failed: {message}{detail}")
+                report.skipped.append({"id": doc_id, "split": split, "reason": message})
+                continue
+            for config, (row, doc_stats) in results.items():
+                writers[(config, split)].write(index, row)
+                _add_stats(stats[config][split], doc_stats)
+            report.documents[split] = report.documents.get(split, 0) + 1
+        bar.close()
+        for writer in writers.values():
+            writer.close()
+        for by_split in stats.values():
+            for split, s in by_split.items():
+                for key in ("documents", "words", "tokens", "box_changed", "text_changed"):
+                    s.setdefault(key, 0)
+                s["labels"] = dict(sorted(s.get("labels", Counter()).items()))
+                s["skips"] = dict(sorted(s.get("skips", Counter()).items()))
+        source_info = next(iter(sources.values())).describe()
+        splits_info = {
+            config: {
+                split: {
+                    "num_examples": writers[(config, split)].num_rows,
+                    "num_bytes": writers[(config, split)].num_bytes,
+                    "num_shards": writers[(config, split)].num_shards,
+                }
+                for split in recipe.splits
+            }
+            for config in names
+        }
+        card = render_card(
+            recipe=recipe,
+            schema=schema,
+            source=source_info,
+            splits_info=splits_info,
+            stats=stats,
+            skipped=report.skipped,
+            dogood_version=dogood.__version__,
+        )
+        (tmp / "README.md").write_text(card, encoding="utf-8")
+        manifest = {
+            "recipe": recipe.name,
+            "version": recipe.version,
+            "seed": seed,
+            "schema": schema,
+            "source": source_info,
+            "splits": splits_info,
+            "limit": limit,
+            "chains": {c: recipe.configs[c] for c in names},
+            "stats": stats,
+            "skipped": report.skipped,
+            "dogood_version": dogood.__version__,
+        }
+        (tmp / "dogood_build.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        _commit(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return report
+
+
+def _run(tasks, sources, chains, seed, schema, num_proc):
+    """Yield processed documents in task order, in this process or a pool."""
+    if num_proc <= 1 or len(tasks) <= 1:
+        _init_worker(sources, chains, seed, schema)
+        try:
+            yield from map(_process, tasks)
+        finally:
+            _WORKER.clear()
+        return
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    ctx = multiprocessing.get_context(method)
+    chunk = max(1, min(8, len(tasks) // (num_proc * 8) or 1))
+    with ctx.Pool(num_proc, initializer=_init_worker, initargs=(sources, chains, seed, schema)) as pool:
+        yield from pool.imap(_process, tasks, chunksize=chunk)
+
+
+def _commit(tmp: Path, out: Path) -> None:
+    """Move the finished folder into place, replacing an old one only at the end."""
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.replace(out, old)
+        os.replace(tmp, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, out)

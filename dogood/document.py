@@ -1,0 +1,367 @@
+"""The document record: the one currency every source, shift and writer uses.
+
+A :class:`Document` holds a page image (decoded lazily), its words with
+absolute pixel boxes, entities (label, word ids, links), an optional document
+label, optional question/answer pairs and the provenance of every shift
+applied to it. Records are immutable; shifts return new ones through
+:meth:`Document.replace`, which validates again.
+
+Normalised 0-1000 boxes are never stored: writers compute them with
+:func:`dogood.boxes.normalize_box`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+
+from dogood.boxes import Box, union_boxes
+from dogood.errors import DocumentError
+
+# Pillow refuses images above this many pixels (decompression bombs). RVL-CDIP
+# pages are ~0.8 Mpx and FUNSD ~0.8 Mpx; 200 Mpx leaves room for large scans.
+Image.MAX_IMAGE_PIXELS = 200_000_000
+
+
+class PageImage:
+    """A page image that is read from its file or bytes only when pixels are needed.
+
+    Construct it with :meth:`from_file`, :meth:`from_bytes` or :meth:`from_array`.
+    ``width`` and ``height`` come from the image header, so a source can build
+    and validate a document without decoding its pixels. An image that was
+    never changed is written out as its original encoded bytes; one made from
+    an array is encoded as PNG.
+    """
+
+    __slots__ = ("path", "_data", "_array", "width", "height", "format")
+
+    def __init__(
+        self,
+        *,
+        path: str | None = None,
+        data: bytes | None = None,
+        array: np.ndarray | None = None,
+        width: int,
+        height: int,
+        format: str | None = None,
+    ):
+        if path is None and data is None and array is None:
+            raise ValueError("PageImage needs a path, bytes or an array")
+        self.path = path
+        self._data = data
+        self._array = array
+        self.width = int(width)
+        self.height = int(height)
+        self.format = format
+
+    # -- construction -------------------------------------------------------
+    @classmethod
+    def from_file(cls, path: str | Path, *, verify: bool = True) -> PageImage:
+        """Read the header of an image file (and check its integrity when ``verify``).
+
+        Raises :class:`DocumentError` naming the file when it is missing,
+        unreadable, truncated or not an image.
+        """
+        path = str(path)
+        try:
+            with Image.open(path) as im:
+                width, height, fmt = im.width, im.height, im.format
+                if verify:
+                    im.verify()
+        except FileNotFoundError:
+            raise DocumentError("image file not found", path=path) from None
+        except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+            raise DocumentError(f"cannot read image ({exc})", path=path) from None
+        return cls(path=path, width=width, height=height, format=fmt)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, name: str | None = None, verify: bool = True) -> PageImage:
+        """Wrap encoded image bytes (PNG, TIFF, JPEG, ...) without decoding them."""
+        try:
+            with Image.open(io.BytesIO(data)) as im:
+                width, height, fmt = im.width, im.height, im.format
+                if verify:
+                    im.verify()
+        except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+            raise DocumentError(f"cannot read image ({exc})", path=name) from None
+        return cls(data=bytes(data), width=width, height=height, format=fmt)
+
+    @classmethod
+    def from_array(cls, array: np.ndarray) -> PageImage:
+        """Wrap decoded pixels: ``HxW`` (grayscale) or ``HxWx3`` (RGB) ``uint8``."""
+        array = np.asarray(array)
+        if array.dtype != np.uint8 or array.ndim not in (2, 3) or (array.ndim == 3 and array.shape[2] != 3):
+            raise ValueError(f"expected HxW or HxWx3 uint8 pixels, got {array.dtype} {array.shape}")
+        array = array.copy() if array.flags.writeable else array
+        array.flags.writeable = False
+        return cls(array=array, width=array.shape[1], height=array.shape[0], format=None)
+
+    # -- access ---------------------------------------------------------------
+    @property
+    def modified(self) -> bool:
+        """True when the pixels were made by a shift rather than read from a file."""
+        return self.path is None and self._data is None
+
+    def encoded_bytes(self) -> bytes:
+        """The image as encoded bytes: the original file's bytes, or PNG for new pixels."""
+        if self._data is not None:
+            return self._data
+        if self.path is not None:
+            return Path(self.path).read_bytes()
+        buf = io.BytesIO()
+        Image.fromarray(self._array).save(buf, format="PNG")
+        return buf.getvalue()
+
+    def to_pil(self) -> Image.Image:
+        """Decoded image in mode ``L`` (grayscale) or ``RGB``."""
+        return Image.fromarray(self.to_array())
+
+    def to_array(self) -> np.ndarray:
+        """Decoded pixels, read-only: ``HxW`` for grayscale pages, ``HxWx3`` otherwise.
+
+        Bilevel, 16-bit and palette/alpha/CMYK images are converted to 8-bit
+        grayscale or RGB. The result is cached.
+        """
+        if self._array is None:
+            source = self.path if self.path is not None else io.BytesIO(self._data)
+            try:
+                with Image.open(source) as im:
+                    im.load()
+                    arr = _standard_pixels(im)
+            except (OSError, SyntaxError, ValueError) as exc:
+                raise DocumentError(f"cannot decode image ({exc})", path=self.path) from None
+            arr.flags.writeable = False
+            self._array = arr
+        return self._array
+
+    def __getstate__(self):
+        # Do not ship decoded pixels between processes when they can be re-read.
+        array = self._array if self.modified else None
+        return (self.path, self._data, array, self.width, self.height, self.format)
+
+    def __setstate__(self, state):
+        self.path, self._data, self._array, self.width, self.height, self.format = state
+
+    def __eq__(self, other):
+        if not isinstance(other, PageImage):
+            return NotImplemented
+        return (self.width, self.height) == (other.width, other.height) and np.array_equal(
+            self.to_array(), other.to_array()
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        where = self.path or ("<bytes>" if self._data is not None else "<pixels>")
+        return f"PageImage({where}, {self.width}x{self.height})"
+
+
+def _standard_pixels(im: Image.Image) -> np.ndarray:
+    """8-bit L or RGB pixels from any Pillow mode."""
+    if im.mode in ("L", "RGB"):
+        return np.array(im)
+    if im.mode == "1":
+        return np.array(im.convert("L"))
+    if im.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
+        arr = np.asarray(im, dtype=np.float64)
+        top = 65535.0 if im.mode.startswith("I;16") or arr.max() > 255 else 255.0
+        return np.clip(arr * (255.0 / top), 0, 255).astype(np.uint8)
+    if im.mode in ("LA", "RGBA", "PA", "P") and ("A" in im.mode or "transparency" in im.info):
+        rgba = im.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return np.array(Image.alpha_composite(white, rgba).convert("RGB"))
+    return np.array(im.convert("RGB"))
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word: its text and absolute pixel box ``(x0, y0, x1, y1)``."""
+
+    text: str
+    box: Box
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A semantic entity: a label over some words, with links to other entities.
+
+    ``links`` keeps FUNSD's ``linking`` pairs ``(from_id, to_id)`` as given.
+    """
+
+    id: int
+    label: str
+    word_ids: tuple[int, ...]
+    links: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class QAPair:
+    """A question with its accepted answers (DocVQA)."""
+
+    question: str
+    answers: tuple[str, ...]
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class ShiftRecord:
+    """One applied shift: its registered name, its parameters and the seed it drew from."""
+
+    shift: str
+    params: Mapping[str, Any]
+    seed: int
+    skipped: str | None = None  # why the shift left the document unchanged, if it did
+
+    def params_json(self) -> str:
+        return json.dumps(dict(self.params), sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A page with its words, entities, label, QA pairs and provenance.
+
+    Validated on construction: word boxes inside the page with non-negative
+    size, entity word ids that exist (each word in at most one entity), links
+    between entities that exist, unique entity ids. Errors name the document
+    and, when known, the file it came from (``source``).
+    """
+
+    id: str
+    image: PageImage
+    words: tuple[Word, ...] = ()
+    entities: tuple[Entity, ...] = ()
+    label: str | None = None
+    qa: tuple[QAPair, ...] = ()
+    provenance: tuple[ShiftRecord, ...] = ()
+    source: str | None = field(default=None, compare=False)
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        set_(self, "words", tuple(_as_word(w) for w in self.words))
+        set_(self, "entities", tuple(_as_entity(e) for e in self.entities))
+        set_(self, "qa", tuple(self.qa))
+        set_(self, "provenance", tuple(self.provenance))
+        self._validate()
+
+    # -- derived --------------------------------------------------------------
+    @property
+    def width(self) -> int:
+        return self.image.width
+
+    @property
+    def height(self) -> int:
+        return self.image.height
+
+    @property
+    def boxes(self) -> np.ndarray:
+        """Word boxes as an ``(n, 4)`` int64 array."""
+        return np.array([w.box for w in self.words], dtype=np.int64).reshape(-1, 4)
+
+    def word_entity(self) -> list[Entity | None]:
+        """For each word, the entity it belongs to (or ``None``)."""
+        owner: list[Entity | None] = [None] * len(self.words)
+        for ent in self.entities:
+            for wid in ent.word_ids:
+                owner[wid] = ent
+        return owner
+
+    def entity_box(self, entity: Entity) -> Box | None:
+        """Union of the boxes of an entity's words (``None`` for an entity with no words)."""
+        if not entity.word_ids:
+            return None
+        return union_boxes(self.words[i].box for i in entity.word_ids)
+
+    def entity_text(self, entity: Entity) -> str:
+        return " ".join(self.words[i].text for i in entity.word_ids)
+
+    def replace(self, **changes) -> Document:
+        """A copy with ``changes`` applied, validated again."""
+        return dataclasses.replace(self, **changes)
+
+    def with_shift(self, record: ShiftRecord, **changes) -> Document:
+        """A copy with ``changes`` and ``record`` appended to the provenance."""
+        return dataclasses.replace(self, provenance=self.provenance + (record,), **changes)
+
+    # -- validation -------------------------------------------------------------
+    def _error(self, message: str) -> DocumentError:
+        return DocumentError(message, doc_id=self.id, path=self.source)
+
+    def _validate(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise DocumentError("document id must be a non-empty string", path=self.source)
+        w, h = self.width, self.height
+        if w <= 0 or h <= 0:
+            raise self._error(f"page size must be positive, got {w}x{h}")
+        n = len(self.words)
+        if n:
+            b = self.boxes
+            bad_size = (b[:, 2] < b[:, 0]) | (b[:, 3] < b[:, 1])
+            if bad_size.any():
+                i = int(np.flatnonzero(bad_size)[0])
+                raise self._error(f"word {i} ({self.words[i].text!r}) has a negative size: box {list(b[i])}")
+            outside = (b[:, 0] < 0) | (b[:, 1] < 0) | (b[:, 2] > w) | (b[:, 3] > h)
+            if outside.any():
+                i = int(np.flatnonzero(outside)[0])
+                raise self._error(
+                    f"word {i} ({self.words[i].text!r}) box {list(b[i])} lies outside the {w}x{h} page"
+                )
+        seen_ids: set[int] = set()
+        owner: dict[int, int] = {}
+        for ent in self.entities:
+            if ent.id in seen_ids:
+                raise self._error(f"duplicate entity id {ent.id}")
+            seen_ids.add(ent.id)
+            if not ent.label:
+                raise self._error(f"entity {ent.id} has no label")
+            for wid in ent.word_ids:
+                if not 0 <= wid < n:
+                    raise self._error(f"entity {ent.id} refers to word {wid}, which does not exist ({n} words)")
+                if wid in owner:
+                    raise self._error(f"word {wid} belongs to entities {owner[wid]} and {ent.id}")
+                owner[wid] = ent.id
+        for ent in self.entities:
+            for a, b_ in ent.links:
+                for ref in (a, b_):
+                    if ref not in seen_ids:
+                        raise self._error(f"entity {ent.id} links to entity {ref}, which does not exist")
+
+
+def _as_box(box: Sequence[float]) -> Box:
+    if len(box) != 4:
+        raise ValueError(f"a box has 4 numbers, got {list(box)}")
+    return tuple(int(round(float(v))) for v in box)  # type: ignore[return-value]
+
+
+def _as_word(word: Word | Mapping | Sequence) -> Word:
+    if isinstance(word, Word):
+        if isinstance(word.box, tuple) and all(type(v) is int for v in word.box):
+            return word
+        return Word(str(word.text), _as_box(word.box))
+    if isinstance(word, Mapping):
+        return Word(str(word["text"]), _as_box(word["box"]))
+    text, box = word
+    return Word(str(text), _as_box(box))
+
+
+def _as_entity(ent: Entity | Mapping) -> Entity:
+    if isinstance(ent, Mapping):
+        ent = Entity(ent["id"], ent["label"], ent.get("word_ids", ()), ent.get("links", ()))
+    return Entity(
+        int(ent.id),
+        str(ent.label),
+        tuple(int(i) for i in ent.word_ids),
+        tuple((int(a), int(b)) for a, b in ent.links),
+    )
+
+
+def words_from_pairs(pairs: Iterable[tuple[str, Sequence[float]]]) -> tuple[Word, ...]:
+    """Build words from ``(text, box)`` pairs."""
+    return tuple(Word(str(t), _as_box(b)) for t, b in pairs)

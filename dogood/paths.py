@@ -1,0 +1,33 @@
+"""Where dogood finds data on disk: explicit paths, ``DOGOOD_DATA_DIR``, the cache.
+
+``DOGOOD_DATA_DIR`` points at a folder laid out like the project's shared data
+(``funsd/dataset``, ``rvl_cdip``, ``coco``, ``nltk_data``, ``glove`` ...); CI
+sets it to ``../shared/data``. The cache (``DOGOOD_CACHE``, else
+``$XDG_CACHE_HOME/dogood``, else ``~/.cache/dogood``) holds downloads and OCR
+results.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def data_dir() -> Path | None:
+    """The folder named by ``DOGOOD_DATA_DIR``, if set and present."""
+    value = os.environ.get("DOGOOD_DATA_DIR")
+    if value and Path(value).is_dir():
+        return Path(value)
+    return None
+
+
+def cache_dir() -> Path:
+    """dogood's cache folder (created on first use)."""
+    value = os.environ.get("DOGOOD_CACHE")
+    if value:
+        path = Path(value)
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        path = Path(base) / "dogood"
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,182 @@
+"""Recipes: one YAML file per published dataset, one config per Hub config.
+
+```yaml
+name: funsd-l
+version: 1.0.0
+description: FUNSD with layout shifts (Do-GOOD FUNSD-L).
+source: {kind: funsd}
+splits: [test]
+seed: 0
+configs:
+  merge:
+    - {shift: merge, lambda_x: 10, lambda_y: 5}
+```
+
+Files are read with ``yaml.safe_load`` only. ``split: test`` may stand for
+``splits: [test]``. A config's chain may be empty (the unshifted data, for
+the in-distribution baseline). ``schema`` (``funsd`` or ``rvl_cdip``) defaults
+to the source's.
+
+The seed of a document under a config is derived from ``(seed, config, doc
+id)`` and that of the k-th shift of its chain from the document's seed and
+k, so output depends neither on document order nor on worker count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dogood.errors import RecipeError
+from dogood.schema import SCHEMAS
+from dogood.shifts import Shift, make_shift
+
+_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+_CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+@dataclass
+class Recipe:
+    name: str
+    version: str
+    source: dict[str, Any]
+    splits: list[str]
+    seed: int
+    configs: dict[str, list[dict[str, Any]]]
+    description: str = ""
+    schema: str | None = None
+    shard_size: int = 500
+    path: Path | None = field(default=None, compare=False)
+
+    def chain(self, config: str) -> list[Shift]:
+        """The shifts of a config, instantiated in order."""
+        if config not in self.configs:
+            raise RecipeError(f"recipe {self.name!r} has no config {config!r}; it has {', '.join(self.configs)}")
+        return [make_shift(dict(spec)) for spec in self.configs[config]]
+
+    def summary(self) -> str:
+        """One line for ``dogood list``."""
+        kinds = self.source.get("kind", "?")
+        return f"{self.name} v{self.version} [{kinds}: {', '.join(self.splits)}] configs: {', '.join(self.configs)}"
+
+
+def document_seed(seed: int, config: str, doc_id: str) -> int:
+    """The seed of one document under one config: a 63-bit hash of ``(seed, config, doc_id)``."""
+    return derive_seed(seed, config, doc_id)
+
+
+def derive_seed(*parts: Any) -> int:
+    """A 63-bit integer hashed from ``parts`` (stable across runs, machines and Python versions)."""
+    digest = hashlib.sha256(json.dumps([str(p) for p in parts]).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
+    """Validate a recipe mapping (as loaded from YAML) and build the :class:`Recipe`."""
+    where = f"recipe {path}" if path else "recipe"
+    if not isinstance(data, dict):
+        raise RecipeError(f"{where}: expected a mapping at the top level")
+    missing = [k for k in ("name", "version", "source", "configs") if k not in data]
+    if missing:
+        raise RecipeError(f"{where}: missing {', '.join(missing)}")
+    known = {"name", "version", "description", "source", "split", "splits", "seed", "configs", "schema", "shard_size"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise RecipeError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    version = str(data["version"])
+    if not _VERSION.match(version):
+        raise RecipeError(f"{where}: version must look like 1.0.0, got {version!r}")
+    source = data["source"]
+    if not isinstance(source, dict) or "kind" not in source:
+        raise RecipeError(f"{where}: source must be a mapping with a 'kind', e.g. {{kind: funsd}}")
+    splits = data.get("splits", data.get("split", source.get("split", source.get("splits", "test"))))
+    splits = [splits] if isinstance(splits, str) else list(splits)
+    if not splits or not all(isinstance(s, str) and s for s in splits):
+        raise RecipeError(f"{where}: splits must be a list of names")
+    configs = data["configs"]
+    if not isinstance(configs, dict) or not configs:
+        raise RecipeError(f"{where}: configs must be a non-empty mapping of name -> chain of shifts")
+    clean: dict[str, list[dict[str, Any]]] = {}
+    for name, chain in configs.items():
+        name = str(name)
+        if not _CONFIG_NAME.match(name):
+            raise RecipeError(f"{where}: config name {name!r} must be letters, digits, '-', '_' or '.'")
+        chain = [] if chain is None else chain
+        if not isinstance(chain, list):
+            raise RecipeError(f"{where}: config {name!r} must be a list of shifts")
+        for spec in chain:
+            try:
+                make_shift(dict(spec) if isinstance(spec, dict) else spec)
+            except RecipeError as exc:
+                raise RecipeError(f"{where}, config {name!r}: {exc}") from None
+        clean[name] = [dict(spec) for spec in chain]
+    schema = data.get("schema")
+    if schema is not None and schema not in SCHEMAS:
+        raise RecipeError(f"{where}: schema must be one of {', '.join(SCHEMAS)}")
+    seed = data.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise RecipeError(f"{where}: seed must be an integer")
+    shard_size = data.get("shard_size", 500)
+    if not isinstance(shard_size, int) or shard_size < 1:
+        raise RecipeError(f"{where}: shard_size must be a positive integer")
+    return Recipe(
+        name=str(data["name"]),
+        version=version,
+        description=str(data.get("description", "")).strip(),
+        source={k: v for k, v in source.items() if k not in ("split", "splits")},
+        splits=splits,
+        seed=seed,
+        configs=clean,
+        schema=schema,
+        shard_size=shard_size,
+        path=path,
+    )
+
+
+def load_recipe(name_or_path: str | Path) -> Recipe:
+    """Load a recipe by file path, or by name from the recipe folders (:func:`recipe_dirs`)."""
+    path = Path(name_or_path)
+    if not path.is_file():
+        found = [d / f"{name_or_path}.yaml" for d in recipe_dirs() if (d / f"{name_or_path}.yaml").is_file()]
+        if not found:
+            names = ", ".join(r.name for r in list_recipes()) or "none"
+            raise RecipeError(f"no recipe file or name {str(name_or_path)!r}; known recipes: {names}")
+        path = found[0]
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise RecipeError(f"recipe {path}: not valid YAML ({exc})") from None
+    return parse_recipe(data, path)
+
+
+def recipe_dirs() -> list[Path]:
+    """Where recipes are looked up by name: ``./recipes``, then the ones shipped with dogood."""
+    dirs = [Path.cwd() / "recipes"]
+    try:
+        shipped = Path(str(importlib.resources.files("dogood.recipes")))
+        dirs.append(shipped)
+    except (ModuleNotFoundError, TypeError):
+        pass
+    dirs.append(Path(__file__).resolve().parents[1] / "recipes")
+    unique: list[Path] = []
+    for d in dirs:
+        if d.is_dir() and d.resolve() not in [u.resolve() for u in unique]:
+            unique.append(d)
+    return unique
+
+
+def list_recipes() -> list[Recipe]:
+    """Every recipe in :func:`recipe_dirs`, first found wins for a name."""
+    seen: dict[str, Recipe] = {}
+    for d in recipe_dirs():
+        for path in sorted(d.glob("*.yaml")):
+            recipe = load_recipe(path)
+            seen.setdefault(recipe.name, recipe)
+    return list(seen.values())

@@ -1,0 +1,91 @@
+"""What every shift is: a small class with named parameters and a seeded ``apply``."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dogood.document import Document, ShiftRecord
+from dogood.errors import RecipeError
+
+SHIFTS: dict[str, type[Shift]] = {}
+
+
+class SkipDocument(Exception):
+    """Raised by :meth:`Shift.apply` when the shift cannot act on a document.
+
+    The document passes through unchanged; the reason is recorded in its
+    provenance and counted in the data card.
+    """
+
+
+class Shift:
+    """Base class of all shifts.
+
+    A subclass sets ``name`` (the key recipes use), ``family`` (``image``,
+    ``text`` or ``layout``), takes its parameters as keyword arguments of
+    ``__init__`` stored under the same attribute names, and implements
+    :meth:`apply`, which returns a new :class:`Document` and never reads files
+    or writes output. Call the shift (``shift(doc, seed)``) to apply it with
+    provenance recorded.
+    """
+
+    name: ClassVar[str] = ""
+    family: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.name:
+            if cls.name in SHIFTS and SHIFTS[cls.name] is not cls:
+                raise TypeError(f"two shifts named {cls.name!r}: {SHIFTS[cls.name].__name__} and {cls.__name__}")
+            SHIFTS[cls.name] = cls
+
+    def apply(self, doc: Document, rng: np.random.Generator) -> Document:
+        raise NotImplementedError
+
+    def params(self) -> dict[str, Any]:
+        """The constructor parameters and their current values."""
+        sig = inspect.signature(type(self).__init__)
+        return {name: _plain(getattr(self, name)) for name in list(sig.parameters)[1:]}
+
+    def __call__(self, doc: Document, seed: int) -> Document:
+        """Apply with ``numpy.random.default_rng(seed)`` and append a :class:`ShiftRecord`."""
+        try:
+            out = self.apply(doc, np.random.default_rng(seed))
+            skipped = None
+        except SkipDocument as why:
+            out, skipped = doc, str(why) or "skipped"
+        return out.with_shift(ShiftRecord(self.name, self.params(), int(seed), skipped))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"{type(self).__name__}({args})"
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def make_shift(spec: dict[str, Any]) -> Shift:
+    """Instantiate a shift from a recipe entry ``{shift: NAME, param: value, ...}``."""
+    if not isinstance(spec, dict) or "shift" not in spec:
+        raise RecipeError(f"a chain entry must be a mapping with a 'shift' key, got {spec!r}")
+    name = spec["shift"]
+    cls = SHIFTS.get(name)
+    if cls is None:
+        raise RecipeError(f"unknown shift {name!r}; known shifts: {', '.join(sorted(SHIFTS)) or 'none'}")
+    params = {k: v for k, v in spec.items() if k != "shift"}
+    accepted = list(inspect.signature(cls.__init__).parameters)[1:]
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise RecipeError(f"shift {name!r} has no parameter {', '.join(unknown)}; it takes {', '.join(accepted)}")
+    try:
+        return cls(**params)
+    except (TypeError, ValueError) as exc:
+        raise RecipeError(f"shift {name!r}: {exc}") from None

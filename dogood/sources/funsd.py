@@ -1,0 +1,169 @@
+"""FUNSD in its official layout (Jaume et al. 2019, ``funsd-dataset.txt``).
+
+``dataset/{training_data,testing_data}/{images,annotations}``: one PNG and one
+JSON per form. The JSON's ``form`` list holds entities with ``id``, ``label``
+(header, question, answer, other), ``words`` (``text`` + ``box``) and
+``linking`` pairs. Everything is kept: words become the document's words in
+JSON order (entity by entity), entities keep their ids, labels and links.
+Empty words are kept in the record; the writer leaves them out of the
+training columns, as the Hub's FUNSD loaders do.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dogood.document import Document, Entity, PageImage, Word
+from dogood.download import download, extract_zip
+from dogood.errors import DocumentError, SourceError
+from dogood.paths import cache_dir, data_dir
+
+FUNSD_URL = "https://guillaumejaume.github.io/FUNSD/dataset.zip"
+FUNSD_SHA256 = "c31735649e4f441bcbb4fd0f379574f7520b42286e80b01d80b445649d54761f"
+FUNSD_LABELS = ("header", "question", "answer", "other")
+SPLIT_DIRS = {"train": "training_data", "test": "testing_data"}
+
+
+def _looks_like_funsd(path: Path) -> bool:
+    return all((path / d / "annotations").is_dir() for d in SPLIT_DIRS.values())
+
+
+def find_funsd_root(path: str | Path | None = None, *, url: str = FUNSD_URL, sha256: str = FUNSD_SHA256) -> Path:
+    """The FUNSD ``dataset`` folder: ``path``, else ``$DOGOOD_DATA_DIR/funsd``, else the cache, else download.
+
+    ``path`` may be the ``dataset`` folder itself or a folder that contains it.
+    The download is the official zip, checked against its sha256, extracted
+    into ``<cache>/funsd``.
+    """
+    if path is not None:
+        path = Path(path)
+        for candidate in (path, path / "dataset"):
+            if _looks_like_funsd(candidate):
+                return candidate
+        raise SourceError(
+            f"{path} is not a FUNSD folder: expected training_data/annotations and testing_data/annotations "
+            "(the official dataset.zip layout)"
+        )
+    shared = data_dir()
+    if shared is not None and _looks_like_funsd(shared / "funsd" / "dataset"):
+        return shared / "funsd" / "dataset"
+    cached = cache_dir() / "funsd" / "dataset"
+    if _looks_like_funsd(cached):
+        return cached
+    archive = download(url, cache_dir() / "downloads" / "funsd-dataset.zip", sha256)
+    extracted = extract_zip(archive, cache_dir() / "funsd" / ".extracted")
+    if not _looks_like_funsd(extracted / "dataset"):
+        raise SourceError(f"{archive}: the archive has no dataset/training_data and dataset/testing_data folders")
+    (extracted / "dataset").rename(cached)
+    return cached
+
+
+@dataclass
+class FunsdSource:
+    """Forms of one FUNSD split (``train`` or ``test``) as documents.
+
+    Parameters
+    ----------
+    root : the FUNSD ``dataset`` folder; found by :func:`find_funsd_root` when ``None``.
+    split : ``"train"`` or ``"test"``.
+    """
+
+    root: str | Path | None = None
+    split: str = "test"
+    kind: str = field(default="funsd", init=False)
+    schema: str = field(default="funsd", init=False)
+
+    def __post_init__(self):
+        if self.split not in SPLIT_DIRS:
+            raise SourceError(f"FUNSD has splits {sorted(SPLIT_DIRS)}, not {self.split!r}")
+        self.root = find_funsd_root(self.root)
+        self._dir = Path(self.root) / SPLIT_DIRS[self.split]
+
+    def ids(self) -> list[str]:
+        return sorted(p.stem for p in (self._dir / "annotations").glob("*.json"))
+
+    def annotation_path(self, doc_id: str) -> Path:
+        return self._dir / "annotations" / f"{doc_id}.json"
+
+    def image_path(self, doc_id: str) -> Path:
+        return self._dir / "images" / f"{doc_id}.png"
+
+    def load(self, doc_id: str) -> Document:
+        ann = self.annotation_path(doc_id)
+        image = PageImage.from_file(self.image_path(doc_id))
+        return parse_funsd(doc_id, _read_json(ann, doc_id), image, source=str(ann))
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": "funsd",
+            "split": self.split,
+            "name": "FUNSD",
+            "url": FUNSD_URL,
+            "sha256": FUNSD_SHA256,
+            "citation": "Jaume, Ekenel, Thiran. FUNSD: A Dataset for Form Understanding in Noisy Scanned Documents. ICDAR-OST 2019.",
+            "license": "FUNSD terms: non-commercial research and education use",
+        }
+
+
+def _read_json(path: Path, doc_id: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        raise DocumentError("annotation file not found", doc_id=doc_id, path=str(path)) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DocumentError(f"malformed JSON ({exc})", doc_id=doc_id, path=str(path)) from None
+
+
+def parse_funsd(doc_id: str, annotation: Any, image: PageImage, *, source: str | None = None) -> Document:
+    """Turn one parsed FUNSD JSON annotation into a :class:`Document`."""
+
+    def fail(message: str) -> DocumentError:
+        return DocumentError(message, doc_id=doc_id, path=source)
+
+    if not isinstance(annotation, dict) or not isinstance(annotation.get("form"), list):
+        raise fail("expected a JSON object with a 'form' list")
+    words: list[Word] = []
+    entities: list[Entity] = []
+    for k, item in enumerate(annotation["form"]):
+        try:
+            label = item["label"]
+            ent_id = int(item["id"])
+            raw_words = item["words"]
+            links = tuple((int(a), int(b)) for a, b in item.get("linking", []))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise fail(f"entity {k} is malformed ({exc!r})") from None
+        if label not in FUNSD_LABELS:
+            raise fail(f"entity {ent_id} has unknown label {label!r}; FUNSD labels are {', '.join(FUNSD_LABELS)}")
+        word_ids = []
+        for w in raw_words:
+            try:
+                words.append(Word(str(w["text"]), tuple(int(v) for v in w["box"])))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise fail(f"entity {ent_id} has a malformed word ({exc!r})") from None
+            if len(words[-1].box) != 4:
+                raise fail(f"entity {ent_id} has a word box of {len(words[-1].box)} numbers")
+            word_ids.append(len(words) - 1)
+        entities.append(Entity(ent_id, label, tuple(word_ids), links))
+    return Document(id=doc_id, image=image, words=tuple(words), entities=tuple(entities), source=source)
+
+
+def document_to_funsd_json(doc: Document) -> dict[str, Any]:
+    """The official FUNSD JSON for a document (entity boxes are the union of word boxes)."""
+    form = []
+    for ent in doc.entities:
+        box = doc.entity_box(ent)
+        form.append(
+            {
+                "box": list(box) if box else [0, 0, 0, 0],
+                "text": doc.entity_text(ent),
+                "label": ent.label,
+                "words": [{"box": list(doc.words[i].box), "text": doc.words[i].text} for i in ent.word_ids],
+                "linking": [list(p) for p in ent.links],
+                "id": ent.id,
+            }
+        )
+    return {"form": form}
