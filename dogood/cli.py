@@ -1,0 +1,214 @@
+"""The ``dogood`` command: list, build, show and preview recipes.
+
+Exit codes: 0 success, 1 bad input or a failed build (the message names the
+file or document), 2 wrong usage, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from dogood.errors import DogoodError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args) or 0
+    except DogoodError as exc:
+        print(f"dogood: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("dogood: interrupted; no dataset folder was written", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dogood", description="Turn document-AI datasets into out-of-distribution benchmark datasets."
+    )
+    parser.add_argument("--version", action="version", version=f"dogood {_version()}")
+    sub = parser.add_subparsers(metavar="COMMAND")
+
+    p = sub.add_parser("list", help="list the recipes, one line each")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("build", help="build a recipe into a dataset folder")
+    p.add_argument("recipe", help="recipe name (see `dogood list`) or path to a recipe YAML")
+    p.add_argument("--source", help="where the source data is (e.g. the FUNSD dataset folder)")
+    p.add_argument("--out", help="output dataset folder (default: out/<recipe name>)")
+    p.add_argument("--seed", type=int, help="override the recipe's seed")
+    p.add_argument("--num-proc", type=int, default=1, help="worker processes (output is identical for any number)")
+    p.add_argument("--limit", type=int, help="only the first N documents of each split")
+    p.add_argument("--on-error", choices=["raise", "skip"], default="raise",
+                   help="stop at a bad document (raise) or leave it out and list it in the card (skip)")
+    p.add_argument("--config", action="append", dest="configs", metavar="NAME", help="build only this config (repeatable)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_build)
+
+    for name, helptext in (("show", "print one document, readable"), ("preview", "write a PNG: original beside shifted")):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("recipe", help="recipe name or path, or a built dataset folder")
+        p.add_argument("--config", help="which config's shift chain (default: the first; for show, none = the source)")
+        p.add_argument("--split", help="split (default: the recipe's first)")
+        p.add_argument("--id", dest="doc_id", help="document id (default: the first document)")
+        p.add_argument("--index", type=int, default=0, help="document position, when no --id is given")
+        p.add_argument("--source", help="where the source data is")
+        if name == "show":
+            p.add_argument("--json", action="store_true", help="print the record as JSON")
+            p.set_defaults(func=cmd_show)
+        else:
+            p.add_argument("--out", help="PNG path (default: preview-<recipe>-<config>-<id>.png)")
+            p.set_defaults(func=cmd_preview)
+    return parser
+
+
+def _version() -> str:
+    import dogood
+
+    return dogood.__version__
+
+
+def cmd_list(args) -> int:
+    from dogood.recipe import list_recipes
+
+    recipes = list_recipes()
+    if not recipes:
+        print("no recipes found (looked in ./recipes and the recipes shipped with dogood)")
+    for recipe in recipes:
+        print(recipe.summary())
+    return 0
+
+
+def cmd_build(args) -> int:
+    from dogood.build import build
+    from dogood.recipe import load_recipe
+
+    recipe = load_recipe(args.recipe)
+    out = Path(args.out) if args.out else Path("out") / recipe.name
+    if args.num_proc < 1:
+        raise DogoodError("--num-proc must be at least 1")
+    report = build(
+        recipe,
+        out,
+        source_path=args.source,
+        seed=args.seed,
+        num_proc=args.num_proc,
+        limit=args.limit,
+        on_error=args.on_error,
+        configs=args.configs,
+        overwrite=args.overwrite,
+        progress=not args.quiet,
+    )
+    docs = ", ".join(f"{n} {split}" for split, n in report.documents.items()) or "0"
+    print(f"built {recipe.name} v{recipe.version}: {docs} documents x {len(report.configs)} config(s) "
+          f"({', '.join(report.configs)}) -> {out}")
+    if report.skipped:
+        print(f"skipped {len(report.skipped)} document(s), listed in {out / 'README.md'}:")
+        for s in report.skipped[:10]:
+            print(f"  {s['split']} {s['id']}: {s['reason']}")
+    print(f"load it with: datasets.load_dataset({str(out)!r}, {report.configs[0]!r})")
+    return 0
+
+
+def _pick(args, need_config: bool):
+    """(original, shifted or None, label) for show/preview from a recipe or a built folder."""
+    from dogood.build import apply_chain
+    from dogood.recipe import load_recipe
+    from dogood.sources import open_source
+
+    path = Path(args.recipe)
+    if path.is_dir() and (path / "README.md").is_file():
+        from dogood.sources.hf import HFDatasetSource
+
+        split = args.split or _first_split(path)
+        source = HFDatasetSource(name=str(path), config=args.config, split=split)
+        doc = source.load(args.doc_id or _nth(source.ids(), args.index))
+        return doc, None, path.name
+    recipe = load_recipe(args.recipe)
+    split = args.split or recipe.splits[0]
+    source = open_source(recipe.source, split, args.source)
+    doc = source.load(args.doc_id or _nth(source.ids(), args.index))
+    config = args.config or (next(iter(recipe.configs)) if need_config else None)
+    if config is None:
+        return doc, None, recipe.name
+    return doc, apply_chain(doc, recipe.chain(config), recipe.seed, config), f"{recipe.name}-{config}"
+
+
+def _nth(ids: list[str], index: int) -> str:
+    if not 0 <= index < len(ids):
+        raise DogoodError(f"--index {index} is out of range: the split has {len(ids)} documents")
+    return ids[index]
+
+
+def _first_split(folder: Path) -> str:
+    files = sorted((folder / "data").glob("*/*.parquet"))
+    if not files:
+        raise DogoodError(f"{folder} has no data/<config>/<split>-*.parquet files")
+    return files[0].name.split("-")[0]
+
+
+def cmd_show(args) -> int:
+    original, shifted, _ = _pick(args, need_config=False)
+    doc = shifted or original
+    if args.json:
+        from dogood.schema import document_to_row
+
+        schema = "rvl_cdip" if doc.label and not doc.entities else "funsd"
+        row = document_to_row(doc, schema)
+        row.pop("image")
+        print(json.dumps(row, indent=1))
+        return 0
+    print(format_document(doc))
+    return 0
+
+
+def format_document(doc) -> str:
+    """A readable, plain-text view of a document."""
+    lines = [f"document {doc.id}  ({doc.width}x{doc.height} px, {len(doc.words)} words, {len(doc.entities)} entities)"]
+    if doc.label:
+        lines.append(f"label: {doc.label}")
+    for rec in doc.provenance:
+        extra = f"  skipped: {rec.skipped}" if rec.skipped else ""
+        lines.append(f"shift: {rec.shift} {rec.params_json()} seed={rec.seed}{extra}")
+    owner = doc.word_entity()
+    if doc.entities:
+        for ent in doc.entities:
+            links = ", ".join(f"{a}->{b}" for a, b in ent.links)
+            box = doc.entity_box(ent)
+            lines.append(f"[{ent.id:>3}] {ent.label:<9} {doc.entity_text(ent)!r} box={list(box) if box else None}"
+                         + (f" links {links}" if links else ""))
+            for wid in ent.word_ids:
+                w = doc.words[wid]
+                lines.append(f"        {wid:>4} {w.text!r:<24} {list(w.box)}")
+    loose = [i for i, e in enumerate(owner) if e is None]
+    for wid in loose:
+        w = doc.words[wid]
+        lines.append(f"  {wid:>4} {w.text!r:<24} {list(w.box)}")
+    for qa in doc.qa:
+        lines.append(f"Q: {qa.question}  A: {' | '.join(qa.answers)}")
+    return "\n".join(lines)
+
+
+def cmd_preview(args) -> int:
+    from dogood.preview import save_preview
+
+    original, shifted, name = _pick(args, need_config=True)
+    if shifted is None:
+        raise DogoodError("preview needs a recipe (to compare the source with a config's shift), not a built folder")
+    out = Path(args.out) if args.out else Path(f"preview-{name}-{original.id.replace('/', '_')}.png")
+    save_preview(original, shifted, out)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

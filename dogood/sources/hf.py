@@ -1,0 +1,183 @@
+"""A Hugging Face dataset as a source: a dogood output, a Hub dataset or Parquet files.
+
+``name`` is a folder (a dataset built by dogood or any Hub-layout folder), a
+Parquet file or glob, or a Hub dataset id (read through ``datasets`` and its
+cache). Two schemas are recognised from the columns:
+
+- FUNSD-style: ``tokens``, ``bboxes`` (0-1000), ``ner_tags`` (IOB), ``image``.
+- RVL-CDIP-style: ``image``, ``label`` (the 16 classes), optionally ``words``
+  and ``bboxes``; without words, Tesseract reads them (``ocr=True``).
+
+When the dogood full-fidelity columns (``words``, ``word_boxes``,
+``entities``, ``provenance``) are present the exact record is rebuilt.
+Otherwise what the columns allow is rebuilt, and what they lost stays lost:
+pixel boxes come from the 0-1000 boxes and the image size (to within
+1/1000 of the page), entities from the IOB tags (each ``O`` word becomes an
+``other`` entity of its own), and there are no links.
+"""
+
+from __future__ import annotations
+
+import glob
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dogood.boxes import denormalize_box
+from dogood.document import Document, Entity, PageImage, Word
+from dogood.errors import DocumentError, SourceError
+from dogood.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, row_to_document
+
+_FULL = ("words", "word_boxes", "entities", "provenance")
+
+
+@dataclass
+class HFDatasetSource:
+    """Documents from a Hugging Face dataset split.
+
+    Parameters
+    ----------
+    name : folder, Parquet file/glob, or Hub dataset id.
+    split : split name.
+    config : the dataset config (for multi-config datasets such as dogood outputs).
+    schema : ``"funsd"`` or ``"rvl_cdip"``; detected from the columns when ``None``.
+    revision : Hub revision (tag, branch or commit), e.g. ``"v1.0.0"``.
+    ocr : read words with Tesseract when an RVL-CDIP-style dataset has none.
+    """
+
+    name: str | Path | None = None
+    split: str = "test"
+    config: str | None = None
+    schema: str | None = None
+    revision: str | None = None
+    ocr: bool = True
+    kind: str = field(default="hf", init=False)
+
+    def __post_init__(self):
+        if self.name is None:
+            raise SourceError("an 'hf' source needs a dataset: a folder, a Parquet file or a Hub dataset id (--source)")
+        self.name = str(self.name)
+        self._ds = _load(self.name, self.config, self.split, self.revision)
+        columns = set(self._ds.column_names)
+        if self.schema is None:
+            if "ner_tags" in columns:
+                self.schema = "funsd"
+            elif "label" in columns:
+                self.schema = "rvl_cdip"
+            else:
+                raise SourceError(
+                    f"{self.name}: cannot tell the schema from columns {sorted(columns)}; "
+                    "expected FUNSD-style (tokens, bboxes, ner_tags, image) or RVL-CDIP-style (image, label)"
+                )
+        if "image" not in columns:
+            raise SourceError(f"{self.name}: the dataset has no 'image' column")
+        from datasets import Image
+
+        self._ds = self._ds.cast_column("image", Image(decode=False))
+        self._full = all(c in columns for c in _FULL)
+        ids = [str(i) for i in self._ds["id"]] if "id" in columns else [str(i) for i in range(len(self._ds))]
+        if len(set(ids)) != len(ids):
+            raise SourceError(f"{self.name}: the 'id' column has duplicate values")
+        self._ids = ids
+        self._index = {doc_id: i for i, doc_id in enumerate(ids)}
+        self._tag_names = _label_names(self._ds.features.get("ner_tags"))
+        self._class_names = _label_names(self._ds.features.get("label"))
+
+    def ids(self) -> list[str]:
+        return list(self._ids)
+
+    def load(self, doc_id: str) -> Document:
+        if doc_id not in self._index:
+            raise DocumentError("no such document in the dataset", doc_id=doc_id, path=self.name)
+        row = self._ds[self._index[doc_id]]
+        row["id"] = doc_id
+        try:
+            if self._full:
+                return row_to_document(row, self.schema)
+            return self._rebuild(row)
+        except DocumentError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise DocumentError(f"malformed row ({exc!r})", doc_id=doc_id, path=self.name) from None
+
+    def _rebuild(self, row: dict[str, Any]) -> Document:
+        cell = row["image"]
+        if not cell or not cell.get("bytes"):
+            path = cell.get("path") if cell else None
+            if not path or not Path(path).is_file():
+                raise DocumentError("the row has no image bytes", doc_id=row["id"], path=self.name)
+            image = PageImage.from_file(path)
+        else:
+            image = PageImage.from_bytes(cell["bytes"], name=cell.get("path") or row["id"])
+        w, h = image.width, image.height
+        if self.schema == "funsd":
+            tokens, boxes, tags = row["tokens"], row["bboxes"], row["ner_tags"]
+            if not len(tokens) == len(boxes) == len(tags):
+                raise DocumentError(
+                    f"tokens, bboxes and ner_tags differ in length ({len(tokens)}, {len(boxes)}, {len(tags)})",
+                    doc_id=row["id"],
+                    path=self.name,
+                )
+            words = tuple(Word(t, denormalize_box(b, w, h)) for t, b in zip(tokens, boxes))
+            names = [self._tag_names[t] if isinstance(t, int) else t for t in tags]
+            return Document(row["id"], image, words, _entities_from_iob(names, row["id"], self.name), source=self.name)
+        label = row["label"]
+        label = self._class_names[label] if isinstance(label, int) else label
+        if label not in RVL_CDIP_CLASSES:
+            raise DocumentError(f"label {label!r} is not an RVL-CDIP class", doc_id=row["id"], path=self.name)
+        if "words" in row and "bboxes" in row and row["words"] is not None:
+            words = tuple(Word(t, denormalize_box(b, w, h)) for t, b in zip(row["words"], row["bboxes"]))
+        elif self.ocr:
+            from dogood.ocr import ocr_words
+
+            words = ocr_words(image)
+        else:
+            words = ()
+        return Document(row["id"], image, words, label=label, source=self.name)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "hf", "split": self.split, "name": self.name, "config": self.config, "revision": self.revision}
+
+
+def _load(name: str, config: str | None, split: str, revision: str | None):
+    import datasets
+
+    try:
+        files = sorted(glob.glob(name)) if any(ch in name for ch in "*?[") else []
+        if name.endswith(".parquet") or (files and all(f.endswith(".parquet") for f in files)):
+            return datasets.load_dataset("parquet", data_files={split: files or [name]}, split=split)
+        return datasets.load_dataset(name, config, split=split, revision=revision)
+    except (FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as exc:
+        raise SourceError(f"cannot load Hugging Face dataset {name!r} (config {config!r}, split {split!r}): {exc}") from None
+
+
+def _label_names(feature) -> list[str] | None:
+    inner = getattr(feature, "feature", feature)
+    return list(inner.names) if hasattr(inner, "names") else None
+
+
+def _entities_from_iob(tags: list[str], doc_id: str, where: str) -> tuple[Entity, ...]:
+    """Entities from IOB tags: ``B-X`` opens one, ``I-X`` continues it, ``O`` is an ``other`` entity per word."""
+    entities: list[Entity] = []
+    current: list[int] = []
+    label = None
+
+    def close():
+        if current:
+            entities.append(Entity(len(entities), label, tuple(current)))
+
+    for i, tag in enumerate(tags):
+        if tag not in FUNSD_NER_TAGS:
+            raise DocumentError(f"unknown tag {tag!r} at token {i}", doc_id=doc_id, path=where)
+        if tag == "O":
+            close()
+            current, label = [i], "other"
+            close()
+            current, label = [], None
+        elif tag.startswith("B-") or label != tag[2:].lower():
+            close()
+            current, label = [i], tag[2:].lower()
+        else:
+            current.append(i)
+    close()
+    return tuple(entities)

@@ -1,0 +1,69 @@
+"""Shared fixtures: where the real data is, and an isolated cache per test session.
+
+The data folder is ``$DOGOOD_DATA_DIR``, else ``../shared/data`` beside the
+repository. Tests that need it are skipped when it is missing, except in CI
+(``CI`` set), where a missing data folder is an error.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("DOGOOD_DATA_DIR") or REPO.parent / "shared" / "data")
+FUNSD_DIR = DATA / "funsd" / "dataset"
+
+
+def pytest_configure(config):
+    if os.environ.get("CI") and not FUNSD_DIR.is_dir():
+        raise pytest.UsageError(f"CI is set but the shared data is missing: {FUNSD_DIR}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_environment(tmp_path_factory):
+    """Keep Hugging Face and dogood caches out of the user's home; never reach the network."""
+    base = tmp_path_factory.mktemp("env")
+    saved = {k: os.environ.get(k) for k in ("HF_HOME", "HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE", "DOGOOD_CACHE", "DOGOOD_DATA_DIR")}
+    os.environ["HF_HOME"] = str(base / "hf")
+    os.environ["HF_DATASETS_OFFLINE"] = "1"
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["DOGOOD_CACHE"] = str(base / "dogood-cache")
+    if DATA.is_dir():
+        os.environ["DOGOOD_DATA_DIR"] = str(DATA)
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    if not DATA.is_dir():
+        pytest.skip(f"shared data not found at {DATA} (set DOGOOD_DATA_DIR)")
+    return DATA
+
+
+@pytest.fixture(scope="session")
+def funsd_dir(data_dir) -> Path:
+    if not FUNSD_DIR.is_dir():
+        pytest.skip(f"FUNSD not found at {FUNSD_DIR}")
+    return FUNSD_DIR
+
+
+@pytest.fixture(scope="session")
+def funsd_test(funsd_dir):
+    from dogood.sources.funsd import FunsdSource
+
+    return FunsdSource(root=funsd_dir, split="test")
+
+
+@pytest.fixture(scope="session")
+def funsd_train(funsd_dir):
+    from dogood.sources.funsd import FunsdSource
+
+    return FunsdSource(root=funsd_dir, split="train")
