@@ -1,0 +1,118 @@
+"""Starting from an existing Hugging Face dataset (FUNSD-style or RVL-CDIP-style)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import datasets
+import numpy as np
+import pytest
+from PIL import Image
+
+from dogood.errors import DocumentError, SourceError
+from dogood.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, document_to_row
+from dogood.sources.hf import HFDatasetSource
+
+
+def hub_style_funsd_rows(funsd_dir, n=5):
+    """Rows the way the Hub's FUNSD loaders make them, written here from the JSON independently."""
+    rows = []
+    for ann in sorted((funsd_dir / "testing_data/annotations").glob("*.json"))[:n]:
+        png = funsd_dir / "testing_data/images" / f"{ann.stem}.png"
+        w, h = Image.open(png).size
+        tokens, boxes, tags = [], [], []
+        for item in json.loads(ann.read_text())["form"]:
+            words = [x for x in item["words"] if x["text"].strip() != ""]
+            for k, word in enumerate(words):
+                tokens.append(word["text"])
+                b = word["box"]
+                boxes.append([int(1000 * b[0] / w), int(1000 * b[1] / h), int(1000 * b[2] / w), int(1000 * b[3] / h)])
+                tags.append("O" if item["label"] == "other" else ("B-" if k == 0 else "I-") + item["label"].upper())
+        rows.append({"id": ann.stem, "tokens": tokens, "bboxes": boxes,
+                     "ner_tags": [FUNSD_NER_TAGS.index(t) for t in tags],
+                     "image": {"bytes": png.read_bytes(), "path": png.name}})
+    return rows
+
+
+def write_parquet(rows, features, path):
+    datasets.Dataset.from_list(rows, features=features).to_parquet(str(path))
+    return path
+
+
+def test_hub_style_funsd_parquet_round_trips_to_the_same_columns(funsd_dir, tmp_path):
+    features = datasets.Features({
+        "id": datasets.Value("string"),
+        "tokens": datasets.List(datasets.Value("string")),
+        "bboxes": datasets.List(datasets.List(datasets.Value("int64"))),
+        "ner_tags": datasets.List(datasets.ClassLabel(names=list(FUNSD_NER_TAGS))),
+        "image": datasets.Image(),
+    })
+    rows = hub_style_funsd_rows(funsd_dir)
+    path = write_parquet(rows, features, tmp_path / "funsd.parquet")
+    source = HFDatasetSource(name=str(path), split="test")
+    assert source.schema == "funsd" and source.ids() == [r["id"] for r in rows]
+    for row in rows:
+        doc = source.load(row["id"])
+        again = document_to_row(doc, "funsd")
+        assert again["tokens"] == row["tokens"]
+        assert again["ner_tags"] == row["ner_tags"]
+        # pixel boxes were rebuilt from 0-1000 boxes: normalising again is within one unit
+        diff = np.abs(np.array(again["bboxes"]) - np.array(row["bboxes"]))
+        assert diff.max() <= 1
+        # entities from IOB: one per B- run, one per O word
+        n_b = sum(FUNSD_NER_TAGS[t].startswith("B-") for t in row["ner_tags"])
+        n_o = sum(t == 0 for t in row["ner_tags"])
+        assert len(doc.entities) == n_b + n_o
+        assert all(not e.links for e in doc.entities)
+
+
+def test_rvl_cdip_style_with_words(funsd_dir, tmp_path):
+    png = sorted((funsd_dir / "testing_data/images").glob("*.png"))[0]
+    w, h = Image.open(png).size
+    features = datasets.Features({
+        "image": datasets.Image(),
+        "label": datasets.ClassLabel(names=list(RVL_CDIP_CLASSES)),
+        "words": datasets.List(datasets.Value("string")),
+        "bboxes": datasets.List(datasets.List(datasets.Value("int64"))),
+    })
+    rows = [{"image": {"bytes": png.read_bytes(), "path": png.name}, "label": 1,
+             "words": ["Fax", "Date"], "bboxes": [[100, 100, 200, 120], [100, 200, 180, 220]]}]
+    source = HFDatasetSource(name=str(write_parquet(rows, features, tmp_path / "r.parquet")), split="test")
+    assert source.schema == "rvl_cdip" and source.ids() == ["0"]
+    doc = source.load("0")
+    assert doc.label == "form"
+    assert [x.text for x in doc.words] == ["Fax", "Date"]
+    assert doc.words[0].box == (round(100 * w / 1000), round(100 * h / 1000), round(200 * w / 1000), round(120 * h / 1000))
+
+
+def test_malformed_rows_name_the_document(funsd_dir, tmp_path):
+    features = datasets.Features({
+        "id": datasets.Value("string"),
+        "tokens": datasets.List(datasets.Value("string")),
+        "bboxes": datasets.List(datasets.List(datasets.Value("int64"))),
+        "ner_tags": datasets.List(datasets.ClassLabel(names=list(FUNSD_NER_TAGS))),
+        "image": datasets.Image(),
+    })
+    row = hub_style_funsd_rows(funsd_dir, n=1)[0]
+    row["tokens"] = row["tokens"][:-1]
+    source = HFDatasetSource(name=str(write_parquet([row], features, tmp_path / "bad.parquet")), split="test")
+    with pytest.raises(DocumentError) as err:
+        source.load(row["id"])
+    assert row["id"] in str(err.value) and "differ in length" in str(err.value)
+
+
+def test_unknown_columns_and_missing_datasets_are_clear(tmp_path):
+    path = write_parquet([{"text": "a", "image": {"bytes": _png(), "path": None}}],
+                         datasets.Features({"text": datasets.Value("string"), "image": datasets.Image()}),
+                         tmp_path / "x.parquet")
+    with pytest.raises(SourceError, match="cannot tell the schema"):
+        HFDatasetSource(name=str(path), split="test")
+    with pytest.raises(SourceError, match="cannot load Hugging Face dataset"):
+        HFDatasetSource(name=str(tmp_path / "nothing-here"), split="test")
+
+
+def _png():
+    buf = io.BytesIO()
+    Image.new("L", (10, 10), 255).save(buf, format="PNG")
+    return buf.getvalue()
