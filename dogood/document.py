@@ -12,6 +12,7 @@ Normalised 0-1000 boxes are never stored: writers compute them with
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import io
 import json
@@ -188,6 +189,12 @@ class Word:
     text: str
     box: Box
 
+    def __post_init__(self):
+        if not (type(self.box) is tuple and len(self.box) == 4 and all(type(v) is int for v in self.box)):
+            object.__setattr__(self, "box", _as_box(self.box))
+        if type(self.text) is not str:
+            object.__setattr__(self, "text", str(self.text))
+
 
 @dataclass(frozen=True)
 class Entity:
@@ -200,6 +207,13 @@ class Entity:
     label: str
     word_ids: tuple[int, ...]
     links: tuple[tuple[int, int], ...] = ()
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        set_(self, "id", int(self.id))
+        set_(self, "label", str(self.label))
+        set_(self, "word_ids", tuple(int(i) for i in self.word_ids))
+        set_(self, "links", tuple((int(a), int(b)) for a, b in self.links))
 
 
 @dataclass(frozen=True)
@@ -286,9 +300,11 @@ class Document:
         """A copy with ``changes`` applied, validated again."""
         return dataclasses.replace(self, **changes)
 
-    def with_shift(self, record: ShiftRecord, **changes) -> Document:
-        """A copy with ``changes`` and ``record`` appended to the provenance."""
-        return dataclasses.replace(self, provenance=self.provenance + (record,), **changes)
+    def with_shift(self, record: ShiftRecord) -> Document:
+        """A copy with ``record`` appended to the provenance (nothing else changes, so no re-validation)."""
+        out = copy.copy(self)
+        object.__setattr__(out, "provenance", self.provenance + (record,))
+        return out
 
     # -- validation -------------------------------------------------------------
     def _error(self, message: str) -> DocumentError:
@@ -306,12 +322,12 @@ class Document:
             bad_size = (b[:, 2] < b[:, 0]) | (b[:, 3] < b[:, 1])
             if bad_size.any():
                 i = int(np.flatnonzero(bad_size)[0])
-                raise self._error(f"word {i} ({self.words[i].text!r}) has a negative size: box {list(b[i])}")
+                raise self._error(f"word {i} ({self.words[i].text!r}) has a negative size: box {b[i].tolist()}")
             outside = (b[:, 0] < 0) | (b[:, 1] < 0) | (b[:, 2] > w) | (b[:, 3] > h)
             if outside.any():
                 i = int(np.flatnonzero(outside)[0])
                 raise self._error(
-                    f"word {i} ({self.words[i].text!r}) box {list(b[i])} lies outside the {w}x{h} page"
+                    f"word {i} ({self.words[i].text!r}) box {b[i].tolist()} lies outside the {w}x{h} page"
                 )
         seen_ids: set[int] = set()
         owner: dict[int, int] = {}
@@ -342,9 +358,7 @@ def _as_box(box: Sequence[float]) -> Box:
 
 def _as_word(word: Word | Mapping | Sequence) -> Word:
     if isinstance(word, Word):
-        if isinstance(word.box, tuple) and all(type(v) is int for v in word.box):
-            return word
-        return Word(str(word.text), _as_box(word.box))
+        return word  # normalised by Word itself
     if isinstance(word, Mapping):
         return Word(str(word["text"]), _as_box(word["box"]))
     text, box = word
@@ -353,13 +367,8 @@ def _as_word(word: Word | Mapping | Sequence) -> Word:
 
 def _as_entity(ent: Entity | Mapping) -> Entity:
     if isinstance(ent, Mapping):
-        ent = Entity(ent["id"], ent["label"], ent.get("word_ids", ()), ent.get("links", ()))
-    return Entity(
-        int(ent.id),
-        str(ent.label),
-        tuple(int(i) for i in ent.word_ids),
-        tuple((int(a), int(b)) for a, b in ent.links),
-    )
+        return Entity(ent["id"], ent["label"], ent.get("word_ids", ()), ent.get("links", ()))
+    return ent  # normalised by Entity itself
 
 
 def words_from_pairs(pairs: Iterable[tuple[str, Sequence[float]]]) -> tuple[Word, ...]:

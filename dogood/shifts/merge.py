@@ -28,6 +28,8 @@ What the paper leaves open, and what we chose:
 from __future__ import annotations
 
 import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
 from dogood.document import Document, Word
 from dogood.shifts.base import Shift, SkipDocument
@@ -51,51 +53,80 @@ def merge_boxes(
     merged : ``(k, 4)`` merged boxes, one per group (union of its members).
     """
     boxes = np.asarray(boxes, dtype=np.int64).reshape(-1, 4)
-    rects: list[np.ndarray] = []  # union box of each live group
-    members: list[list[int]] = []
-    for i, box in enumerate(boxes):
-        hits = _touching(box, np.array(rects).reshape(-1, 4), lambda_x, lambda_y)
-        if hits.size == 0:
-            rects.append(box.copy())
-            members.append([i])
-            continue
-        keep = int(hits[0])
-        rect = np.concatenate([box[None], np.array([rects[h] for h in hits])])
-        rects[keep] = np.concatenate([rect[:, :2].min(0), rect[:, 2:].max(0)])
-        members[keep] = sorted([i, *(m for h in hits for m in members[h])])
-        for h in sorted(hits[1:], reverse=True):
-            del rects[h], members[h]
-    changed = until_stable
-    while changed:
-        changed = False
-        for g in range(len(rects)):
-            others = np.array(rects).reshape(-1, 4)
-            hits = _touching(rects[g], others, lambda_x, lambda_y)
-            hits = hits[hits != g]
-            if hits.size:
-                group = [g, *hits.tolist()]
-                stack = np.array([rects[h] for h in group])
-                rects[g] = np.concatenate([stack[:, :2].min(0), stack[:, 2:].max(0)])
-                members[g] = sorted(m for h in group for m in members[h])
-                for h in sorted(hits.tolist(), reverse=True):
-                    del rects[h], members[h]
-                changed = True
-                break
-    order = sorted(range(len(members)), key=lambda g: members[g][0])
-    group = np.empty(len(boxes), dtype=np.int64)
-    for new, g in enumerate(order):
-        group[members[g]] = new
-    merged = np.array([rects[g] for g in order], dtype=np.int64).reshape(-1, 4)
-    return group, merged
+    if until_stable:
+        return _merge_until_stable(boxes, lambda_x, lambda_y)
+    n = len(boxes)
+    rect = boxes.copy()  # rect[g]: union box of group g, valid where alive[g]
+    alive = np.zeros(n, dtype=bool)
+    owner = np.arange(n)  # owner[i]: the group box i was merged into (followed to a live group)
+    for i in range(n):
+        hits = np.flatnonzero(alive & _touching(boxes[i], rect, lambda_x, lambda_y))
+        alive[i] = True
+        if hits.size:
+            _absorb(i, hits, rect, alive, owner)
+    root = owner.copy()
+    while True:  # follow merges to the live group
+        nxt = owner[root]
+        if (nxt == root).all():
+            break
+        root = nxt
+    return _numbered(root, rect)
+
+
+def _merge_until_stable(boxes: np.ndarray, dx: float, dy: float) -> tuple[np.ndarray, np.ndarray]:
+    """The fixed point of Algorithm 1's merging, computed on whole arrays.
+
+    Groups only grow, so two groups that touch once touch forever and every
+    order of merges ends in the same partition: the connected components of
+    "dilated boxes touch", recomputed on the groups' union boxes until no two
+    groups touch.
+    """
+    group = np.arange(len(boxes))
+    rect = boxes
+    while True:
+        a, b = rect[:, None, :], rect[None, :, :]
+        touch = (
+            (a[..., 0] - dx <= b[..., 2])
+            & (b[..., 0] <= a[..., 2] + dx)
+            & (a[..., 1] - dy <= b[..., 3])
+            & (b[..., 1] <= a[..., 3] + dy)
+        )
+        k, label = connected_components(csr_matrix(touch), directed=False)
+        if k == len(rect):
+            break
+        group = label[group]
+        rect = np.empty((k, 4), dtype=np.int64)
+        rect[:, :2] = np.iinfo(np.int64).max
+        rect[:, 2:] = np.iinfo(np.int64).min
+        np.minimum.at(rect[:, 0], group, boxes[:, 0])
+        np.minimum.at(rect[:, 1], group, boxes[:, 1])
+        np.maximum.at(rect[:, 2], group, boxes[:, 2])
+        np.maximum.at(rect[:, 3], group, boxes[:, 3])
+    return _numbered(group, rect, by_index=True)
+
+
+def _numbered(root: np.ndarray, rect: np.ndarray, by_index: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Renumber groups in order of their first box; ``rect`` indexed by root (or by group id)."""
+    roots, first, inverse = np.unique(root, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[inverse], rect[roots[order]].reshape(-1, 4)
+
+
+def _absorb(g: int, hits: np.ndarray, rect: np.ndarray, alive: np.ndarray, owner: np.ndarray) -> None:
+    """Merge groups ``hits`` into group ``g``."""
+    stack = rect[np.append(hits, g)]
+    rect[g, :2] = stack[:, :2].min(0)
+    rect[g, 2:] = stack[:, 2:].max(0)
+    alive[hits] = False
+    owner[hits] = g
 
 
 def _touching(box: np.ndarray, rects: np.ndarray, dx: float, dy: float) -> np.ndarray:
-    """Indices of ``rects`` that the dilated ``box`` intersects (closed boxes)."""
-    if rects.shape[0] == 0:
-        return np.empty(0, dtype=np.int64)
+    """Mask of ``rects`` that the dilated ``box`` intersects (closed boxes)."""
     x0, y0, x1, y1 = box[0] - dx, box[1] - dy, box[2] + dx, box[3] + dy
-    hit = (x0 <= rects[:, 2]) & (rects[:, 0] <= x1) & (y0 <= rects[:, 3]) & (rects[:, 1] <= y1)
-    return np.flatnonzero(hit)
+    return (x0 <= rects[:, 2]) & (rects[:, 0] <= x1) & (y0 <= rects[:, 3]) & (rects[:, 1] <= y1)
 
 
 class MergeBoxes(Shift):
