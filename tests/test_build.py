@@ -220,3 +220,24 @@ def test_unshifted_images_are_the_original_bytes(funsd_dir, tmp_path):
     for row in ds:
         assert row["image"]["bytes"] == (funsd_dir / "testing_data/images" / f"{row['id']}.png").read_bytes()
         assert Image.open(io.BytesIO(row["image"]["bytes"])).size == (row["width"], row["height"])
+
+
+def test_rvl_cdip_merge_recipe_on_real_pages(data_dir, tmp_path):
+    import shutil as _shutil
+
+    if _shutil.which("tesseract") is None:
+        pytest.skip("tesseract-ocr is not installed")
+    out = tmp_path / "rvl-cdip-l"
+    build(load_recipe("rvl-cdip-l"), out, source_path=data_dir / "rvl_cdip", progress=False)
+    ds = datasets.load_dataset(str(out), "merge", split="test")
+    names = ds.features["label"].names
+    assert len(names) == 16 and names[1] == "form" and names[15] == "memo"
+    by_id = {row["id"]: row for row in ds}
+    assert {i: names[r["label"]] for i, r in by_id.items()} == {
+        "images/80035521": "memo", "images/2024525661": "invoice", "images/503210033+-0034": "handwritten"}
+    memo = by_id["images/80035521"]
+    assert len(memo["words"]) > 50 and len(memo["bboxes"]) == len(memo["words"])
+    assert all(0 <= v <= 1000 for box in memo["bboxes"] for v in box)
+    # merged: Tesseract's words now share block boxes, each enclosing the word's OCR box
+    assert len({tuple(b) for b in memo["word_boxes"]}) < len(memo["word_boxes"]) / 2
+    assert memo["image"].size == (memo["width"], memo["height"])

@@ -8,8 +8,8 @@ JSON order (entity by entity), entities keep their ids, labels and links.
 Empty words are kept in the record; the writer leaves them out of the
 training columns, as the Hub's FUNSD loaders do. An entity's text and box are
 not stored: they are derived from its words (the JSON's entity text differs
-from its words joined by spaces in 264 of 9,743 entities: in spacing, and in
-6 in word order),
+from its words joined by spaces in 264 of 9,743 entities, in all but 6 only
+in spacing),
 so shifts that change words cannot leave them stale.
 """
 

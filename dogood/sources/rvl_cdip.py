@@ -30,28 +30,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
 from dogood.document import Document, PageImage
+from dogood.schema import RVL_CDIP_CLASSES
 from dogood.errors import DocumentError, SourceError
 from dogood.paths import data_dir
 
 RVL_CDIP_URL = "https://adamharley.com/rvl-cdip/"
-RVL_CDIP_CLASSES = (
-    "letter",
-    "form",
-    "email",
-    "handwritten",
-    "advertisement",
-    "scientific report",
-    "scientific publication",
-    "specification",
-    "file folder",
-    "news article",
-    "budget",
-    "invoice",
-    "presentation",
-    "questionnaire",
-    "resume",
-    "memo",
-)
 RVL_CDIP_SPLITS = ("train", "val", "test")
 _SPLIT_ALIASES = {"validation": "val", "dev": "val"}
 
