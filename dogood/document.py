@@ -136,7 +136,7 @@ class PageImage:
             try:
                 with Image.open(source) as im:
                     im.load()
-                    arr = _standard_pixels(im)
+                    arr = standard_pixels(im)
             except (OSError, SyntaxError, ValueError) as exc:
                 raise DocumentError(f"cannot decode image ({exc})", path=self.path) from None
             arr.flags.writeable = False
@@ -165,7 +165,7 @@ class PageImage:
         return f"PageImage({where}, {self.width}x{self.height})"
 
 
-def _standard_pixels(im: Image.Image) -> np.ndarray:
+def standard_pixels(im: Image.Image) -> np.ndarray:
     """8-bit L or RGB pixels from any Pillow mode."""
     if im.mode in ("L", "RGB"):
         return np.array(im)

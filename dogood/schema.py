@@ -26,10 +26,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 from datasets import ClassLabel, Features, Image, List, Value
 
 from dogood.boxes import normalize_box
-from dogood.document import Document, Entity, PageImage, ShiftRecord, Word
+from dogood.document import Document, Entity, PageImage, ShiftRecord, Word, standard_pixels
 
 FUNSD_NER_TAGS = ("O", "B-HEADER", "I-HEADER", "B-QUESTION", "I-QUESTION", "B-ANSWER", "I-ANSWER")
 RVL_CDIP_CLASSES = (
@@ -194,11 +195,9 @@ def row_to_document(row: dict[str, Any], schema: str) -> Document:
 
 
 def _page_image(cell: Any, doc_id: str | None) -> PageImage:
+    """The stored ``{"bytes", "path"}`` cell as-is, or a decoded PIL image / array as pixels."""
     if isinstance(cell, dict):
         return PageImage.from_bytes(cell["bytes"], name=cell.get("path") or doc_id, verify=False)
-    # A decoded PIL image: keep its encoded bytes when datasets kept the file, else its pixels.
-    import numpy as np
-
-    from dogood.document import _standard_pixels
-
-    return PageImage.from_array(_standard_pixels(cell)) if not isinstance(cell, np.ndarray) else PageImage.from_array(cell)
+    if isinstance(cell, np.ndarray):
+        return PageImage.from_array(cell)
+    return PageImage.from_array(standard_pixels(cell))
