@@ -1,6 +1,6 @@
 """Throughput of whole builds on FUNSD test: no-op recipe vs merge recipe, in one run.
 
-    python bench/bench_build.py [--source ../shared/data/funsd/dataset] [--repeat 3] [--num-proc 1 2]
+    python bench/bench_build.py [--source ../shared/data/funsd/dataset] [--repeat 3] [--num-proc 1 2] [--splits test train]
 
 Each build reads the 50 forms, applies the chain, and writes Parquet plus the card,
 exactly as ``dogood build``. The no-op recipe (``funsd``, config ``original``) is the
@@ -28,8 +28,9 @@ from dogood.shifts import MergeBoxes
 from dogood.sources.funsd import FunsdSource
 
 
-def time_build(recipe_name: str, source: str, num_proc: int, repeat: int) -> list[float]:
+def time_build(recipe_name: str, source: str, num_proc: int, repeat: int, splits: list[str]) -> tuple[list[float], int]:
     recipe = load_recipe(recipe_name)
+    recipe.splits = splits
     times = []
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as tmp:
@@ -44,6 +45,7 @@ def main() -> None:
     parser.add_argument("--source", default=str(Path(__file__).resolve().parents[2] / "shared/data/funsd/dataset"))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--num-proc", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--splits", nargs="+", default=["test"], help="FUNSD splits to build (test: 50 forms, train: 149)")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
 
@@ -52,7 +54,7 @@ def main() -> None:
     for num_proc in args.num_proc:
         baseline = None
         for recipe, config in (("funsd", "original"), ("funsd-l", "merge")):
-            times, docs = time_build(recipe, args.source, num_proc, args.repeat)
+            times, docs = time_build(recipe, args.source, num_proc, args.repeat, args.splits)
             med = statistics.median(times)
             rate = docs / med
             baseline = baseline or rate

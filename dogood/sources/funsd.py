@@ -59,7 +59,13 @@ def find_funsd_root(path: str | Path | None = None, *, url: str = FUNSD_URL, sha
     cached = cache_dir() / "funsd" / "dataset"
     if _looks_like_funsd(cached):
         return cached
-    archive = download(url, cache_dir() / "downloads" / "funsd-dataset.zip", sha256)
+    try:
+        archive = download(url, cache_dir() / "downloads" / "funsd-dataset.zip", sha256)
+    except SourceError as exc:
+        raise SourceError(
+            f"FUNSD was not found locally and could not be downloaded: {exc}. "
+            "Pass the FUNSD dataset folder with --source PATH or set DOGOOD_DATA_DIR."
+        ) from None
     extracted = extract_zip(archive, cache_dir() / "funsd" / f".extract-{os.getpid()}")
     try:
         if not _looks_like_funsd(extracted / "dataset"):
