@@ -73,7 +73,8 @@ class PageImage:
         """
         path = str(path)
         try:
-            with Image.open(path) as im:
+            data = Path(path).read_bytes() if verify else None  # read once: verified here, written later
+            with Image.open(io.BytesIO(data) if verify else path) as im:
                 width, height, fmt = im.width, im.height, im.format
                 if verify:
                     im.verify()
@@ -81,7 +82,7 @@ class PageImage:
             raise DocumentError("image file not found", path=path) from None
         except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
             raise DocumentError(f"cannot read image ({exc})", path=path) from None
-        return cls(path=path, width=width, height=height, format=fmt)
+        return cls(path=path, data=data, width=width, height=height, format=fmt)
 
     @classmethod
     def from_bytes(cls, data: bytes, *, name: str | None = None, verify: bool = True) -> PageImage:
@@ -132,7 +133,7 @@ class PageImage:
         grayscale or RGB. The result is cached.
         """
         if self._array is None:
-            source = self.path if self.path is not None else io.BytesIO(self._data)
+            source = io.BytesIO(self._data) if self._data is not None else self.path
             try:
                 with Image.open(source) as im:
                     im.load()
@@ -144,9 +145,10 @@ class PageImage:
         return self._array
 
     def __getstate__(self):
-        # Do not ship decoded pixels between processes when they can be re-read.
+        # Do not ship pixels or file bytes between processes when they can be re-read.
         array = self._array if self.modified else None
-        return (self.path, self._data, array, self.width, self.height, self.format)
+        data = self._data if self.path is None else None
+        return (self.path, data, array, self.width, self.height, self.format)
 
     def __setstate__(self, state):
         self.path, self._data, self._array, self.width, self.height, self.format = state

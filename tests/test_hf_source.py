@@ -15,6 +15,15 @@ from dogood.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, document_to_row
 from dogood.sources.hf import HFDatasetSource
 
 
+HUB_FUNSD_FEATURES = datasets.Features({
+    "id": datasets.Value("string"),
+    "tokens": datasets.List(datasets.Value("string")),
+    "bboxes": datasets.List(datasets.List(datasets.Value("int64"))),
+    "ner_tags": datasets.List(datasets.ClassLabel(names=list(FUNSD_NER_TAGS))),
+    "image": datasets.Image(),
+})
+
+
 def hub_style_funsd_rows(funsd_dir, n=5):
     """Rows the way the Hub's FUNSD loaders make them, written here from the JSON independently."""
     rows = []
@@ -41,13 +50,7 @@ def write_parquet(rows, features, path):
 
 
 def test_hub_style_funsd_parquet_round_trips_to_the_same_columns(funsd_dir, tmp_path):
-    features = datasets.Features({
-        "id": datasets.Value("string"),
-        "tokens": datasets.List(datasets.Value("string")),
-        "bboxes": datasets.List(datasets.List(datasets.Value("int64"))),
-        "ner_tags": datasets.List(datasets.ClassLabel(names=list(FUNSD_NER_TAGS))),
-        "image": datasets.Image(),
-    })
+    features = HUB_FUNSD_FEATURES
     rows = hub_style_funsd_rows(funsd_dir)
     path = write_parquet(rows, features, tmp_path / "funsd.parquet")
     source = HFDatasetSource(name=str(path), split="test")
@@ -87,13 +90,7 @@ def test_rvl_cdip_style_with_words(funsd_dir, tmp_path):
 
 
 def test_malformed_rows_name_the_document(funsd_dir, tmp_path):
-    features = datasets.Features({
-        "id": datasets.Value("string"),
-        "tokens": datasets.List(datasets.Value("string")),
-        "bboxes": datasets.List(datasets.List(datasets.Value("int64"))),
-        "ner_tags": datasets.List(datasets.ClassLabel(names=list(FUNSD_NER_TAGS))),
-        "image": datasets.Image(),
-    })
+    features = HUB_FUNSD_FEATURES
     row = hub_style_funsd_rows(funsd_dir, n=1)[0]
     row["tokens"] = row["tokens"][:-1]
     source = HFDatasetSource(name=str(write_parquet([row], features, tmp_path / "bad.parquet")), split="test")
