@@ -1,4 +1,4 @@
-"""The ``dogood`` command: list, build, show and preview recipes.
+"""The ``dogood`` command: list, build, show and preview recipes; train the baseline; evaluate models.
 
 Exit codes: 0 success, 1 bad input or a failed build (the message names the
 file or document), 2 wrong usage, 130 interrupted.
@@ -68,6 +68,35 @@ def _parser() -> argparse.ArgumentParser:
         else:
             p.add_argument("--out", help="PNG path (default: preview-<recipe>-<config>-<id>.png)")
             p.set_defaults(func=cmd_preview)
+
+    p = sub.add_parser("train-baseline", help="train dogood's CRF baseline on FUNSD train and save it to a file")
+    p.add_argument("--source", help="the FUNSD dataset folder (default: found as `dogood build` finds it)")
+    p.add_argument("--split", default="train", help="split to train on (default: train)")
+    p.add_argument("--out", help="model file (default: the one `--model baseline` loads, in the dogood cache)")
+    p.add_argument("--c1", type=float, help="L1 regularisation (default: the baseline's)")
+    p.add_argument("--c2", type=float, help="L2 regularisation (default: the baseline's)")
+    p.add_argument("--max-iterations", type=int, help="L-BFGS iterations (default: the baseline's)")
+    p.add_argument("--limit", type=int, help="train on the first N documents only")
+    p.add_argument("--eval-split", default="test", help="split to report entity F1 on after training ('none' to skip)")
+    p.set_defaults(func=cmd_train_baseline)
+
+    p = sub.add_parser("eval", help="score a model on an ID dataset and its OOD variants; write a report")
+    p.add_argument("--model", default="baseline",
+                   help="'baseline' (default), a .dogood-model file, a predictions .jsonl file or folder, "
+                        "or a Hugging Face model folder or Hub id")
+    p.add_argument("--id", dest="id_dataset", required=True, metavar="DATASET",
+                   help="the in-distribution dataset: a built folder[:config], a Hub id[:config], or funsd / rvl_cdip")
+    p.add_argument("--ood", nargs="+", required=True, metavar="DATASET",
+                   help="OOD datasets, named as --id; a built folder without :config means all its configs")
+    p.add_argument("--split", default="test", help="split to score (default: test)")
+    p.add_argument("--out", help="report folder (default: eval/<model name>)")
+    p.add_argument("--limit", type=int, help="only the first N documents of each dataset")
+    p.add_argument("--labels", help="comma-separated label names in the model's id order (Hugging Face models whose "
+                                    "config has generic LABEL_n names)")
+    p.add_argument("--device", default="cpu", help="torch device for Hugging Face models (default: cpu)")
+    p.add_argument("--batch-size", type=int, default=8, help="documents per forward pass for Hugging Face models")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_eval)
     return parser
 
 
@@ -207,6 +236,58 @@ def cmd_preview(args) -> int:
     out = Path(args.out) if args.out else Path(f"preview-{name}-{original.id.replace('/', '_')}.png")
     save_preview(original, shifted, out)
     print(f"wrote {out}")
+    return 0
+
+
+def cmd_train_baseline(args) -> int:
+    import time
+
+    from dogood.models import default_baseline_path
+    from dogood.models.baseline import train_baseline
+    from dogood.sources.funsd import FunsdSource
+
+    source = FunsdSource(root=args.source, split=args.split)
+    ids = source.ids()[: args.limit] if args.limit else source.ids()
+    docs = [source.load(i) for i in ids]
+    options = {k: v for k, v in (("c1", args.c1), ("c2", args.c2), ("max_iterations", args.max_iterations)) if v is not None}
+    start = time.perf_counter()
+    model = train_baseline(docs, **options)
+    seconds = time.perf_counter() - start
+    out = Path(args.out) if args.out else default_baseline_path()
+    model.save(out)
+    print(f"trained {model.name} on {len(docs)} FUNSD {args.split} documents in {seconds:.0f} s -> {out}")
+    if args.eval_split and args.eval_split != "none":
+        from dogood.metrics import funsd_entity_scores
+
+        test = FunsdSource(root=args.source, split=args.eval_split)
+        test_docs = [test.load(i) for i in test.ids()]
+        preds = model.predict(test_docs)
+        scores = funsd_entity_scores(test_docs, {k: p.tags for k, p in preds.items()})
+        per_label = ", ".join(f"{k} {100 * v['f1']:.1f}" for k, v in scores["per_label"].items())
+        print(f"FUNSD {args.eval_split} ({len(test_docs)} documents): entity precision {100 * scores['precision']:.2f}, "
+              f"recall {100 * scores['recall']:.2f}, F1 {100 * scores['f1']:.2f} ({per_label})")
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from dogood.evaluate import evaluate, resolve_datasets
+    from dogood.models import load_model
+
+    id_sets = resolve_datasets(args.id_dataset, args.split)
+    if len(id_sets) != 1:
+        names = ", ".join(d.name for d in id_sets)
+        raise DogoodError(f"--id names {len(id_sets)} datasets ({names}); pick one with {args.id_dataset}:CONFIG")
+    ood_sets = [d for spec in args.ood for d in resolve_datasets(spec, args.split)]
+    options = {"device": args.device, "batch_size": args.batch_size}
+    if args.labels:
+        options["labels"] = [x.strip() for x in args.labels.split(",")]
+    model = load_model(args.model, task=id_sets[0].task, **options)
+    report = evaluate(model, id_sets[0], ood_sets, limit=args.limit, progress=not args.quiet)
+    out = Path(args.out) if args.out else Path("eval") / model.name.replace("/", "_")
+    paths = report.write(out)
+    print(report.to_markdown().split("## Per dataset")[0].rstrip())
+    print()
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 
 

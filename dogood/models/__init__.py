@@ -1,0 +1,135 @@
+"""Models that score documents: one small protocol, three kinds behind it.
+
+A model takes documents and returns one :class:`~dogood.predictions.Prediction`
+per document id:
+
+- ``task == "token"``: ``tags`` (one IOB tag name per token word, i.e. the
+  words with non-blank text, in order, as :func:`dogood.schema.iob_tags`) and
+  ``confidences`` (one probability per token word);
+- ``task == "document"``: ``label`` (a class name) and ``confidence``;
+- ``task == "qa"``: ``answers`` (question id -> answer text).
+
+Kinds:
+
+- :class:`dogood.models.baseline.BaselineTagger`: dogood's own CRF over word
+  text and layout, trained offline on FUNSD train (``dogood train-baseline``);
+- :mod:`dogood.models.hf`: Hugging Face token / sequence / image
+  classification models by name or path (LayoutLMv3, LiLT, BROS, DiT, ...);
+- :class:`PredictionsFile`: predictions made elsewhere, read from JSONL.
+
+:func:`load_model` turns what a user types (``baseline``, a file, a folder or
+a Hub id) into one of them.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from dogood.document import Document
+from dogood.errors import DogoodError
+from dogood.paths import cache_dir
+from dogood.predictions import TASKS, Prediction, check_against, read_predictions
+
+
+class ModelError(DogoodError):
+    """A model cannot be found, loaded or applied to the documents."""
+
+
+@runtime_checkable
+class Model(Protocol):
+    """What ``dogood eval`` and the Move shift need of a model."""
+
+    name: str
+    task: str
+
+    def predict(self, docs: Sequence[Document]) -> dict[str, Prediction]:
+        """One prediction per document, keyed by document id."""
+        ...
+
+
+def default_baseline_path() -> Path:
+    """Where ``dogood train-baseline`` saves, and ``--model baseline`` loads, the baseline by default."""
+    return cache_dir() / "models" / "funsd-baseline.dogood-model"
+
+
+class PredictionsFile:
+    """Predictions made elsewhere, read from a JSONL file (see :mod:`dogood.predictions`).
+
+    ``path`` is one file, or a folder holding one ``<name>.jsonl`` per
+    evaluated dataset; ``predict`` then reads the file named by ``dataset``.
+    """
+
+    def __init__(self, path: str | Path, task: str = "token"):
+        if task not in TASKS:
+            raise ValueError(f"task must be one of {', '.join(TASKS)}, got {task!r}")
+        self.path = Path(path)
+        if not self.path.exists():
+            raise ModelError(f"predictions file or folder {self.path} does not exist")
+        self.task = task
+        self.name = self.path.stem if self.path.is_file() else self.path.name
+
+    def file_for(self, dataset: str | None) -> Path:
+        if self.path.is_file():
+            return self.path
+        if dataset is None:
+            raise ModelError(f"{self.path} is a folder of predictions: name the dataset whose file to read")
+        candidates = [self.path / f"{dataset}.jsonl", self.path / f"{dataset.replace('/', '__')}.jsonl"]
+        for candidate in candidates:
+            if candidate.is_file():
+                return candidate
+        raise ModelError(f"no predictions for dataset {dataset!r}: expected {candidates[-1]}")
+
+    def predict(self, docs: Sequence[Document], dataset: str | None = None) -> dict[str, Prediction]:
+        path = self.file_for(dataset)
+        preds = read_predictions(path, self.task)
+        check_against(preds, docs, self.task, source=str(path))
+        return preds
+
+
+def load_model(spec: str | Path, task: str | None = None, **options) -> Model:
+    """The model named by ``spec``.
+
+    ``spec`` is ``"baseline"`` (the baseline at :func:`default_baseline_path`),
+    a ``.dogood-model`` file, a ``.jsonl`` predictions file or a folder of
+    them, a Hugging Face model folder, or a Hub model id. ``options`` go to
+    Hugging Face models' loader (``labels``, ``device``, ``batch_size``...);
+    the other kinds take none and ignore them.
+    """
+    spec_str = str(spec)
+    if spec_str == "baseline":
+        path = default_baseline_path()
+        if not path.is_file():
+            raise ModelError(f"no baseline model at {path}: train one with `dogood train-baseline` (or pass its path)")
+        return _load_baseline(path)
+    path = Path(spec_str).expanduser()
+    if path.is_file() and zipfile.is_zipfile(path):
+        return _load_baseline(path)
+    if path.suffix == ".jsonl" or (path.is_dir() and any(path.glob("*.jsonl")) and not (path / "config.json").exists()):
+        return PredictionsFile(path, task or "token")
+    if path.is_dir() and (path / "config.json").is_file():
+        return _load_hf(str(path), task, options)
+    looks_local = spec_str.startswith((".", "/", "~")) or path.suffix in (".jsonl", ".dogood-model") or spec_str.count("/") > 1
+    if looks_local or path.exists():
+        raise ModelError(f"model {spec_str!r} does not exist (or is not a baseline file, a predictions file or a model folder)")
+    return _load_hf(spec_str, task, options)
+
+
+def _load_hf(name: str, task: str | None, options: dict) -> Model:
+    """A Hugging Face model: its architecture decides its task; ``task`` only fills in when it cannot."""
+    from dogood.models.hf import load_hf_model
+
+    try:
+        return load_hf_model(name, **options)
+    except ModelError as exc:
+        if task is None or "cannot tell its task" not in str(exc):
+            raise
+        return load_hf_model(name, task=task, **options)
+
+
+def _load_baseline(path: Path) -> Model:
+    from dogood.models.baseline import BaselineTagger
+
+    return BaselineTagger.load(path)
