@@ -54,11 +54,7 @@ def apply_chain(doc: Document, chain, recipe_seed: int, config: str) -> Document
 
 def document_stats(original: Document, shifted: Document, row: dict[str, Any], schema: str) -> dict[str, Any]:
     """Per-document counts that the card sums: words, tokens, changes, labels, skips."""
-    same_len = len(original.words) == len(shifted.words)
-    box_changed = sum(a.box != b.box for a, b in zip(original.words, shifted.words)) if same_len else len(shifted.words)
-    text_changed = (
-        sum(a.text != b.text for a, b in zip(original.words, shifted.words)) if same_len else len(shifted.words)
-    )
+    box_changed, text_changed = _word_changes(original.words, shifted.words)
     if schema == "funsd":
         labels = Counter(FUNSD_NER_TAGS[t] for t in row["ner_tags"])
         tokens = len(row["tokens"])
@@ -66,6 +62,10 @@ def document_stats(original: Document, shifted: Document, row: dict[str, Any], s
         labels = Counter([RVL_CDIP_CLASSES[row["label"]]])
         tokens = sum(1 for w in shifted.words if w.text.strip())
     skips = Counter(f"{r.shift}: {r.skipped}" for r in shifted.provenance if r.skipped)
+    shift_counts: Counter[str] = Counter()
+    for r in shifted.provenance:
+        for key, n in r.counts.items():
+            shift_counts[f"{r.shift}: {key}"] += n
     return {
         "documents": 1,
         "words": len(shifted.words),
@@ -74,7 +74,30 @@ def document_stats(original: Document, shifted: Document, row: dict[str, Any], s
         "text_changed": text_changed,
         "labels": labels,
         "skips": skips,
+        "shift_counts": shift_counts,
     }
+
+
+def _word_changes(before, after) -> tuple[int, int]:
+    """(words with a new box, words with new text) between two word lists.
+
+    Lists of equal length are compared position by position. When a shift
+    added or removed words, the texts are aligned with ``difflib``: each
+    replaced, inserted or deleted run counts its longer side as changed text,
+    and aligned words count a changed box.
+    """
+    if len(before) == len(after):
+        return (sum(a.box != b.box for a, b in zip(before, after)), sum(a.text != b.text for a, b in zip(before, after)))
+    import difflib
+
+    matcher = difflib.SequenceMatcher(None, [w.text for w in before], [w.text for w in after], autojunk=False)
+    boxes = texts = 0
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            boxes += sum(before[i].box != after[j].box for i, j in zip(range(i1, i2), range(j1, j2)))
+        else:
+            texts += max(i2 - i1, j2 - j1)
+    return boxes, texts
 
 
 def _add_stats(total: dict[str, Any], one: dict[str, Any]) -> None:
@@ -183,6 +206,7 @@ def build(
                     s.setdefault(key, 0)
                 s["labels"] = dict(sorted(s.get("labels", Counter()).items()))
                 s["skips"] = dict(sorted(s.get("skips", Counter()).items()))
+                s["shift_counts"] = dict(sorted(s.get("shift_counts", Counter()).items()))
         source_info = next(iter(sources.values())).describe()
         splits_info = {
             config: {

@@ -235,9 +235,13 @@ class ShiftRecord:
     params: Mapping[str, Any]
     seed: int
     skipped: str | None = None  # why the shift left the document unchanged, if it did
+    counts: Mapping[str, int] = field(default_factory=dict)  # what the shift did, e.g. {"changed": 9, "unchangeable": 1}
 
     def params_json(self) -> str:
         return json.dumps(dict(self.params), sort_keys=True, default=str)
+
+    def counts_json(self) -> str:
+        return json.dumps({k: int(v) for k, v in self.counts.items()}, sort_keys=True)
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,13 @@ _FULL_FIDELITY = {
         }
     ),
     "provenance": List(
-        {"shift": Value("string"), "params": Value("string"), "seed": Value("int64"), "skipped": Value("string")}
+        {
+            "shift": Value("string"),
+            "params": Value("string"),
+            "seed": Value("int64"),
+            "skipped": Value("string"),
+            "counts": Value("string"),
+        }
     ),
 }
 
@@ -136,7 +142,8 @@ def _full_fidelity(doc: Document) -> dict[str, Any]:
             for e in doc.entities
         ],
         "provenance": [
-            {"shift": r.shift, "params": r.params_json(), "seed": r.seed, "skipped": r.skipped} for r in doc.provenance
+            {"shift": r.shift, "params": r.params_json(), "seed": r.seed, "skipped": r.skipped, "counts": r.counts_json()}
+            for r in doc.provenance
         ],
     }
 
@@ -185,7 +192,7 @@ def row_to_document(row: dict[str, Any], schema: str) -> Document:
         for e in row.get("entities") or ()
     )
     provenance = tuple(
-        ShiftRecord(p["shift"], json.loads(p["params"]), p["seed"], p.get("skipped"))
+        ShiftRecord(p["shift"], json.loads(p["params"]), p["seed"], p.get("skipped"), json.loads(p.get("counts") or "{}"))
         for p in row.get("provenance") or ()
     )
     label = None

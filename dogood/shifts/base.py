@@ -42,7 +42,10 @@ class Shift:
                 raise TypeError(f"two shifts named {cls.name!r}: {SHIFTS[cls.name].__name__} and {cls.__name__}")
             SHIFTS[cls.name] = cls
 
-    def apply(self, doc: Document, rng: np.random.Generator) -> Document:
+    def apply(self, doc: Document, rng: np.random.Generator) -> Document | tuple[Document, dict[str, int]]:
+        """The shifted document, or ``(document, counts)`` where ``counts`` says what the shift did
+        (e.g. ``{"changed": 9, "eligible": 90, "unchangeable": 2}``): kept in the provenance and
+        summed per config in the data card."""
         raise NotImplementedError
 
     def params(self) -> dict[str, Any]:
@@ -52,12 +55,15 @@ class Shift:
 
     def __call__(self, doc: Document, seed: int) -> Document:
         """Apply with ``numpy.random.default_rng(seed)`` and append a :class:`ShiftRecord`."""
+        counts: dict[str, int] = {}
         try:
             out = self.apply(doc, np.random.default_rng(seed))
+            if isinstance(out, tuple):
+                out, counts = out
             skipped = None
         except SkipDocument as why:
             out, skipped = doc, str(why) or "skipped"
-        return out.with_shift(ShiftRecord(self.name, self.params(), int(seed), skipped))
+        return out.with_shift(ShiftRecord(self.name, self.params(), int(seed), skipped, dict(counts)))
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
