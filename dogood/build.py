@@ -58,8 +58,11 @@ def document_stats(original: Document, shifted: Document, row: dict[str, Any], s
     if schema == "funsd":
         labels = Counter(FUNSD_NER_TAGS[t] for t in row["ner_tags"])
         tokens = len(row["tokens"])
-    else:
+    elif schema == "rvl_cdip":
         labels = Counter([RVL_CDIP_CLASSES[row["label"]]])
+        tokens = sum(1 for w in shifted.words if w.text.strip())
+    else:
+        labels = Counter({"questions": len(shifted.qa)})
         tokens = sum(1 for w in shifted.words if w.text.strip())
     skips = Counter(f"{r.shift}: {r.skipped}" for r in shifted.provenance if r.skipped)
     shift_counts: Counter[str] = Counter()

@@ -9,6 +9,12 @@ Two schemas, named after the datasets whose training scripts they fit:
 ``rvl_cdip`` (document classification):
     ``id``, ``image``, ``label`` (ClassLabel, the 16 RVL-CDIP classes),
     ``words`` and ``bboxes`` (0-1000), plus the full-fidelity columns.
+``docvqa`` (extractive question answering, one row per page):
+    ``id``, ``image``, ``words`` and ``bboxes`` (0-1000, the OCR words),
+    ``questions`` (``question_id``, ``question``, ``answers``), plus the
+    full-fidelity columns. DocVQA's own files have a row per question; a
+    page with several questions is one row here, so a page's image is
+    stored once (``dataset.map`` with ``batched=True`` explodes it).
 
 Full-fidelity columns, in both: ``width``, ``height``, ``words`` (every word's
 text, empty ones included), ``word_boxes`` (absolute pixel boxes),
@@ -30,7 +36,7 @@ import numpy as np
 from datasets import ClassLabel, Features, Image, List, Value
 
 from dogood.boxes import normalize_box
-from dogood.document import Document, Entity, PageImage, ShiftRecord, Word, standard_pixels
+from dogood.document import Document, Entity, PageImage, QAPair, ShiftRecord, Word, standard_pixels
 
 FUNSD_NER_TAGS = ("O", "B-HEADER", "I-HEADER", "B-QUESTION", "I-QUESTION", "B-ANSWER", "I-ANSWER")
 RVL_CDIP_CLASSES = (
@@ -51,7 +57,7 @@ RVL_CDIP_CLASSES = (
     "resume",
     "memo",
 )
-SCHEMAS = ("funsd", "rvl_cdip")
+SCHEMAS = ("funsd", "rvl_cdip", "docvqa")
 
 _FULL_FIDELITY = {
     "width": Value("int32"),
@@ -79,7 +85,7 @@ _FULL_FIDELITY = {
 
 
 def features_for(schema: str) -> Features:
-    """The ``datasets.Features`` of an output schema (``funsd`` or ``rvl_cdip``)."""
+    """The ``datasets.Features`` of an output schema (``funsd``, ``rvl_cdip`` or ``docvqa``)."""
     if schema == "funsd":
         return Features(
             {
@@ -98,6 +104,16 @@ def features_for(schema: str) -> Features:
                 "image": Image(),
                 "label": ClassLabel(names=list(RVL_CDIP_CLASSES)),
                 "bboxes": List(List(Value("int64"))),
+                **_FULL_FIDELITY,
+            }
+        )
+    if schema == "docvqa":
+        return Features(
+            {
+                "id": Value("string"),
+                "image": Image(),
+                "bboxes": List(List(Value("int64"))),
+                "questions": List({"question_id": Value("string"), "question": Value("string"), "answers": List(Value("string"))}),
                 **_FULL_FIDELITY,
             }
         )
@@ -176,6 +192,14 @@ def document_to_row(doc: Document, schema: str) -> dict[str, Any]:
             "bboxes": [normalize_box(word.box, w, h) for word in doc.words],
             **_full_fidelity(doc),
         }
+    if schema == "docvqa":
+        return {
+            "id": doc.id,
+            "image": _image_cell(doc),
+            "bboxes": [normalize_box(word.box, w, h) for word in doc.words],
+            "questions": [{"question_id": q.id, "question": q.question, "answers": list(q.answers)} for q in doc.qa],
+            **_full_fidelity(doc),
+        }
     raise ValueError(f"unknown schema {schema!r}")
 
 
@@ -198,7 +222,8 @@ def row_to_document(row: dict[str, Any], schema: str) -> Document:
     label = None
     if schema == "rvl_cdip":
         label = row["label"] if isinstance(row["label"], str) else RVL_CDIP_CLASSES[row["label"]]
-    return Document(id=row["id"], image=image, words=words, entities=entities, label=label, provenance=provenance)
+    qa = tuple(QAPair(q["question"], tuple(q["answers"]), q["question_id"]) for q in row.get("questions") or ())
+    return Document(id=row["id"], image=image, words=words, entities=entities, label=label, qa=qa, provenance=provenance)
 
 
 def _page_image(cell: Any, doc_id: str | None) -> PageImage:

@@ -132,7 +132,8 @@ def render_card(
     card_data = DatasetCardData(
         pretty_name=recipe.name,
         license="other",
-        task_categories=["token-classification"] if schema == "funsd" else ["image-classification"],
+        task_categories={"funsd": ["token-classification"], "docvqa": ["document-question-answering"]}.get(
+            schema, ["image-classification"]),
         tags=["document-ai", "out-of-distribution", "do-good", "dogood"],
         source_datasets=[source.get("name", source.get("kind", "unknown"))],
         configs=[

@@ -32,12 +32,44 @@ def eligible_words(doc: Document, labels: Collection[str] | None = None) -> list
     """Indices of the token words (non-blank text) whose entity label is in ``labels``.
 
     ``labels=None`` allows every word, in an entity or not. A document with
-    no entities (RVL-CDIP OCR words) has every token word eligible.
+    no entities (RVL-CDIP OCR words) has every token word eligible. Words
+    that spell an answer of one of the document's questions are never
+    eligible (DocVQA-T shifts the text around the answers, not the answers).
     """
     owners = word_labels(doc)
     allowed = None if labels is None or not doc.entities else set(labels)
+    protected = answer_words(doc)
     return [i for i, w in enumerate(doc.words)
-            if w.text.strip() and (allowed is None or owners[i] in allowed)]
+            if w.text.strip() and i not in protected and (allowed is None or owners[i] in allowed)]
+
+
+def _norm(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def answer_words(doc: Document) -> set[int]:
+    """Indices of the words that spell an answer of any of the document's questions.
+
+    An answer matches a run of words whose texts, lower-cased and without
+    punctuation, equal the answer's whitespace-separated parts (words that
+    are only punctuation are passed over, and protected when inside the
+    run); every occurrence on the page is protected (the grader accepts any).
+    """
+    if not doc.qa:
+        return set()
+    spelled = [(i, n) for i, n in ((i, _norm(w.text)) for i, w in enumerate(doc.words)) if n]
+    norms = [n for _, n in spelled]
+    found: set[int] = set()
+    for qa in doc.qa:
+        for answer in qa.answers:
+            parts = [p for p in (_norm(t) for t in answer.split()) if p]
+            if not parts:
+                continue
+            k = len(parts)
+            for start in range(len(norms) - k + 1):
+                if norms[start] == parts[0] and norms[start : start + k] == parts:
+                    found.update(range(spelled[start][0], spelled[start + k - 1][0] + 1))
+    return found
 
 
 def change_fraction(

@@ -6,7 +6,8 @@ stream, parallelise and skip bad documents one by one. Sources are plain
 picklable objects: worker processes receive them as they are.
 
 ``schema`` says which output columns fit the data: ``"funsd"`` (word labels,
-entities, links) or ``"rvl_cdip"`` (a document class).
+entities, links), ``"rvl_cdip"`` (a document class) or ``"docvqa"``
+(questions and answers).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class Source(Protocol):
         ...
 
 
-SOURCE_KINDS = ("funsd", "rvl_cdip", "hf")
+SOURCE_KINDS = ("funsd", "rvl_cdip", "docvqa", "hf")
 
 
 def open_source(spec: Mapping[str, Any], split: str, path: str | Path | None = None) -> Source:
@@ -51,6 +52,10 @@ def open_source(spec: Mapping[str, Any], split: str, path: str | Path | None = N
         from dogood.sources.rvl_cdip import RvlCdipSource
 
         return RvlCdipSource(root=path or options.pop("path", None), split=split, **options)
+    if kind == "docvqa":
+        from dogood.sources.docvqa import DocVQASource
+
+        return DocVQASource(root=path or options.pop("path", None), split=split, **options)
     if kind == "hf":
         from dogood.sources.hf import HFDatasetSource
 

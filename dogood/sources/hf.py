@@ -62,6 +62,8 @@ class HFDatasetSource:
         if self.schema is None:
             if "ner_tags" in columns:
                 self.schema = "funsd"
+            elif "questions" in columns:
+                self.schema = "docvqa"
             elif "label" in columns:
                 self.schema = "rvl_cdip"
             else:
@@ -110,6 +112,9 @@ class HFDatasetSource:
         else:
             image = PageImage.from_bytes(cell["bytes"], name=cell.get("path") or row["id"])
         w, h = image.width, image.height
+        if self.schema == "docvqa":
+            raise DocumentError("a DocVQA-style row can be read only from a dataset written by dogood (full-fidelity columns)",
+                                doc_id=row["id"], path=self.name)
         if self.schema == "funsd":
             tokens, boxes, tags = row["tokens"], row["bboxes"], row["ner_tags"]
             if not len(tokens) == len(boxes) == len(tags):

@@ -1,0 +1,103 @@
+"""DocVQA source (official layout), the docvqa schema round trip, and answers protected from text shifts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from dogood.build import build
+from dogood.errors import DocumentError, SourceError
+from dogood.recipe import parse_recipe
+from dogood.shifts.selection import answer_words, change_fraction, eligible_words
+from dogood.sources import open_source
+from dogood.sources.hf import HFDatasetSource
+
+PAGES = 3
+
+
+@pytest.fixture(scope="module")
+def docvqa_root(funsd_test, tmp_path_factory):
+    """A DocVQA-format split made from real FUNSD pages: OCR files from FUNSD's words, questions from its links."""
+    root = tmp_path_factory.mktemp("docvqa")
+    split = root / "val"
+    (split / "documents").mkdir(parents=True)
+    (split / "ocr_results").mkdir()
+    entries, qid = [], 1000
+    for doc_id in funsd_test.ids()[:PAGES]:
+        doc = funsd_test.load(doc_id)
+        shutil.copy(doc.source if doc.source.endswith(".png") else doc.image.path, split / "documents" / f"{doc_id}.png")
+        words = [{"boundingBox": [x0, y0, x1, y0, x1, y1, x0, y1], "text": w.text}
+                 for w in doc.words if w.text.strip() for x0, y0, x1, y1 in [w.box]]
+        ocr = {"status": "Succeeded", "recognitionResults": [
+            {"page": 1, "width": doc.width, "height": doc.height, "unit": "pixel", "lines": [{"words": words}]}]}
+        (split / "ocr_results" / f"{doc_id}.json").write_text(json.dumps(ocr))
+        by_id = {e.id: e for e in doc.entities}
+        for ent in doc.entities:
+            for a, b in ent.links:
+                if a == ent.id and ent.label == "question" and by_id[b].label == "answer" and doc.entity_text(by_id[b]).strip():
+                    entries.append({"questionId": qid, "question": f"What is the {doc.entity_text(ent).rstrip(':')}?",
+                                    "image": f"documents/{doc_id}.png", "answers": [doc.entity_text(by_id[b])]})
+                    qid += 1
+    (split / "val_v1.0.json").write_text(json.dumps({"dataset_name": "docvqa", "data": entries}))
+    return root
+
+
+def test_pages_carry_their_questions_and_ocr_words(docvqa_root, funsd_test):
+    source = open_source({"kind": "docvqa"}, "val", docvqa_root)
+    assert source.ids() == sorted(funsd_test.ids()[:PAGES])
+    doc = source.load(source.ids()[0])
+    original = funsd_test.load(doc.id)
+    assert [w.text for w in doc.words] == [w.text for w in original.words if w.text.strip()]
+    assert [w.box for w in doc.words] == [w.box for w in original.words if w.text.strip()]
+    assert doc.qa and all(q.id.isdigit() and q.answers for q in doc.qa)
+
+
+def test_answers_are_never_eligible_for_text_shifts(docvqa_root):
+    source = open_source({"kind": "docvqa"}, "val", docvqa_root)
+    for doc_id in source.ids():
+        doc = source.load(doc_id)
+        protected = answer_words(doc)
+        assert protected, doc_id
+        protected_text = " ".join(doc.words[i].text for i in sorted(protected))
+        for q in doc.qa:  # every answer word that has letters or digits is protected
+            assert all(part in protected_text for part in q.answers[0].split() if any(c.isalnum() for c in part))
+        assert not protected & set(eligible_words(doc))
+        changes, counts = change_fraction(doc, np.random.default_rng(0), 1.0, lambda i, rng: doc.words[i].text + "x")
+        assert counts["changed"] == len(eligible_words(doc)) == len(doc.words) - len(protected)
+        assert not set(changes) & protected
+
+
+def test_docvqa_schema_round_trips_through_a_build(docvqa_root, tmp_path):
+    recipe = parse_recipe({"name": "docvqa-id", "version": "1.0.0", "source": {"kind": "docvqa"}, "splits": ["val"],
+                           "seed": 0, "configs": {"original": [], "merge": [{"shift": "merge"}]}})
+    out = tmp_path / "out"
+    build(recipe, out, source_path=docvqa_root, progress=False)
+    source = open_source({"kind": "docvqa"}, "val", docvqa_root)
+    back = HFDatasetSource(name=out, split="val", config="original")
+    assert back.schema == "docvqa" and back.ids() == source.ids()
+    for doc_id in source.ids():
+        a, b = source.load(doc_id), back.load(doc_id)
+        assert b.qa == a.qa and b.words == a.words
+    card = (out / "README.md").read_text()
+    assert "document-question-answering" in card and "questions" in card
+
+
+def test_bad_files_are_named(docvqa_root, tmp_path):
+    broken = tmp_path / "broken"
+    shutil.copytree(docvqa_root, broken)
+    page = sorted((broken / "val" / "ocr_results").iterdir())[0]
+    page.write_text("{not json")
+    source = open_source({"kind": "docvqa"}, "val", broken)
+    with pytest.raises(DocumentError, match=page.name):
+        source.load(page.stem)
+    (broken / "val" / "documents" / f"{page.stem}.png").unlink()
+    with pytest.raises(DocumentError, match="missing"):
+        source.load(page.stem)
+    (broken / "val" / "val_v1.0.json").write_text("[1, 2")
+    with pytest.raises(SourceError, match="val_v1.0.json"):
+        open_source({"kind": "docvqa"}, "val", broken)
+    with pytest.raises(SourceError, match="rrc.cvc.uab.es"):
+        open_source({"kind": "docvqa"}, "val", tmp_path / "nowhere")
