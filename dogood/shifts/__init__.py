@@ -4,6 +4,8 @@ One shift per module; each registers itself under its ``name`` for recipes.
 """
 
 from dogood.shifts.base import SHIFTS, Shift, SkipDocument, make_shift
+from dogood.shifts.char_perturbation import CharPerturbation
 from dogood.shifts.merge import MergeBoxes
+from dogood.shifts.word_perturbation import WordPerturbation
 
-__all__ = ["SHIFTS", "Shift", "SkipDocument", "make_shift", "MergeBoxes"]
+__all__ = ["SHIFTS", "Shift", "SkipDocument", "make_shift", "CharPerturbation", "MergeBoxes", "WordPerturbation"]

@@ -1,0 +1,444 @@
+"""Word-level perturbations of Moradi & Samwald (2021), section 4.2 (text shift).
+
+The paper's seven word-level kinds (Table 2), on the samples of a document
+(one entity's words, or one text line for words in no entity: see
+:mod:`dogood.shifts.char_perturbation`, which also defines ``fraction``,
+``per_sample`` and the counts shared by both shifts):
+
+- ``deletion``: a word is removed, with its box and its place in its entity.
+  A sample always keeps at least one word, so an entity (and its links) never
+  disappears; a one-word sample cannot be changed.
+- ``repetition``: a copy of a word is inserted right after it, in its entity
+  (so it is tagged ``I-``), with a box of its twin's size just right of the
+  twin on the same line (left of it at the page edge:
+  :func:`dogood.shifts.words.box_beside`). The copy may overlap the next word.
+- ``synonym``: a word is replaced by a WordNet synonym (Miller 1995, through
+  NLTK), inflected like the word (lemminflect). Without a tagger or sense
+  disambiguation we take synonyms only from the word's most frequent sense in
+  each part of speech (WordNet lists senses by frequency), single words of
+  letters only, no proper nouns; stop words (NLTK's English list) are left
+  alone.
+- ``negation``: an auxiliary (``is``, ``are``, ``was``, ``were``, ``am``,
+  ``do``, ``does``, ``did``, ``has``, ``have``, ``had``, ``can``, ``could``,
+  ``would``, ``should``, ``must``) gets a ``not`` inserted after it (a new
+  word, boxed like a repetition with a width in proportion to its three
+  letters); a contraction loses its ``n't`` (``isn't`` -> ``is``, ``can't``
+  and ``cannot`` -> ``can``, ``won't`` -> ``will``); a ``not`` (or a
+  separate ``n't`` token) is deleted.
+  ``will`` and ``may`` are not negated: on forms they are too often a noun
+  or the month.
+- ``singular_plural_verb``: third-person singular and plural verb forms
+  swapped: ``is``/``are``, ``was``/``were``, ``has``/``have``,
+  ``does``/``do`` (and their ``n't`` forms); a lexical verb in ``-s`` form
+  loses it and a base form gains it (``requires`` <-> ``require``).
+- ``verb_tense``: present <-> past: ``is``/``am`` -> ``was``, ``are`` ->
+  ``were``, ``has``/``have`` -> ``had``, ``do``/``does`` -> ``did``,
+  ``can`` <-> ``could`` and back (``was`` -> ``is``, ``were`` -> ``are``,
+  ``had`` -> ``has``, ``did`` -> ``does``: without a parser the subject is
+  taken to be third-person singular), with their ``n't`` forms; a lexical
+  verb's ``-s`` form becomes its past (``requires`` -> ``required``) and an
+  irregular past that differs from the participle becomes the ``-s`` form
+  (``wrote`` -> ``writes``). Continuous tenses change through their
+  auxiliary (``is going`` -> ``was going``).
+- ``word_order``: the texts of a window of ``span`` consecutive words of the
+  sample are shuffled (re-drawn until the order differs) over the same boxes:
+  the paper perturbs the order of the text, so the boxes stay in their
+  reading positions and the texts move between them; every word stays in its
+  entity. ``per_sample=k`` shuffles ``k`` non-overlapping windows. Words of
+  any text may move (numbers too: they move unchanged).
+
+No POS tagger: NLTK's tagger models are not in the offline data
+(``NLTK_DATA`` holds WordNet and the stop words), so verbs are recognised by
+rule. A lexical verb is a word that WordNet knows only as a verb form (no
+noun, adjective or adverb reading: ``requires`` yes, ``forms`` no) and whose
+form lemminflect identifies. The paper's own rules use POS tags and subjects
+(and ``mlconjug3`` for tenses), so our verb kinds change fewer words, and
+more safely.
+
+Layout and labels: replaced words keep their boxes; added words join the
+entity of the word they follow; deleted words leave with their boxes; links
+between entities are kept (no entity loses all its words). Extra counts:
+``added`` and ``deleted`` words. ``render=True`` redraws the words with new
+text (:func:`dogood.render.render_words`) and erases deleted words from the
+page; a repeated word or an added ``not`` is drawn in its new box, over
+whatever ink is there (the box may overlap the next word).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from dogood.document import Document, Word
+from dogood.shifts.base import Shift
+from dogood.shifts.char_perturbation import (
+    Edits,
+    apply_edits,
+    core_problem,
+    finish,
+    match_case,
+    perturb_samples,
+    perturb_words,
+    split_word,
+    validate_common,
+)
+from dogood.shifts.words import box_beside
+
+WORD_KINDS = ("deletion", "repetition", "synonym", "negation", "singular_plural_verb", "verb_tense", "word_order")
+_NEEDS_WORDNET = ("synonym", "singular_plural_verb", "verb_tense")
+
+_NEGATABLE = frozenset("is are was were am do does did has have had can could would should must".split())
+_POSITIVE = {
+    "isn't": "is", "aren't": "are", "wasn't": "was", "weren't": "were", "don't": "do", "doesn't": "does",
+    "didn't": "did", "hasn't": "has", "haven't": "have", "hadn't": "had", "can't": "can", "cannot": "can",
+    "couldn't": "could", "won't": "will", "wouldn't": "would", "shouldn't": "should", "mustn't": "must",
+}
+_NUMBER = {
+    "is": "are", "are": "is", "was": "were", "were": "was", "has": "have", "have": "has", "does": "do", "do": "does",
+    "isn't": "aren't", "aren't": "isn't", "wasn't": "weren't", "weren't": "wasn't", "hasn't": "haven't",
+    "haven't": "hasn't", "doesn't": "don't", "don't": "doesn't",
+}
+_TENSE = {
+    "is": "was", "am": "was", "are": "were", "has": "had", "have": "had", "does": "did", "do": "did",
+    "can": "could", "was": "is", "were": "are", "had": "has", "did": "does", "could": "can",
+    "isn't": "wasn't", "aren't": "weren't", "hasn't": "hadn't", "haven't": "hadn't", "doesn't": "didn't",
+    "don't": "didn't", "can't": "couldn't", "wasn't": "isn't", "weren't": "aren't", "hadn't": "hasn't",
+    "didn't": "doesn't", "couldn't": "can't",
+}
+
+
+# -- lexical resources (loaded lazily, cached per process) ------------------------------------
+def _nltk():
+    """``nltk``, with ``$DOGOOD_DATA_DIR/nltk_data`` added to its data path when that folder exists."""
+    import nltk
+
+    from dogood.paths import data_dir
+
+    shared = data_dir()
+    if shared is not None and (shared / "nltk_data").is_dir() and str(shared / "nltk_data") not in nltk.data.path:
+        nltk.data.path.append(str(shared / "nltk_data"))
+    return nltk
+
+
+def _wordnet():
+    _nltk()
+    from nltk.corpus import wordnet
+
+    return wordnet
+
+
+def check_resources(kind: str) -> None:
+    """Fail early, naming the fix, when a kind needs NLTK, WordNet or lemminflect and they are missing."""
+    if kind not in _NEEDS_WORDNET:
+        return
+    try:
+        import lemminflect  # noqa: F401
+
+        nltk = _nltk()
+    except ImportError as exc:
+        raise ValueError(f"kind {kind!r} needs nltk and lemminflect (pip install nltk lemminflect): {exc}") from None
+    needed = ["corpora/wordnet"] + (["corpora/stopwords"] if kind == "synonym" else [])
+    for resource in needed:
+        try:
+            nltk.data.find(resource)
+        except LookupError:
+            try:
+                nltk.data.find(resource + ".zip")
+            except LookupError:
+                raise ValueError(
+                    f"kind {kind!r} needs the NLTK data {resource!r}: set NLTK_DATA (or DOGOOD_DATA_DIR, with an "
+                    f"nltk_data folder) to a folder holding it "
+                    f"(python -m nltk.downloader {resource.split('/')[1]})"
+                ) from None
+
+
+@lru_cache(maxsize=1)
+def _stopwords() -> frozenset[str]:
+    _nltk()
+    from nltk.corpus import stopwords
+
+    return frozenset(stopwords.words("english"))
+
+
+@lru_cache(maxsize=None)
+def verb_forms(word: str) -> tuple[str, frozenset[str]] | None:
+    """``(lemma, tags)`` for a lower-case word WordNet knows only as a verb form, else ``None``.
+
+    ``tags`` are the Penn tags (``VB``, ``VBZ``, ``VBD``, ``VBN``, ``VBG``)
+    whose lemminflect forms of ``lemma`` include ``word``.
+    """
+    import lemminflect
+
+    wn = _wordnet()
+    if len(word) < 3 or not word.isalpha() or word in _stopwords():
+        return None
+    if any(wn.synsets(word, pos) for pos in (wn.NOUN, wn.ADJ, wn.ADV)):
+        return None
+    lemma = wn.morphy(word, wn.VERB)
+    if lemma is None or not lemma.isalpha():
+        return None
+    # getAllInflections leaves out a participle equal to the past; ask for every tag
+    tags = frozenset(tag for tag in ("VB", "VBZ", "VBD", "VBN", "VBG")
+                     if word in lemminflect.getInflection(lemma, tag=tag) or (tag == "VB" and word == lemma))
+    return (lemma, tags) if tags else None
+
+
+def _inflect_verb(lemma: str, tag: str) -> str | None:
+    import lemminflect
+
+    forms = lemminflect.getInflection(lemma, tag=tag)
+    return forms[0] if forms else None
+
+
+@lru_cache(maxsize=None)
+def synonyms(word: str) -> tuple[str, ...]:
+    """WordNet synonyms of a lower-case word from its most frequent sense per part of speech, inflected like it."""
+    import lemminflect
+
+    wn = _wordnet()
+    if len(word) < 3 or not word.isalpha() or word in _stopwords():
+        return ()
+    out: list[str] = []
+    for pos, upos in ((wn.NOUN, "NOUN"), (wn.VERB, "VERB"), (wn.ADJ, "ADJ"), (wn.ADV, "ADV")):
+        senses = wn.synsets(word, pos)
+        if not senses:
+            continue
+        sense = senses[0]
+        names = sense.lemma_names()
+        base = next((b for b in wn._morphy(word, pos) if b in names), None)
+        if base is None:
+            continue
+        tag = None
+        if word != base:  # inflected: find the form, to inflect synonyms alike
+            forms = lemminflect.getAllInflections(base, upos=upos)
+            tag = next((t for t in sorted(forms) if word in forms[t]), None)
+            if tag is None:
+                continue
+        for name in names:
+            if name == base or not name.isalpha() or not name.islower():
+                continue
+            new = name
+            if tag is not None:
+                inflected = lemminflect.getInflection(name, tag=tag)
+                if not inflected:
+                    continue
+                new = inflected[0]
+            if new != word and new not in out:
+                out.append(new)
+    return tuple(out)
+
+
+def _lookup(core: str) -> tuple[str, bool]:
+    """Lower-case core with straight apostrophes, and whether it had a curly one."""
+    curly = "\u2019" in core
+    return core.replace("\u2019", "'").lower(), curly
+
+
+def _restyle(template: str, new: str, curly: bool) -> str:
+    new = match_case(template, new)
+    return new.replace("'", "\u2019") if curly else new
+
+
+def swap_verb(core: str, kind: str) -> str | None:
+    """The core with its verb's number (``singular_plural_verb``) or tense (``verb_tense``) swapped, or ``None``."""
+    key, curly = _lookup(core)
+    table = _NUMBER if kind == "singular_plural_verb" else _TENSE
+    if key in table:
+        return _restyle(core, table[key], curly)
+    found = verb_forms(key)
+    if found is None:
+        return None
+    lemma, tags = found
+    if kind == "singular_plural_verb":
+        if "VBZ" in tags:
+            new = lemma
+        elif "VB" in tags and not tags & {"VBD", "VBN"}:
+            new = _inflect_verb(lemma, "VBZ")
+        else:
+            return None
+    else:
+        if "VBZ" in tags:
+            new = _inflect_verb(lemma, "VBD")
+        elif "VBD" in tags and "VBN" not in tags:
+            new = _inflect_verb(lemma, "VBZ")
+        else:
+            return None
+    if not new or new == key:
+        return None
+    return _restyle(core, new, curly)
+
+
+# -- the shift ---------------------------------------------------------------------------------
+class WordPerturbation(Shift):
+    """Word-level perturbations of Moradi & Samwald (2021), section 4.2 and Table 2.
+
+    Entities, IOB tags and links stay consistent with the words: see the
+    module docstring for each kind, and :mod:`dogood.shifts.char_perturbation`
+    for what a sample is and what is counted.
+
+    Parameters
+    ----------
+    kind : ``deletion``, ``repetition``, ``synonym``, ``negation``,
+        ``singular_plural_verb``, ``verb_tense`` or ``word_order``.
+    per_sample : perturbations per sample, at most (the paper's PPS: 1 to 4).
+    fraction : share of the eligible samples (entities, or text lines) that
+        are perturbed; the counts' ``changed / eligible`` measures it.
+    labels : entity labels whose words are eligible (default: all words).
+    span : ``word_order`` only: words per shuffled window (>= 2; a shorter
+        sample shuffles all its words).
+    render : redraw the words with new text into the page image.
+    """
+
+    name = "word_perturbation"
+    family = "text"
+
+    def __init__(
+        self,
+        kind: str = "deletion",
+        per_sample: int = 1,
+        fraction: float = 1.0,
+        labels: tuple[str, ...] | None = None,
+        span: int = 3,
+        render: bool = False,
+    ):
+        if kind not in WORD_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(WORD_KINDS)}, got {kind!r}")
+        if int(span) != span or span < 2:
+            raise ValueError(f"span must be an integer >= 2, got {span}")
+        check_resources(kind)
+        self.kind = kind
+        self.labels = validate_common(fraction, per_sample, labels)
+        self.per_sample = int(per_sample)
+        self.fraction = float(fraction)
+        self.span = int(span)
+        self.render = bool(render)
+
+    def apply(self, doc: Document, rng: np.random.Generator) -> tuple[Document, dict[str, int]]:
+        perturb = getattr(self, f"_{self.kind}")
+        edits, counts = perturb_samples(
+            doc, rng, fraction=self.fraction, per_sample=self.per_sample, labels=self.labels,
+            perturb=lambda sample, k, rng, edits: perturb(doc, sample, k, rng, edits),
+        )
+        counts["added"] = sum(len(v) for v in edits.insert.values())
+        counts["deleted"] = len(edits.delete)
+        out, changed = apply_edits(doc, edits)
+        return finish(out, doc, edits, changed, self.render), counts
+
+    # -- kinds: each records at most k perturbations of one sample and returns how many ------
+    @staticmethod
+    def _plain(doc: Document, i: int) -> tuple[str, str, str] | None:
+        parts = split_word(doc.words[i].text)
+        return None if core_problem(parts[1]) else parts
+
+    def _deletion(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
+        k = min(k, len(sample) - 1)  # keep one word: the entity and its links stay
+        if k <= 0:
+            return 0
+
+        def attempt(i):
+            if self._plain(doc, i) is None:
+                return False
+            edits.delete.add(i)
+            return True
+
+        return perturb_words(sample, k, rng, attempt)
+
+    def _repetition(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
+        def attempt(i):
+            if self._plain(doc, i) is None:
+                return False
+            twin = doc.words[i]
+            box = box_beside(twin.box, twin.box[2] - twin.box[0], doc.width)
+            edits.insert[i] = [Word(twin.text, box)]
+            return True
+
+        return perturb_words(sample, k, rng, attempt)
+
+    def _synonym(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
+        def attempt(i):
+            parts = self._plain(doc, i)
+            if parts is None:
+                return False
+            prefix, core, suffix = parts
+            options = synonyms(core.lower())
+            if not options:
+                return False
+            edits.replace[i] = prefix + match_case(core, options[int(rng.integers(len(options)))]) + suffix
+            return True
+
+        return perturb_words(sample, k, rng, attempt)
+
+    def _negation(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
+        words = doc.words
+        keys = [_lookup(split_word(words[i].text)[1])[0] for i in sample]
+        position = {i: j for j, i in enumerate(sample)}
+
+        def attempt(i):
+            parts = self._plain(doc, i)
+            if parts is None:
+                return False
+            prefix, core, suffix = parts
+            key, curly = _lookup(core)
+            j = position[i]
+            if key in _POSITIVE:
+                edits.replace[i] = prefix + _restyle(core, _POSITIVE[key], curly) + suffix
+                return True
+            if key in ("not", "n't"):
+                if len(sample) - len(edits.delete & set(sample)) <= 1:
+                    return False
+                edits.delete.add(i)
+                return True
+            if key in _NEGATABLE and not suffix and (j + 1 == len(sample) or keys[j + 1] not in ("not", "n't")):
+                twin = words[i]
+                width = max(1, round((twin.box[2] - twin.box[0]) * 3 / max(len(twin.text), 1)))
+                text = "NOT" if core.isupper() and len(core) > 1 else "not"
+                edits.insert[i] = [Word(text, box_beside(twin.box, width, doc.width))]
+                return True
+            return False
+
+        return perturb_words(sample, k, rng, attempt)
+
+    def _verb(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
+        def attempt(i):
+            parts = self._plain(doc, i)
+            if parts is None:
+                return False
+            prefix, core, suffix = parts
+            new = swap_verb(core, self.kind)
+            if new is None or new == core:
+                return False
+            edits.replace[i] = prefix + new + suffix
+            return True
+
+        return perturb_words(sample, k, rng, attempt)
+
+    _singular_plural_verb = _verb
+    _verb_tense = _verb
+
+    def _word_order(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
+        n = len(sample)
+        if n < 2:
+            return 0
+        m = min(self.span, n)
+        k = min(k, n // m)
+        free = n - k * m
+        picks = np.sort(rng.choice(free + k, size=k, replace=False))
+        made = 0
+        for j, c in enumerate(picks):
+            start = int(c) + j * (m - 1)
+            window = sample[start:start + m]
+            texts = [doc.words[i].text for i in window]
+            if len(set(texts)) < 2:
+                continue
+            while True:
+                order = rng.permutation(m)
+                new = [texts[int(o)] for o in order]
+                if new != texts:
+                    break
+            for i, old, text in zip(window, texts, new):
+                if text != old:
+                    edits.replace[i] = text
+            made += 1
+        return made

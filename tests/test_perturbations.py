@@ -1,0 +1,438 @@
+"""Moradi & Samwald (2021) character- and word-level perturbations: hand-made cases and real FUNSD pages."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dogood.document import Document, Entity, PageImage, Word
+from dogood.errors import RecipeError
+from dogood.schema import iob_tags
+from dogood.shifts import make_shift
+from dogood.shifts.char_perturbation import (
+    CHAR_KINDS,
+    KEYBOARD_NEIGHBOURS,
+    Edits,
+    apply_edits,
+    MISSPELLINGS,
+    CharPerturbation,
+    core_problem,
+    split_word,
+    text_samples,
+)
+from dogood.shifts.word_perturbation import WORD_KINDS, WordPerturbation, synonyms
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def page(w=400, h=100):
+    return PageImage.from_array(np.full((h, w), 255, np.uint8))
+
+
+def form(*entities, size=(400, 100)):
+    """A document from ``(label, "text of words")`` pairs, one line each, linked question -> answer."""
+    words, ents = [], []
+    for k, (label, text) in enumerate(entities):
+        ids = []
+        x = 5
+        for t in text.split(" "):
+            width = 6 * max(len(t), 1)
+            words.append(Word(t, (x, 10 + 12 * k, x + width, 20 + 12 * k)))
+            ids.append(len(words) - 1)
+            x += width + 4
+        ents.append(Entity(k, label, tuple(ids)))
+    links = tuple((a.id, b.id) for a, b in zip(ents, ents[1:]) if a.label == "question" and b.label == "answer")
+    ents = [Entity(e.id, e.label, e.word_ids, tuple(l for l in links if e.id in l)) for e in ents]
+    return Document("hand", page(*size), tuple(words), tuple(ents))
+
+
+def texts(doc):
+    return [w.text for w in doc.words]
+
+
+def assert_iob_consistent(doc):
+    """Every labelled entity's tokens are tagged B-LABEL then I-LABEL."""
+    index, tags = iob_tags(doc)
+    tag_of = dict(zip(index, tags))
+    for ent in doc.entities:
+        toks = [tag_of[i] for i in ent.word_ids if i in tag_of]
+        if ent.label == "other":
+            assert set(toks) <= {"O"}
+        elif toks:
+            lab = ent.label.upper()
+            assert toks == [f"B-{lab}"] + [f"I-{lab}"] * (len(toks) - 1)
+
+
+def changed_pairs(before, after):
+    """(old text, new text) of words whose text changed (same word count)."""
+    assert len(before.words) == len(after.words)
+    return [(a.text, b.text) for a, b in zip(before.words, after.words) if a.text != b.text]
+
+
+@pytest.fixture(scope="module")
+def wordnet():
+    """NLTK's WordNet (``NLTK_DATA`` or ``$DOGOOD_DATA_DIR/nltk_data``); skipped when missing, except on CI."""
+    from dogood.shifts.word_perturbation import _wordnet, check_resources
+
+    try:
+        check_resources("synonym")
+    except ValueError as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(str(exc))
+    return _wordnet()
+
+
+@pytest.fixture(scope="module")
+def funsd_docs(funsd_test):
+    return [funsd_test.load(i) for i in funsd_test.ids()[:10]]
+
+
+# -- character level ------------------------------------------------------------------------
+
+
+def test_keyboard_neighbours_are_qwertys_touching_keys():
+    assert KEYBOARD_NEIGHBOURS["s"] == "adewxz"
+    assert KEYBOARD_NEIGHBOURS["q"] == "aw"
+    assert KEYBOARD_NEIGHBOURS["m"] == "jkn"
+    assert set(KEYBOARD_NEIGHBOURS) == set("abcdefghijklmnopqrstuvwxyz")
+    for a, near in KEYBOARD_NEIGHBOURS.items():  # touching is symmetric
+        assert all(a in KEYBOARD_NEIGHBOURS[b] for b in near), a
+
+
+def _obeys(kind, old, new):
+    """Whether ``new`` is one ``kind`` perturbation of the core ``old``."""
+    n = len(old)
+    if kind == "deletion":
+        return any(new == old[:p] + old[p + 1:] for p in range(1, n - 1))
+    if kind == "insertion":
+        return len(new) == n + 1 and new[0] == old[0] and new[-1] == old[-1] and any(
+            new[:p] + new[p + 1:] == old for p in range(1, n))
+    if kind == "repetition":
+        return any(new == old[: p + 1] + old[p] + old[p + 1:] for p in range(1, n - 1))
+    if kind == "swap":
+        diff = [j for j in range(n) if len(new) == n and new[j] != old[j]]
+        return len(new) == n and len(diff) == 2 and diff[1] == diff[0] + 1 and (
+            new[diff[0]], new[diff[1]]) == (old[diff[1]], old[diff[0]])
+    if kind == "replacement":
+        diff = [j for j in range(n) if len(new) == n and new[j] != old[j]]
+        return len(new) == n and len(diff) == 1 and (
+            new[diff[0]].lower() in KEYBOARD_NEIGHBOURS[old[diff[0]].lower()]
+            and new[diff[0]].isupper() == old[diff[0]].isupper())
+    if kind == "letter_case":
+        return new != old and new.lower() == old.lower() and new in (old.swapcase(), old[0].swapcase() + old[1:])
+    if kind == "misspelling":
+        return new.lower() in MISSPELLINGS[old.lower()]
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("kind", CHAR_KINDS)
+def test_each_char_kind_does_what_it_says_on_funsd(kind, funsd_docs):
+    shift = CharPerturbation(kind=kind, per_sample=2)
+    seen = 0
+    for doc in funsd_docs[:6]:
+        out = shift(doc, 7)
+        for old, new in changed_pairs(doc, out):
+            (p0, c0, s0), (p1, c1, s1) = split_word(old), split_word(new)
+            assert (p0, s0) == (p1, s1), (old, new)  # punctuation around the word is kept
+            assert core_problem(c0) is None
+            assert _obeys(kind, c0, c1), (kind, old, new)
+            seen += 1
+        assert [w.box for w in out.words] == [w.box for w in doc.words]
+        assert out.entities == doc.entities
+    assert seen >= (3 if kind == "misspelling" else 100)
+
+
+def test_letter_case_and_misspelling_by_hand():
+    doc = form(("question", "Received:"), ("answer", "fluorescent"), ("header", "COMMITTEE"))
+    out = CharPerturbation(kind="misspelling")(doc, 0)
+    assert texts(out) == ["Recieved:", "florescent", "COMMITEE"] or texts(out) == ["Recieved:", "florescent", "COMITTEE"]
+    out = CharPerturbation(kind="letter_case")(doc, 0)
+    assert [t.lower() for t in texts(out)] == [t.lower() for t in texts(doc)]
+    assert all(a != b for a, b in zip(texts(out), texts(doc)))
+
+
+def test_bad_words_are_left_alone_and_counted(wordnet):
+    words = ["", "  ", "12/05/98", "B1", "Привет", "日本語", "x" * 40, "and/or", "-", "(614)"]
+    doc = Document("bad", page(), tuple(Word(t, (5 + 30 * i, 10, 30 + 30 * i, 20)) for i, t in enumerate(words)),
+                   (Entity(0, "answer", tuple(range(len(words)))),))
+    for kind in CHAR_KINDS:
+        out = CharPerturbation(kind=kind)(doc, 1)
+        assert out.words == doc.words
+        counts = out.provenance[-1].counts
+        assert counts["eligible"] == 1 and counts["changed"] == 0 and counts["unchangeable"] == 1
+        assert counts["number"] == 3 and counts["non_latin"] == 2 and counts["too_long"] == 1 and counts["symbol"] == 1
+    for kind in WORD_KINDS:
+        out = WordPerturbation(kind=kind)(doc, 1)
+        if kind == "word_order":  # texts move between boxes unchanged
+            assert sorted(texts(out)) == sorted(words) and [w.box for w in out.words] == [w.box for w in doc.words]
+        else:
+            assert out.words == doc.words, kind
+    empty = Document("empty", page())
+    for shift in (CharPerturbation(kind="swap"), WordPerturbation(kind="repetition")):
+        assert shift(empty, 0).provenance[-1].counts["eligible"] == 0
+
+
+_WORDS = st.sampled_from(["is", "not", "n't", "Isn't", "requires", "wrote", "large", "Name:", "(see", "", " ",
+                          "12", "Ω", "COMMITTEE", "a"]) | st.text(max_size=12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_WORDS, min_size=1, max_size=6), st.sampled_from(CHAR_KINDS + WORD_KINDS), st.integers(0, 2**32))
+def test_perturbations_never_crash_and_keep_entities(wordnet, word_texts, kind, seed):
+    words = tuple(Word(t, (60 * i, 0, 60 * i + 50, 9)) for i, t in enumerate(word_texts))
+    n = len(words)
+    doc = Document("h", page(), words, (Entity(0, "question", tuple(range(n - 1)), ((0, 1),)),
+                                        Entity(1, "answer", (n - 1,), ((0, 1),))) if n > 1 else ())
+    if kind in CHAR_KINDS:
+        out = CharPerturbation(kind=kind, per_sample=3)(doc, seed)
+        assert [w.box for w in out.words] == [w.box for w in doc.words]
+        for a, b in zip(doc.words, out.words):
+            assert a.text == b.text or core_problem(split_word(a.text)[1]) is None
+    else:
+        out = WordPerturbation(kind=kind, per_sample=3)(doc, seed)
+    assert [(e.id, e.label, e.links) for e in out.entities] == [(e.id, e.label, e.links) for e in doc.entities]
+    assert all(e.word_ids for e in out.entities)
+    assert_iob_consistent(out)
+
+
+def test_apply_edits_reports_new_positions_of_changed_words():
+    doc = form(("question", "a b c d"))
+    edits = Edits(replace={3: "D"}, insert={0: [Word("x", (0, 0, 1, 1))], 2: [Word("y", (0, 0, 1, 1))]}, delete={1})
+    out, changed = apply_edits(doc, edits)
+    assert texts(out) == ["a", "x", "c", "y", "D"]
+    assert changed == [1, 3, 4] and out.entities[0].word_ids == (0, 1, 2, 3, 4)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_per_sample_gives_k_perturbations_per_chosen_sample(k, funsd_docs):
+    shift = CharPerturbation(kind="deletion", per_sample=k)
+    full = 0
+    for doc in funsd_docs[:5]:
+        out = shift(doc, 3)
+        counts = out.provenance[-1].counts
+        assert counts["perturbations"] + counts["short"] == k * counts["changed"]
+        for ent in doc.entities:
+            changed = sum(doc.words[i].text != out.words[i].text for i in ent.word_ids)
+            able = sum(core_problem(split_word(doc.words[i].text)[1]) is None
+                       and len(split_word(doc.words[i].text)[1]) >= 3 for i in ent.word_ids)
+            assert changed == min(k, able)  # fraction=1: every entity that can change does
+            full += able >= k
+    assert full > 20
+
+
+# -- selection: samples, fraction, labels, seeds ------------------------------------------------
+
+
+def test_samples_are_entities_or_lines_without_entities():
+    doc = form(("question", "Date: of birth"), ("answer", ""), ("answer", "today"))
+    assert text_samples(doc) == [[0, 1, 2], [4]]  # the blank word is no token
+    assert text_samples(doc, labels=("answer",)) == [[4]]
+    boxes = [(5, 10, 30, 20), (35, 11, 60, 21), (70, 10, 90, 20), (5, 40, 30, 50), (35, 40, 60, 50)]
+    loose = Document("ocr", page(), tuple(Word(t, b) for t, b in zip("one two three four five".split(), boxes)))
+    assert text_samples(loose) == [[0, 1, 2], [3, 4]]
+
+
+@pytest.mark.parametrize("fraction", [0.3, 0.7])
+@pytest.mark.parametrize("shift_cls,kind", [(CharPerturbation, "replacement"), (WordPerturbation, "repetition")])
+def test_measured_changed_fraction_is_the_knob(fraction, shift_cls, kind, funsd_docs):
+    shift = shift_cls(kind=kind, fraction=fraction)
+    eligible = changed = touched = 0
+    for doc in funsd_docs:
+        out = shift(doc, 11)
+        c = out.provenance[-1].counts
+        eligible, changed = eligible + c["eligible"], changed + c["changed"]
+        touched += sum(doc.entity_text(a) != out.entity_text(b) for a, b in zip(doc.entities, out.entities))
+    assert abs(changed / eligible - fraction) <= 0.02
+    assert touched == changed  # the counts say what happened to the entities
+
+
+def test_labels_filter_is_respected(funsd_docs):
+    for shift in (CharPerturbation(kind="letter_case", labels=("question",)),
+                  WordPerturbation(kind="repetition", labels=["question"])):
+        for doc in funsd_docs[:4]:
+            out = shift(doc, 5)
+            assert sum(1 for e in doc.entities if e.label == "question") >= out.provenance[-1].counts["changed"] > 0
+            for before, after in zip(doc.entities, out.entities):
+                if before.label != "question":
+                    assert doc.entity_text(before) == out.entity_text(after)
+
+
+@pytest.mark.parametrize("shift", [CharPerturbation(kind="swap", fraction=0.5, per_sample=2),
+                                   WordPerturbation(kind="deletion", fraction=0.5),
+                                   WordPerturbation(kind="word_order", fraction=0.5)], ids=repr)
+def test_same_seed_same_output_different_seeds_differ(shift, funsd_docs):
+    doc = funsd_docs[0]
+    a, b, c = shift(doc, 123), shift(doc, 123), shift(doc, 124)
+    assert a == b and a.provenance[-1].counts == b.provenance[-1].counts
+    assert texts(a) != texts(c)
+
+
+def test_make_shift_and_bad_parameters(wordnet):
+    assert isinstance(make_shift({"shift": "char_perturbation", "kind": "swap", "per_sample": 2}), CharPerturbation)
+    shift = make_shift({"shift": "word_perturbation", "kind": "synonym", "labels": ["answer"]})
+    assert shift.params()["labels"] == ["answer"]
+    for spec in ({"shift": "char_perturbation", "kind": "typo"}, {"shift": "char_perturbation", "per_sample": 0},
+                 {"shift": "word_perturbation", "fraction": 1.5}, {"shift": "word_perturbation", "span": 1}):
+        with pytest.raises(RecipeError):
+            make_shift(spec)
+
+
+# -- word level ------------------------------------------------------------------------------
+
+
+def test_word_deletion_keeps_entities_tags_and_links(funsd_docs):
+    shift = WordPerturbation(kind="deletion", per_sample=2)
+    for doc in funsd_docs[:5]:
+        out = shift(doc, 2)
+        counts = out.provenance[-1].counts
+        assert len(out.words) == len(doc.words) - counts["deleted"] and counts["deleted"] > 0
+        assert [(e.id, e.label, e.links) for e in out.entities] == [(e.id, e.label, e.links) for e in doc.entities]
+        for before, after in zip(doc.entities, out.entities):
+            assert 0 <= len(before.word_ids) - len(after.word_ids) <= 2 and (after.word_ids or not before.word_ids)
+            old = [doc.words[i].text for i in before.word_ids]
+            new = [out.words[i].text for i in after.word_ids]
+            it = iter(old)
+            assert all(t in it for t in new)  # what is left is the entity's words, in order
+        assert_iob_consistent(out)
+        assert len(iob_tags(out)[0]) == len(iob_tags(doc)[0]) - counts["deleted"]
+
+
+def test_word_repetition_by_hand_gets_i_tag_and_a_box_beside_its_twin():
+    doc = form(("question", "Name:"), ("answer", "John"))
+    out = WordPerturbation(kind="repetition")(doc, 0)
+    assert texts(out) == ["Name:", "Name:", "John", "John"]
+    assert iob_tags(out)[1] == ["B-QUESTION", "I-QUESTION", "B-ANSWER", "I-ANSWER"]
+    assert out.words[1].box == (5 + 30 + 2, 10, 5 + 30 + 2 + 30, 20)
+    assert out.entities[0].links == out.entities[1].links == ((0, 1),)
+
+
+def test_word_repetition_on_funsd(funsd_docs):
+    shift = WordPerturbation(kind="repetition", per_sample=2)
+    for doc in funsd_docs[:5]:
+        out = shift(doc, 4)
+        counts = out.provenance[-1].counts
+        assert len(out.words) == len(doc.words) + counts["added"] and counts["added"] > 0
+        owner = out.word_entity()
+        copies = [i for i in range(len(out.words)) if i not in _originals(doc, out)]
+        assert len(copies) == counts["added"]
+        for i in copies:  # each copy follows its twin, in its entity, on its line, just beside it
+            twin, copy = out.words[i - 1], out.words[i]
+            assert copy.text == twin.text and owner[i] is owner[i - 1] is not None
+            (tx0, ty0, tx1, ty1), (cx0, cy0, cx1, cy1) = twin.box, copy.box
+            assert (cy0, cy1) == (ty0, ty1) and cx1 - cx0 == tx1 - tx0
+            assert cx0 == tx1 + 2 or cx1 == tx0 - 2
+        assert all(0 <= b[0] <= b[2] <= out.width and 0 <= b[1] <= b[3] <= out.height for b in out.boxes.tolist())
+        assert [(e.id, e.label, e.links) for e in out.entities] == [(e.id, e.label, e.links) for e in doc.entities]
+        assert_iob_consistent(out)
+
+
+def _originals(doc, out):
+    """Indices in ``out`` of the original words (repetition keeps them in order; copies have new boxes)."""
+    keep, j = set(), 0
+    for i, w in enumerate(out.words):
+        if j < len(doc.words) and w == doc.words[j]:
+            keep.add(i)
+            j += 1
+    assert j == len(doc.words)
+    return keep
+
+
+def test_synonyms_come_from_wordnet(funsd_docs, wordnet):
+    wn = wordnet
+    shift = WordPerturbation(kind="synonym", per_sample=2)
+    seen = 0
+    for doc in funsd_docs[:4]:
+        out = shift(doc, 9)
+        for old, new in changed_pairs(doc, out):
+            (p0, c0, s0), (p1, c1, s1) = split_word(old), split_word(new)
+            assert (p0, s0) == (p1, s1)
+            assert set(wn.synsets(c0.lower())) & set(wn.synsets(c1.lower())), (old, new)
+            assert c1 == c1.upper() if (c0.isupper() and len(c0) > 1) else c1[1:] == c1[1:].lower()
+            seen += 1
+    assert seen > 20
+    assert "big" in synonyms("large") and synonyms("the") == () and synonyms("12") == ()
+
+
+def test_negation_adds_and_removes_not():
+    doc = form(("question", "This is required"), ("answer", "Do not write"), ("other", "ISN'T it"))
+    out = WordPerturbation(kind="negation")(doc, 0)
+    assert texts(out) == ["This", "is", "not", "required", "Do", "write", "IS", "it"]
+    is_box, not_box = out.words[1].box, out.words[2].box
+    assert not_box[0] == is_box[2] + 2 and not_box[2] - not_box[0] == round(12 * 3 / 2)
+    assert out.entities[0].word_ids == (0, 1, 2, 3)
+    assert out.provenance[-1].counts["added"] == 1 and out.provenance[-1].counts["deleted"] == 1
+    assert_iob_consistent(out)
+
+
+def test_verb_number_and_tense_by_hand(wordnet):
+    doc = form(("question", "It requires"), ("answer", "They are"), ("other", "She wrote"), ("header", "Forms"))
+    spv = WordPerturbation(kind="singular_plural_verb")(doc, 0)
+    assert texts(spv) == ["It", "require", "They", "is", "She", "wrote", "Forms"]
+    tense = WordPerturbation(kind="verb_tense")(doc, 0)
+    assert texts(tense) == ["It", "required", "They", "were", "She", "writes", "Forms"]
+    assert tense.provenance[-1].counts["unchangeable"] == 1  # "Forms" is a noun too: left alone
+
+
+def test_word_order_moves_texts_over_the_same_boxes(funsd_docs):
+    shift = WordPerturbation(kind="word_order", span=3)
+    for doc in funsd_docs[:5]:
+        out = shift(doc, 8)
+        assert [w.box for w in out.words] == [w.box for w in doc.words] and out.entities == doc.entities
+        for ent in doc.entities:
+            tokens = [i for i in ent.word_ids if doc.words[i].text.strip()]
+            old = [doc.words[i].text for i in tokens]
+            new = [out.words[i].text for i in tokens]
+            assert sorted(old) == sorted(new)
+            moved = [j for j, (a, b) in enumerate(zip(old, new)) if a != b]
+            assert not moved or moved[-1] - moved[0] < 3  # one window of 3 consecutive token words
+        assert out.provenance[-1].counts["changed"] == sum(
+            doc.entity_text(e) != out.entity_text(e) for e in doc.entities)
+
+
+def test_render_redraws_only_the_changed_words(monkeypatch):
+    import dogood.render
+
+    calls = []
+
+    def fake_render(doc, indices, original=None):
+        calls.append((doc, list(indices), original))
+        return doc
+
+    monkeypatch.setattr(dogood.render, "render_words", fake_render)
+    doc = form(("question", "Name:"), ("answer", "John Smith"))
+    out = WordPerturbation(kind="repetition", labels=("answer",), render=True)(doc, 1)
+    (_, indices, original), = calls
+    assert original is None  # words were added: no word-by-word original
+    assert len(indices) == 1 and out.words[indices[0]].text == out.words[indices[0] - 1].text
+    CharPerturbation(kind="swap")(doc, 1)  # render=False by default: not called
+    assert len(calls) == 1
+    calls.clear()
+    out = CharPerturbation(kind="swap", labels=("answer",), render=True)(doc, 1)
+    (_, indices, original), = calls
+    assert original is doc and [texts(out)[i] != texts(doc)[i] for i in range(3)] == [i in indices for i in range(3)]
+    calls.clear()
+    WordPerturbation(kind="deletion", render=True)(doc, 1)  # the deleted word is erased as blank text
+    (blanked, gone, _), = calls
+    assert len(gone) == 1 and blanked.words[gone[0]].text == "" and doc.words[gone[0]].text in ("John", "Smith")
+
+
+def test_render_changes_pixels_only_in_changed_boxes(funsd_docs):
+    doc = funsd_docs[1]
+    try:
+        out = WordPerturbation(kind="deletion", fraction=0.2, render=True)(doc, 0)
+    except NotImplementedError:
+        pytest.skip("dogood.render.render_words is not written yet")
+    assert out.provenance[-1].counts["deleted"] > 0
+    before, after = doc.image.to_array(), out.image.to_array()
+    inside = np.zeros(before.shape[:2], bool)
+    kept = {w.box for w in out.words}
+    gone = [w.box for w in doc.words if w.box not in kept]
+    for x0, y0, x1, y1 in gone:
+        inside[y0:y1, x0:x1] = True
+    diff = (before != after) if before.ndim == 2 else (before != after).any(axis=2)
+    assert diff.any() and not (diff & ~inside).any()
