@@ -5,7 +5,21 @@ One shift per module; each registers itself under its ``name`` for recipes.
 
 from dogood.shifts.base import SHIFTS, Shift, SkipDocument, make_shift
 from dogood.shifts.char_perturbation import CharPerturbation
+from dogood.shifts.form_text import BackgroundAdversarial, BackgroundSynonym, BackgroundTypo, KeyDrop, ValueTextAugment
 from dogood.shifts.merge import MergeBoxes
 from dogood.shifts.word_perturbation import WordPerturbation
 
-__all__ = ["SHIFTS", "Shift", "SkipDocument", "make_shift", "CharPerturbation", "MergeBoxes", "WordPerturbation"]
+__all__ = [
+    "SHIFTS",
+    "Shift",
+    "SkipDocument",
+    "make_shift",
+    "BackgroundAdversarial",
+    "BackgroundSynonym",
+    "BackgroundTypo",
+    "CharPerturbation",
+    "KeyDrop",
+    "MergeBoxes",
+    "ValueTextAugment",
+    "WordPerturbation",
+]

@@ -1,0 +1,381 @@
+"""Form-attack text shifts on real FUNSD pages and hand-made forms: what changes, what never does."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dogood.document import Document, Entity, PageImage, Word
+from dogood.schema import iob_tags
+from dogood.shifts import SkipDocument, make_shift
+from dogood.shifts.form_text import (
+    BackgroundAdversarial,
+    BackgroundSynonym,
+    BackgroundTypo,
+    KeyDrop,
+    ValueTextAugment,
+    background_words,
+    data_type,
+    split_into,
+    synonyms,
+    typo,
+    value_neighbours,
+)
+
+BACKGROUND = {"other", "header", None}
+PAPER_DATE_FORMATS = ("%m/%d/%y", "%y-%m-%d", "%d/%B/%y", "%d/%b/%y")
+
+
+@pytest.fixture(scope="module")
+def pages(funsd_test):
+    return [funsd_test.load(i) for i in funsd_test.ids()[:10]]
+
+
+def labels_of(doc):
+    return [e.label if e is not None else None for e in doc.word_entity()]
+
+
+def changed_words(before, after):
+    assert len(before.words) == len(after.words)
+    assert [w.box for w in before.words] == [w.box for w in after.words]
+    return [i for i, (a, b) in enumerate(zip(before.words, after.words)) if a.text != b.text]
+
+
+def levenshtein(a, b):
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def is_paper_value(text):
+    """Date (paper formats, 2001-2021), number (3-12 digits) or money (<= 10,000,000)."""
+    for fmt in PAPER_DATE_FORMATS:
+        try:
+            return 2001 <= datetime.strptime(text, fmt).year <= 2021
+        except ValueError:
+            pass
+    if re.fullmatch(r"[1-9]\d{2,11}", text):
+        return True
+    m = re.fullmatch(r"\$?(\d{1,3}(?:,\d{3})*)\.(\d{2})", text)
+    return bool(m) and 1 <= float(m.group(1).replace(",", "") + "." + m.group(2)) <= 10_000_000
+
+
+def form(size=(600, 400)):
+    """A hand-made form: two key/value pairs, a header, free text, a loose word."""
+    words = [
+        Word("INVOICE", (250, 10, 350, 30)),                                       # 0 header
+        Word("Date:", (20, 60, 70, 75)), Word("March", (80, 60, 130, 75)), Word("17,", (135, 60, 160, 75)),
+        Word("1995", (165, 60, 200, 75)),                                          # 1 key, 2-4 value
+        Word("Total:", (20, 100, 70, 115)), Word("$", (80, 100, 88, 115)), Word("1,045.00", (90, 100, 150, 115)),
+        Word("Please", (20, 300, 70, 315)), Word("remit", (75, 300, 120, 315)), Word("promptly", (125, 300, 190, 315)),
+        Word("thanks", (450, 370, 500, 385)),                                      # 11: in no entity
+        Word("", (500, 370, 505, 385)),                                            # 12: blank, in no entity
+    ]
+    entities = [
+        Entity(0, "header", (0,)),
+        Entity(1, "question", (1,), ((1, 2),)), Entity(2, "answer", (2, 3, 4), ((1, 2),)),
+        Entity(3, "question", (5,), ((3, 4),)), Entity(4, "answer", (6, 7), ((3, 4),)),
+        Entity(5, "other", (8, 9, 10)),
+    ]
+    image = PageImage.from_array(np.full(size[::-1], 250, np.uint8))
+    return Document("form", image, tuple(words), tuple(entities))
+
+
+# -- BG Typo ---------------------------------------------------------------------------------------------------------
+
+def test_bg_typo_changes_only_background_at_rate_p_by_one_edit(funsd_test):
+    shift = BackgroundTypo(p=0.1)
+    eligible = changed = 0
+    for k, doc in enumerate(funsd_test.load(i) for i in funsd_test.ids()):  # all 50 pages: ~2,800 background words
+        out, counts = shift.apply(doc, np.random.default_rng(k))
+        idx = changed_words(doc, out)
+        labels = labels_of(doc)
+        assert all(labels[i] in BACKGROUND for i in idx)
+        assert counts["changed"] == len(idx) and counts["eligible"] == len(background_words(doc))
+        for i in idx:
+            a, b = doc.words[i].text, out.words[i].text
+            d = levenshtein(a, b)
+            assert d == 1 or (d == 2 and sorted(a) == sorted(b)), (a, b)
+        assert iob_tags(out) == iob_tags(doc) and out.entities == doc.entities
+        eligible += counts["eligible"]
+        changed += counts["changed"] + counts["unchangeable"]
+    assert eligible > 2000
+    assert abs(changed / eligible - 0.1) <= 0.02  # selected each with probability p (binomial sd ~0.006)
+
+
+def test_typo_kinds_keep_punctuation():
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(200):
+        new, kind = typo("DATE:", rng)
+        seen.add(kind)
+        assert new.endswith(":") and new != "DATE:"
+    assert seen == {"swap", "delete", "add", "replace"}
+    assert typo("---", rng) is None
+    assert typo("a", rng)[1] in ("add", "replace")  # cannot swap or delete a single letter
+
+
+def test_bad_words_are_left_alone_and_counted():
+    words = [Word(t, (10 * i, 0, 10 * i + 8, 10)) for i, t in enumerate(["", "---", "日本語", "1,234.56", "x" * 60, "ok"])]
+    doc = Document("bad", PageImage.from_array(np.full((20, 100), 255, np.uint8)), tuple(words))
+    out, counts = BackgroundTypo(p=1.0).apply(doc, np.random.default_rng(0))
+    assert changed_words(doc, out) == [5]
+    assert counts == {"eligible": 5, "changed": 1, "unchangeable": 4}
+    out, counts = BackgroundSynonym(p=1.0).apply(doc, np.random.default_rng(0))
+    assert changed_words(doc, out) == [5] and counts["unchangeable"] == 4  # "ok" -> "fine"...
+    empty = Document("empty", doc.image)
+    for shift in (BackgroundTypo(), BackgroundSynonym(), BackgroundAdversarial(), ValueTextAugment(), KeyDrop()):
+        with pytest.raises(SkipDocument):
+            shift.apply(empty, np.random.default_rng(0))
+        assert shift(empty, 1).provenance[-1].skipped == "no words"
+
+
+# -- BG Synonyms -----------------------------------------------------------------------------------------------------
+
+def test_bg_synonym_uses_wordnet_synonyms_of_background_words(pages):
+    shift = BackgroundSynonym(p=0.3)
+    total = 0
+    for k, doc in enumerate(pages[:5]):
+        out, counts = shift.apply(doc, np.random.default_rng(k))
+        idx = changed_words(doc, out)
+        labels = labels_of(doc)
+        total += len(idx)
+        for i in idx:
+            assert labels[i] in BACKGROUND
+            a, b = doc.words[i].text, out.words[i].text
+            core_a, core_b = re.sub(r"^\W+|\W+$", "", a), re.sub(r"^\W+|\W+$", "", b)
+            assert core_b.lower() in synonyms(core_a), (a, b)
+            assert a[: len(a) - len(a.lstrip(":;,.()\"'"))] == b[: len(b) - len(b.lstrip(":;,.()\"'"))]
+            if core_a.isupper() and len(core_a) > 1:
+                assert core_b.isupper()
+        assert iob_tags(out) == iob_tags(doc)
+    assert total > 10
+
+
+def test_synonym_keeps_case_and_punctuation():
+    doc = form()
+    out, _ = BackgroundSynonym(p=1.0, labels=("header", "question")).apply(doc, np.random.default_rng(3))
+    assert out.words[1].text != "Date:" and out.words[1].text.endswith(":") and out.words[1].text[0].isupper()
+    assert out.words[0].text.isupper() and out.words[0].text.lower() in synonyms("invoice")
+    assert synonyms("in") == () and synonyms("1995") == ()  # stopwords and numbers have none
+
+
+# -- BG Adversarial --------------------------------------------------------------------------------------------------
+
+def test_bg_adversarial_values_follow_the_paper_and_spare_value_neighbours(pages):
+    shift = BackgroundAdversarial(p=0.5)
+    kinds = set()
+    for k, doc in enumerate(pages):
+        out, counts = shift.apply(doc, np.random.default_rng(k))
+        idx = changed_words(doc, out)
+        labels = labels_of(doc)
+        tokens = [i for i, w in enumerate(doc.words) if w.text.strip()]
+        near = set()
+        for ent in doc.entities:
+            if ent.label != "answer" or not ent.word_ids:
+                continue
+            x0, y0, x1, y1 = doc.entity_box(ent)
+            dx, dy = 0.02 * doc.width, 0.02 * doc.height
+            for i, w in enumerate(doc.words):
+                bx0, by0, bx1, by1 = w.box
+                if bx0 <= x1 + dx and bx1 >= x0 - dx and by0 <= y1 + dy and by1 >= y0 - dy:
+                    near.add(i)
+            ks = [tokens.index(i) for i in ent.word_ids if i in tokens]
+            if ks:
+                near.update(tokens[max(0, min(ks) - 2):min(ks)] + tokens[max(ks) + 1:max(ks) + 3])
+        assert not near & set(idx)
+        assert counts["protected"] == len([i for i in background_words(doc) if i in near])
+        for i in idx:
+            assert labels[i] in BACKGROUND
+            new = out.words[i].text
+            assert is_paper_value(new), new
+            kinds.add(data_type(new))
+        assert iob_tags(out) == iob_tags(doc)
+    assert kinds == {"date", "number", "money"}
+
+
+def test_bg_adversarial_on_a_hand_made_form():
+    doc = form()
+    out, counts = BackgroundAdversarial(p=1.0).apply(doc, np.random.default_rng(0))
+    # The keys touch their values' zones; "INVOICE" is two words before the date and "Please remit" two
+    # words after the money in the word order; "promptly" and "thanks" are neither (the blank word is no token).
+    assert value_neighbours(doc) == {0, 1, 5, 8, 9}
+    assert changed_words(doc, out) == [10, 11]
+    assert counts == {"eligible": 2, "changed": 2, "unchangeable": 0, "protected": 3}
+    assert value_neighbours(doc, n=0) == {1, 5}
+
+
+# -- Value Text Augment ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text,kind", [
+    ("March 17, 1995", "date"), ("12/31/94", "date"), ("8/ 7/ 87", "date"), ("03/Mar/09", "date"),
+    ("09-03-05", "date"), ("JUNE 1995", "date"), ("October 16,", "date"), ("$ 1,045.00", "money"),
+    ("1129. 01", "money"), ("$500", "money"), ("#77219", "number"), ("594", "number"),
+    ("(212) 403- 1000", "digits"), ("84- 52- 28", "digits"), ("Kent B. Mills", "other"), ("N/A", "other"),
+    ("2/21/80 4:00 P. M.", "other"), ("", "other"),
+])
+def test_data_types(text, kind):
+    assert data_type(text) == kind
+
+
+def test_split_into_cuts_after_separators():
+    assert split_into("03/17/05", [5, 3, 4]) == ["03/", "17/", "05"]
+    assert split_into("$5,432.10", [1, 8]) == ["$", "5,432.10"]
+    assert split_into("ab", [1, 1, 1]) is None
+    assert "".join(split_into("1234567", [2, 2, 2, 2])) == "1234567"
+
+
+def test_value_text_augment_keeps_types_words_and_boxes(pages):
+    shift = ValueTextAugment()
+    changed = 0
+    for k, doc in enumerate(pages):
+        out, counts = shift.apply(doc, np.random.default_rng(k))
+        idx = changed_words(doc, out)
+        labels = labels_of(doc)
+        assert all(labels[i] == "answer" for i in idx)
+        for ent in doc.entities:
+            if ent.label == "answer":
+                old, new = doc.entity_text(ent), out.entity_text(ent)
+                assert data_type(new) == data_type(old), (old, new)
+                assert all(w.strip() for w in (out.words[i].text for i in ent.word_ids if doc.words[i].text.strip()))
+        assert iob_tags(out) == iob_tags(doc) and out.entities == doc.entities
+        assert counts["changed"] + counts["unchangeable"] == counts["eligible"]
+        changed += counts["changed"]
+    assert changed > 50
+
+
+def test_value_text_augment_on_a_hand_made_form():
+    doc = form()
+    out, counts = ValueTextAugment().apply(doc, np.random.default_rng(1))
+    date = out.entity_text(out.entities[2])
+    money = out.entity_text(out.entities[4])
+    assert data_type(date) == "date" and date != "March 17, 1995"
+    assert re.fullmatch(r"\d\d/|\d\d-", out.words[2].text) and len(date.split()) == 3
+    assert out.words[6].text == "$" and re.fullmatch(r"\d{1,3}(,\d{3})*\.\d\d", out.words[7].text)
+    assert counts["eligible"] == 2 and counts["changed"] == 2 and counts["changed_date"] == 1
+    assert set(changed_words(doc, out)) <= {2, 3, 4, 6, 7}
+
+
+def test_value_text_augment_names_from_the_key():
+    words = [Word("Name:", (0, 0, 40, 10)), Word("KELLI", (50, 0, 90, 10)), Word("SCRUGGS", (95, 0, 150, 10)),
+             Word("Remarks:", (0, 20, 40, 30)), Word("see", (50, 20, 70, 30)), Word("attached", (75, 20, 130, 30)),
+             Word("To:", (0, 40, 40, 50)), Word("N/A", (50, 40, 70, 50))]
+    ents = [Entity(0, "question", (0,), ((0, 1),)), Entity(1, "answer", (1, 2), ((0, 1),)),
+            Entity(2, "question", (3,), ((2, 3),)), Entity(3, "answer", (4, 5), ((2, 3),)),
+            Entity(4, "question", (6,), ((4, 5),)), Entity(5, "answer", (7,), ((4, 5),))]
+    doc = Document("n", PageImage.from_array(np.full((60, 200), 255, np.uint8)), tuple(words), tuple(ents))
+    out, counts = ValueTextAugment().apply(doc, np.random.default_rng(0))
+    assert changed_words(doc, out) == [1, 2]  # the name; free text and N/A stay
+    assert out.words[1].text.isupper() and out.words[2].text.isupper()
+    assert counts == {"eligible": 3, "changed": 1, "unchangeable": 2, "changed_name": 1}
+
+
+# -- Key Drop --------------------------------------------------------------------------------------------------------
+
+def test_key_drop_removes_question_words_and_their_links(pages):
+    for k, doc in enumerate(pages[:5]):
+        out, counts = KeyDrop().apply(doc, np.random.default_rng(k))
+        kept = [w for w, lab in zip(doc.words, labels_of(doc)) if lab != "question"]
+        assert list(out.words) == kept
+        assert all(e.label != "question" for e in out.entities)
+        ids = {e.id for e in out.entities}
+        assert all(a in ids and b in ids for e in out.entities for a, b in e.links)
+        assert [e.id for e in out.entities] == [e.id for e in doc.entities if e.label != "question"]
+        assert counts["dropped"] == len(doc.words) - len(out.words)
+        before = [t for t, lab in zip(iob_tags(doc)[1], (labels_of(doc)[i] for i in iob_tags(doc)[0])) if lab != "question"]
+        assert iob_tags(out)[1] == before
+
+
+def test_key_drop_with_probability():
+    doc = form()
+    outs = [KeyDrop(p=0.5).apply(doc, np.random.default_rng(s)) for s in range(20)]
+    assert {c["changed"] for _, c in outs} == {0, 1, 2}
+    for out, c in outs:
+        assert len(out.words) == len(doc.words) - c["dropped"] and c["eligible"] == 2
+
+
+# -- all shifts ------------------------------------------------------------------------------------------------------
+
+ALL = [BackgroundTypo, BackgroundSynonym, BackgroundAdversarial, ValueTextAugment, KeyDrop]
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_same_seed_same_output(cls, pages):
+    doc = pages[1]
+    shift = make_shift({"shift": cls.name, "p": 0.5})
+    a, b, c = shift(doc, 7), shift(doc, 7), shift(doc, 8)
+    assert a.words == b.words and a.entities == b.entities
+    assert a.words != c.words
+    assert a.provenance[-1].params["p"] == 0.5 and a.provenance[-1].counts["eligible"] > 0
+    with pytest.raises(Exception, match="p must be in"):
+        make_shift({"shift": cls.name, "p": 1.5})
+
+
+@pytest.mark.parametrize("cls", [BackgroundTypo, ValueTextAugment])
+def test_render_changes_pixels_inside_changed_boxes_only(cls, pages):
+    doc = pages[0]
+    out, _ = cls(p=0.5, render=True).apply(doc, np.random.default_rng(0))
+    before, after = doc.image.to_array(), out.image.to_array()
+    idx = changed_words(doc, out)
+    assert idx
+    mask = np.zeros(before.shape, dtype=bool)
+    for i in idx:
+        x0, y0, x1, y1 = doc.words[i].box
+        mask[y0:y1, x0:x1] = True
+    assert np.array_equal(before[~mask], after[~mask])
+    assert not np.array_equal(before[mask], after[mask])
+    plain, _ = cls(p=0.5).apply(doc, np.random.default_rng(0))
+    assert plain.words == out.words and plain.image is doc.image
+
+
+def test_key_drop_render_erases_the_keys(pages):
+    doc = pages[0]
+    out, counts = KeyDrop(render=True).apply(doc, np.random.default_rng(0))
+    before, after = doc.image.to_array(), out.image.to_array()
+    for w, lab in zip(doc.words, labels_of(doc)):
+        if lab == "question" and w.text.strip():
+            x0, y0, x1, y1 = w.box
+            assert (after[y0:y1, x0:x1] < 100).sum() < max(3, (before[y0:y1, x0:x1] < 100).sum() // 4)
+    assert counts["dropped"] > 0
+
+
+@st.composite
+def random_forms(draw):
+    n = draw(st.integers(0, 12))
+    texts = draw(st.lists(st.one_of(st.text(max_size=12), st.sampled_from(["Date:", "12/31/94", "$ 1,045.00", "#77219",
+                                                                         "Name", "(212) 403- 1000", "report", "日本"])),
+                          min_size=n, max_size=n))
+    words = tuple(Word(t, (5 * i, 2, 5 * i + 4, 9)) for i, t in enumerate(texts))
+    labels = draw(st.lists(st.sampled_from(["question", "answer", "other", "header", None]), min_size=n, max_size=n))
+    entities = tuple(Entity(i, lab, (i,), ((i - 1, i),) if i and lab == "answer" and labels[i - 1] else ())
+                     for i, lab in enumerate(labels) if lab)
+    entities = tuple(Entity(e.id, e.label, e.word_ids, tuple(l for l in e.links if labels[l[0]])) for e in entities)
+    return Document("h", PageImage.from_array(np.full((12, 64), 255, np.uint8)), words, entities)
+
+
+@settings(max_examples=40, deadline=None)
+@given(doc=random_forms(), seed=st.integers(0, 2**32 - 1), p=st.sampled_from([0.0, 0.5, 1.0]))
+def test_text_shifts_keep_boxes_labels_and_never_crash(doc, seed, p):
+    for cls in ALL:
+        out = cls(p=p)(doc, seed)
+        record = out.provenance[-1]
+        if not doc.words:
+            assert record.skipped == "no words" and out.words == doc.words
+            continue
+        assert record.skipped is None and record.counts["changed"] <= record.counts["eligible"]
+        if cls is KeyDrop:
+            assert len(out.words) == len(doc.words) - record.counts["dropped"]
+            continue
+        assert [w.box for w in out.words] == [w.box for w in doc.words]
+        assert out.entities == doc.entities and iob_tags(out) == iob_tags(doc)
+        assert len(changed_words(doc, out)) <= (record.counts["changed"] if cls is not ValueTextAugment else len(doc.words))
+        if p == 0.0:
+            assert out.words == doc.words

@@ -1,0 +1,166 @@
+"""Re-rendering changed words: pixels change only inside their boxes, new ink in the old ink's colour."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from dogood.document import Document, Entity, PageImage, Word
+from dogood.render import render_words, text_alpha
+from dogood.shifts.words import replace_texts
+
+BOXES = [(20, 20, 110, 44), (130, 20, 230, 44), (20, 70, 150, 94)]
+TEXTS = ["Name:", "Johnson", "December"]
+
+
+def page_with_words(ink=40, rgb=False, size=(260, 120)):
+    """A light page with TEXTS drawn in BOXES in colour ``ink`` (grey level or RGB)."""
+    mode, paper = ("RGB", (250, 247, 240)) if rgb else ("L", 245)
+    im = Image.new(mode, size, paper)
+    draw = ImageDraw.Draw(im)
+    font = ImageFont.load_default(size=20)
+    for text, (x0, y0, _, _) in zip(TEXTS, BOXES):
+        draw.text((x0 + 2, y0 + 2), text, fill=ink, font=font)
+    words = [Word(t, b) for t, b in zip(TEXTS, BOXES)]
+    return Document("p", PageImage.from_array(np.array(im)), tuple(words), (Entity(0, "question", (0,)), Entity(1, "answer", (1, 2))))
+
+
+def inside(box, shape):
+    mask = np.zeros(shape[:2], dtype=bool)
+    x0, y0, x1, y1 = box
+    mask[y0:y1, x0:x1] = True
+    return mask
+
+
+def gray(a):
+    return a if a.ndim == 2 else a.astype(np.float64).mean(axis=2)
+
+
+def test_only_the_changed_box_changes_and_it_holds_new_ink():
+    doc = page_with_words(ink=40)
+    new = replace_texts(doc, {1: "Smith"})
+    out = render_words(new, [1], original=doc)
+    before, after = doc.image.to_array(), out.image.to_array()
+    box = inside(BOXES[1], before.shape)
+    assert np.array_equal(before[~box], after[~box])
+    assert not np.array_equal(before[box], after[box])
+    assert (after[box] < 128).sum() > 20  # ink is there
+    assert [w.text for w in out.words] == ["Name:", "Smith", "December"]
+    assert out.entities == doc.entities
+
+
+def test_drawn_ink_lies_within_the_box_and_matches_the_old_colour():
+    doc = page_with_words(ink=70)
+    out = render_words(replace_texts(doc, {2: "September"}), [2])
+    before, after = doc.image.to_array(), out.image.to_array()
+    changed = before != after
+    ys, xs = np.nonzero(changed)
+    x0, y0, x1, y1 = BOXES[2]
+    assert x0 <= xs.min() and xs.max() < x1 and y0 <= ys.min() and ys.max() < y1
+    ink = after[y0:y1, x0:x1]
+    dark = ink[ink < 160]
+    assert dark.size > 20
+    assert abs(float(np.median(dark[dark <= np.median(dark)])) - 70) <= 20
+
+
+def test_rgb_pages_keep_the_ink_hue():
+    doc = page_with_words(ink=(30, 60, 170), rgb=True)
+    out = render_words(replace_texts(doc, {0: "Date:"}), [0], original=doc)
+    before, after = doc.image.to_array(), out.image.to_array()
+    assert after.shape == before.shape and after.dtype == np.uint8
+    box = inside(BOXES[0], before.shape)
+    assert np.array_equal(before[~box], after[~box])
+    x0, y0, x1, y1 = BOXES[0]
+    crop = after[y0:y1, x0:x1].reshape(-1, 3).astype(int)
+    lum = crop.mean(axis=1)
+    core = crop[lum < np.percentile(lum, 8)]
+    assert core.size
+    assert np.all(np.abs(np.median(core, axis=0) - [30, 60, 170]) <= 35)
+
+
+def test_the_old_word_is_erased():
+    doc = page_with_words(ink=20)
+    out = render_words(replace_texts(doc, {1: ""}), [1], original=doc)  # blank text: erase only
+    x0, y0, x1, y1 = BOXES[1]
+    crop = out.image.to_array()[y0:y1, x0:x1]
+    assert crop.min() > 200  # nothing dark left
+    assert abs(float(np.median(crop)) - 245) <= 3  # paper colour
+
+
+def test_unchanged_text_is_not_touched_and_rendering_is_deterministic():
+    doc = page_with_words()
+    new = replace_texts(doc, {2: "Noon"})
+    out = render_words(new, [0, 1, 2], original=doc)  # words 0 and 1 kept their text
+    before, after = doc.image.to_array(), out.image.to_array()
+    for b in BOXES[:2]:
+        m = inside(b, before.shape)
+        assert np.array_equal(before[m], after[m])
+    assert np.array_equal(after, render_words(new, [2], original=doc).image.to_array())
+    assert render_words(doc, [0, 1], original=doc) is doc  # nothing to draw
+
+
+@pytest.mark.parametrize("text", ["A much longer replacement text than fits", "i", "日本語", "ÀÉÎ", "(#)", "  "])
+def test_any_text_fits_its_box(text):
+    doc = page_with_words()
+    out = render_words(replace_texts(doc, {0: text}), [0])
+    before, after = doc.image.to_array(), out.image.to_array()
+    box = inside(BOXES[0], before.shape)
+    assert np.array_equal(before[~box], after[~box])
+    alpha = text_alpha(text, 90, 24)
+    assert alpha.shape == (24, 90)
+
+
+def test_degenerate_boxes_and_bad_indices():
+    im = PageImage.from_array(np.full((50, 50), 250, np.uint8))
+    doc = Document("d", im, (Word("a", (10, 10, 10, 20)), Word("b", (0, 0, 50, 50))))
+    assert render_words(replace_texts(doc, {0: "x"}), [0]).image.to_array().min() == 250  # zero width: nothing drawn
+    out = render_words(replace_texts(doc, {1: "Big"}), [1])  # whole-page box on a blank page
+    assert out.image.to_array().min() < 128
+    with pytest.raises(IndexError):
+        render_words(doc, [5])
+
+
+def test_real_funsd_page(funsd_test):
+    doc = funsd_test.load(funsd_test.ids()[0])
+    picks = [i for i, w in enumerate(doc.words) if w.text.strip()][::9][:25]
+    new = replace_texts(doc, {i: doc.words[i].text[::-1] + "x" for i in picks})
+    out = render_words(new, picks, original=doc)
+    before, after = doc.image.to_array(), out.image.to_array()
+    mask = np.zeros(before.shape, dtype=bool)
+    for i in picks:
+        mask |= inside(doc.words[i].box, before.shape)
+    assert np.array_equal(before[~mask], after[~mask])
+    for i in picks:
+        x0, y0, x1, y1 = doc.words[i].box
+        assert (after[y0:y1, x0:x1] < 128).any(), doc.words[i]
+    assert out.image.modified and out.words == new.words
+
+
+def test_form_lines_through_a_box_survive_the_erase():
+    im = Image.new("L", (200, 60), 245)
+    draw = ImageDraw.Draw(im)
+    draw.text((42, 14), "Total", fill=30, font=ImageFont.load_default(size=22))
+    draw.line((0, 38, 199, 38), fill=20, width=2)  # an underline crossing the word box
+    draw.line((60, 0, 60, 59), fill=20, width=2)  # a table rule crossing it
+    doc = Document("u", PageImage.from_array(np.array(im)), (Word("Total", (40, 12, 110, 40)),))
+    after = render_words(replace_texts(doc, {0: ""}), [0]).image.to_array()
+    assert (after[38:40, 40:110] < 100).all() and (after[12:40, 60:62] < 100).all()
+    text_area = after[12:36, 40:110].copy()
+    text_area[:, 19:23] = 245  # leave out the rule
+    assert text_area.min() > 180  # the letters are gone
+
+
+def test_margin_erases_strokes_that_overflow_a_tight_box():
+    im = Image.new("L", (120, 50), 245)
+    ImageDraw.Draw(im).text((10, 8), "Hg", fill=20, font=ImageFont.load_default(size=30))
+    doc = Document("m", PageImage.from_array(np.array(im)), (Word("Hg", (10, 21, 60, 39)),))  # ink: y 18-43
+    before = doc.image.to_array()
+    strict = render_words(replace_texts(doc, {0: ""}), [0]).image.to_array()
+    loose = render_words(replace_texts(doc, {0: ""}), [0], margin=6).image.to_array()
+    box = inside((10, 21, 60, 39), before.shape)
+    grown = inside((4, 15, 66, 45), before.shape)
+    assert np.array_equal(before[~box], strict[~box]) and strict[~box].min() < 100  # slivers left outside
+    assert np.array_equal(before[~grown], loose[~grown]) and loose.min() > 180  # all gone
+    with pytest.raises(ValueError):
+        render_words(doc, [0], margin=-1)
