@@ -4,6 +4,7 @@ One shift per module; each registers itself under its ``name`` for recipes.
 """
 
 from dogood.shifts.base import SHIFTS, Shift, SkipDocument, make_shift
+from dogood.shifts.bert_attack import BertAttack
 from dogood.shifts.char_perturbation import CharPerturbation
 from dogood.shifts.form_text import BackgroundAdversarial, BackgroundSynonym, BackgroundTypo, KeyDrop, ValueTextAugment
 from dogood.shifts.merge import MergeBoxes
@@ -17,6 +18,7 @@ __all__ = [
     "BackgroundAdversarial",
     "BackgroundSynonym",
     "BackgroundTypo",
+    "BertAttack",
     "CharPerturbation",
     "KeyDrop",
     "MergeBoxes",

@@ -1,0 +1,564 @@
+"""BERT-Attack word substitution: Do-GOOD section 3.2 (text shift, Table 4).
+
+A fraction of a document's words are replaced by words that a masked
+language model proposes for them *in their context*, as BERT-Attack (Li et
+al., 2020) generates "similar but unseen words while guaranteeing fluency".
+Boxes, labels, entities and links do not change; only word texts do (and the
+pixels, with ``render=True``).
+
+How one word is replaced
+------------------------
+1. The words to change are drawn with
+   :func:`~dogood.shifts.selection.change_fraction`: ``round(fraction *
+   eligible)`` of the token words whose entity label is in ``labels``; a word
+   that cannot change is counted and the next drawn word takes its place.
+2. The word is split into leading punctuation, a core and trailing
+   punctuation (``"(Date:"`` -> ``"("``, ``"Date"``, ``":"``). Only a core of
+   two or more Latin letters that is not an English stopword (NLTK's list)
+   is replaced: numbers, codes (``R&D``, ``12/3``), non-Latin words, single
+   letters (initials, list marks) and stopwords are left as they are and
+   counted; blank words are never eligible.
+3. Its context: ``context="page"`` takes up to ``window`` words on each side
+   in the document's reading order (its word order); ``context="entity"``
+   takes the other words of its entity (again at most ``window`` a side; a
+   word in no entity uses the page). Words are dropped from the far ends
+   until the input fits the model's maximum length; a word that alone does
+   not fit, or that the model only knows as its unknown token, is counted
+   as ``too_long`` / ``unknown_word``.
+4. The core's sub-tokens are replaced by mask tokens and the model is run;
+   the words of a document are batched into a few forward passes, and only
+   the masked positions go through the output layer.
+5. Candidates, best first (``top_k`` of them at most): for a one-token word,
+   the ``top_k`` most probable vocabulary tokens that are whole words (no
+   ``##``/continuation piece, no special token) of two or more Latin letters,
+   not stopwords and not the word itself (case-insensitive). For a word of
+   ``n > 1`` sub-tokens, all ``n`` are masked and, as BERT-Attack does, the
+   per-position top-``top_k`` predictions are combined into words ranked by
+   perplexity ``exp(-mean log p)``: a beam of width ``top_k`` over the
+   positions, which gives exactly the ``top_k`` best combinations because
+   the positions are scored independently. The first piece must start a
+   word and the others must continue one (``##...`` in WordPiece, no ``Ġ``
+   / ``▁`` in BPE / SentencePiece), so every combination is one word;
+   stopwords and the word itself are then dropped.
+6. One candidate is picked uniformly with the shift's generator; it takes
+   the case pattern of the original core (``lower``, ``UPPER``,
+   ``Capitalized``; a mixed-case word gives ``Capitalized`` when it starts
+   upper-case) and its punctuation (``"(Date:"`` -> ``"(Period:"``).
+
+What the papers leave open, and what we chose
+---------------------------------------------
+- *Context.* Do-GOOD's released code called TextAttack's default masked-LM
+  swap (``WordSwapMaskedLM``, BAE method) on each word in isolation, so the
+  model saw ``[CLS] [MASK] [SEP]``. The paper describes BERT-Attack, whose
+  point is the context; we give the model the word's reading-order window
+  (or its entity).
+- *Masking.* Li et al. feed the unmasked sentence and read the model's
+  predictions at the word's own positions; BAE masks the word. ``mask=True``
+  (default) masks; ``mask=False`` is Li et al.'s unmasked variant (the word
+  itself, usually the top prediction, is then dropped).
+- *No target model.* BERT-Attack is an adversarial attack: it tries the
+  candidates in order until a victim model's prediction flips, and filters
+  antonyms with counter-fitted embeddings. A benchmark is built without a
+  victim, so the candidate is drawn at random among the ``top_k``; no
+  antonym or similarity filter is applied.
+- *Why not TextAttack's* ``WordSwapMaskedLM(method="bert-attack")``
+  (textattack 0.3.11, read in its source): it never masks (so it cannot
+  give ``mask=True``); its ranking of sub-word combinations by perplexity
+  is a no-op (``sorted(...)`` whose result is dropped), over all
+  ``top_k ** n`` combinations (110,592 for a 3-piece word at 48); it pads
+  every text to 512 tokens, runs one forward pass per text with its own
+  global device; and its words (``AttackedText.words``, which splits
+  ``R&D`` and drops punctuation) do not map one to one onto a document's
+  words. We use ``transformers`` directly, with the same candidate rules.
+
+The model is loaded once per process and device (:func:`masked_lm`) by Hub
+name or folder, as :mod:`dogood.models.hf` loads models; a missing model
+raises :class:`~dogood.models.ModelError` naming it, which a build reports.
+torch and transformers are imported only then.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dogood.document import Document
+from dogood.errors import DogoodError
+from dogood.models import ModelError
+from dogood.paths import data_dir
+from dogood.shifts.base import Shift
+from dogood.shifts.selection import change_fraction, eligible_words
+from dogood.shifts.words import replace_texts
+
+#: Rows (context windows) per forward pass.
+BATCH_ROWS = 32
+#: Why a drawn word was not changed (keys of the shift's counts).
+REASONS = ("stopword", "one_letter", "not_alphabetic", "too_long", "unknown_word", "no_candidate")
+
+_MODELS: dict[tuple[str, str], MaskedLM] = {}
+
+
+# -- words -------------------------------------------------------------------------------
+
+
+def split_word(text: str) -> tuple[str, str, str]:
+    """``(leading punctuation, core, trailing punctuation)``: the core runs from the first to the last letter or digit."""
+    i, j = 0, len(text)
+    while i < j and not text[i].isalnum():
+        i += 1
+    while j > i and not text[j - 1].isalnum():
+        j -= 1
+    return text[:i], text[i:j], text[j:]
+
+
+@lru_cache(maxsize=65536)
+def is_latin_word(text: str) -> bool:
+    """True when ``text`` is non-empty and all Latin letters (accents allowed; no digits, no other script)."""
+    return bool(text) and all(c.isalpha() and unicodedata.name(c, "").startswith("LATIN") for c in text)
+
+
+def match_case(word: str, reference: str) -> str:
+    """``word`` in the case pattern of ``reference``: lower, UPPER (two letters or more) or Capitalized."""
+    if reference.islower():
+        return word.lower()
+    if reference.isupper() and len(reference) > 1:
+        return word.upper()
+    if reference[:1].isupper():
+        return word[:1].upper() + word[1:].lower()
+    return word.lower()
+
+
+@lru_cache(maxsize=1)
+def english_stopwords() -> frozenset[str]:
+    """NLTK's English stopwords (from ``$NLTK_DATA``, NLTK's own folders or ``$DOGOOD_DATA_DIR/nltk_data``)."""
+    try:
+        from nltk.corpus import stopwords
+
+        return frozenset(w.strip().lower() for w in stopwords.words("english") if w.strip())
+    except (ImportError, LookupError, OSError):
+        pass
+    folders = [p for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
+    if data_dir() is not None:
+        folders.append(str(data_dir() / "nltk_data"))
+    for folder in folders:
+        path = Path(folder) / "corpora" / "stopwords" / "english"
+        if path.is_file():
+            return frozenset(w.strip().lower() for w in path.read_text(encoding="utf-8").splitlines() if w.strip())
+    raise DogoodError(
+        "NLTK's English stopwords were not found: install them (python -m nltk.downloader stopwords) "
+        "or point NLTK_DATA at a folder with corpora/stopwords/english"
+    )
+
+
+# -- the model ---------------------------------------------------------------------------
+
+
+def masked_lm(name_or_path: str | Path, device: str = "cpu") -> MaskedLM:
+    """The masked language model ``name_or_path`` on ``device``, loaded once per process."""
+    from dogood.models.hf import _is_local
+
+    name = str(name_or_path)
+    key = (str(Path(name).expanduser().resolve()) if _is_local(name) else name, str(device))
+    if key not in _MODELS:
+        _MODELS[key] = MaskedLM(name, device)
+    return _MODELS[key]
+
+
+class MaskedLM:
+    """A Hugging Face masked language model with its fast tokenizer and per-token tables.
+
+    Raises :class:`~dogood.models.ModelError` naming the model when it does not
+    exist, cannot be loaded (a Hub id while offline), is no masked language
+    model or has no mask token.
+    """
+
+    def __init__(self, name_or_path: str | Path, device: str = "cpu"):
+        import torch
+        from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+        from dogood.models.hf import _is_local, _load_config, _with_prefix_space
+
+        self.name = str(name_or_path)
+        hint = "bert_attack needs a Hugging Face masked language model: give model= a Hub id (online) or a local folder"
+        try:
+            config = _load_config(self.name)
+        except ModelError as exc:
+            raise ModelError(f"{exc} ({hint})") from exc
+        source = str(Path(self.name).expanduser()) if _is_local(self.name) else self.name
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ModelError(f"masked language model {self.name!r}: cannot load its tokenizer: {exc}") from exc
+        if not tokenizer.is_fast:
+            raise ModelError(f"masked language model {self.name!r}: a fast tokenizer is needed, got {type(tokenizer).__name__}")
+        tokenizer = _with_prefix_space(tokenizer, source)
+        if tokenizer.mask_token_id is None:
+            raise ModelError(f"masked language model {self.name!r}: its tokenizer has no mask token")
+        try:
+            model = AutoModelForMaskedLM.from_pretrained(source, config=config)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ModelError(f"cannot load {self.name!r} as a masked language model ({hint}): {exc}") from exc
+        try:
+            model.to(device)
+        except (RuntimeError, AssertionError, ValueError) as exc:
+            raise ModelError(f"masked language model {self.name!r}: cannot move it to device {device!r}: {exc}") from exc
+        model.eval()
+        self.model, self.tokenizer, self.device = model, tokenizer, device
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.mask_id = tokenizer.mask_token_id
+        self.unk_id = tokenizer.unk_token_id
+
+        limits = [n for n in (getattr(tokenizer, "model_max_length", None), getattr(config, "max_position_embeddings", None))
+                  if isinstance(n, int) and 0 < n < 1_000_000]
+        self.max_length = min(limits) if limits else 512
+        enc = tokenizer(["word"], is_split_into_words=True)
+        ids, wids = enc["input_ids"], enc.word_ids()
+        first, last = wids.index(0), len(wids) - wids[::-1].index(0)
+        self.prefix, self.suffix = list(ids[:first]), list(ids[last:])
+        self.budget = self.max_length - len(self.prefix) - len(self.suffix)
+
+        size = int(getattr(config, "vocab_size", 0) or len(tokenizer))
+        tokens = tokenizer.convert_ids_to_tokens(list(range(min(size, len(tokenizer)))))
+        tokens += [""] * (size - len(tokens))
+        special = set(tokenizer.all_special_ids)
+        if any(t.startswith("##") for t in tokens):  # WordPiece: continuations start with ##
+            starts = [not t.startswith("##") for t in tokens]
+            pieces = [t[2:] if t.startswith("##") else t for t in tokens]
+        else:
+            marker = "Ġ" if sum(t.startswith("Ġ") for t in tokens) >= sum(t.startswith("▁") for t in tokens) else "▁"
+            if any(t.startswith(marker) for t in tokens):  # byte-level BPE / SentencePiece: word starts carry a marker
+                starts = [t.startswith(marker) for t in tokens]
+                pieces = [t[len(marker):] if t.startswith(marker) else t for t in tokens]
+            else:  # no way to tell continuations: only one-piece words
+                starts, pieces = [True] * len(tokens), list(tokens)
+        self.pieces = pieces
+        alpha = torch.tensor([is_latin_word(p) and i not in special for i, p in enumerate(pieces)])
+        start = torch.tensor(starts)
+        self.start_ok = alpha & start
+        self.cont_ok = alpha & ~start
+        stop = english_stopwords()
+        self.word_ok = self.start_ok & torch.tensor([len(p) >= 2 and p.lower() not in stop for p in pieces])
+
+    def __repr__(self) -> str:
+        return f"MaskedLM({self.name!r}, device={self.device!r})"
+
+    def tokenize(self, words: Sequence[str]) -> list[list[int]]:
+        """The sub-token ids of each word (no special tokens); blank words get none."""
+        out: list[list[int]] = [[] for _ in words]
+        keep = [i for i, w in enumerate(words) if w.strip()]
+        if not keep:
+            return out
+        enc = self.tokenizer([words[i].strip() for i in keep], is_split_into_words=True, add_special_tokens=False, verbose=False)
+        for tok, wid in zip(enc["input_ids"], enc.word_ids()):
+            if wid is not None:
+                out[keep[wid]].append(tok)
+        return out
+
+    def log_probs(self, rows: Sequence[list[int]], spans: Sequence[tuple[int, int]]) -> list[Any]:
+        """Log-probabilities over the vocabulary at positions ``start..start+n`` of each row: one ``(n, V)`` tensor per row."""
+        import torch
+
+        out = []
+        head = self.model.get_output_embeddings()
+        for b in range(0, len(rows), BATCH_ROWS):
+            chunk, cspans = rows[b : b + BATCH_ROWS], spans[b : b + BATCH_ROWS]
+            length = max(len(r) for r in chunk)
+            ids = torch.full((len(chunk), length), self.pad_id, dtype=torch.long)
+            att = torch.zeros((len(chunk), length), dtype=torch.long)
+            for r, row in enumerate(chunk):
+                ids[r, : len(row)] = torch.tensor(row)
+                att[r, : len(row)] = 1
+            rr = torch.tensor([r for r, (_, n) in enumerate(cspans) for _ in range(n)], device=self.device)
+            cc = torch.tensor([s + j for s, n in cspans for j in range(n)], device=self.device)
+
+            def only_masked(module, args):  # the output layer sees only the positions asked for
+                h = args[0]
+                if h.dim() == 3 and tuple(h.shape[:2]) == tuple(ids.shape):
+                    return (h[rr, cc],) + tuple(args[1:])
+                return None
+
+            handle = head.register_forward_pre_hook(only_masked) if head is not None else None
+            try:
+                with torch.no_grad():
+                    logits = self.model(input_ids=ids.to(self.device), attention_mask=att.to(self.device)).logits
+            finally:
+                if handle is not None:
+                    handle.remove()
+            if logits.dim() == 3:
+                logits = logits[rr, cc]
+            lp = logits.float().log_softmax(-1).cpu()
+            pos = 0
+            for _, n in cspans:
+                out.append(lp[pos : pos + n])
+                pos += n
+        return out
+
+
+def best_combinations(log_probs: Any, allowed: Sequence[Any], k: int) -> list[tuple[list[int], float]]:
+    """The ``k`` best token sequences (one token per position) by perplexity, best first.
+
+    ``log_probs`` is ``(n, V)`` (positions scored independently), ``allowed[p]``
+    a boolean mask of the tokens allowed at position ``p``. A beam of width
+    ``k`` is exact here: a sequence among the ``k`` best has every prefix
+    among the ``k`` best prefixes. Ties go to the lower token ids. Returns
+    ``(token ids, perplexity)`` pairs, ``perplexity = exp(-mean log p)``.
+    """
+    import torch
+
+    n = log_probs.shape[0]
+    beams = torch.zeros(1, dtype=torch.float32)
+    seqs = torch.zeros((1, 0), dtype=torch.long)
+    for p in range(n):
+        scores = log_probs[p].masked_fill(~allowed[p], float("-inf"))
+        order = torch.sort(scores, descending=True, stable=True).indices[:k]
+        order = order[torch.isfinite(scores[order])]
+        if order.numel() == 0:
+            return []
+        total = (beams[:, None] + scores[order][None, :]).reshape(-1)
+        best = torch.sort(total, descending=True, stable=True).indices[:k]
+        seqs = torch.cat([seqs[best // order.numel()], order[best % order.numel()][:, None]], dim=1)
+        beams = total[best]
+    return [(s.tolist(), math.exp(-float(b) / n)) for s, b in zip(seqs, beams)]
+
+
+# -- the shift ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Row:
+    index: int
+    lead: str
+    core: str
+    trail: str
+    ids: list[int]
+    span: tuple[int, int]  # (first masked position, number of sub-tokens)
+
+
+class BertAttack(Shift):
+    """Replace a fraction of words by a masked language model's candidates in their context (Do-GOOD 3.2).
+
+    Keeps boxes, labels, entities and links; keeps each changed word's
+    punctuation and case pattern. Stopwords, words that are not Latin
+    letters (numbers, codes, other scripts) and words the model cannot take
+    are left unchanged and counted (see the module docstring for every rule).
+
+    Parameters
+    ----------
+    fraction : share of the eligible words changed (paper: 0.1).
+    labels : entity labels whose words are eligible (default: all words).
+    model : Hugging Face masked language model, Hub id or folder.
+    top_k : candidates per word (BERT-Attack: 48); one is drawn uniformly.
+    context : ``"page"`` (reading-order window) or ``"entity"`` (the word's entity).
+    window : most context words on each side of the word.
+    mask : mask the word (default) or read the unmasked input (Li et al.).
+    render : redraw the changed words in the image (:func:`dogood.render.render_words`).
+    device : torch device of the model.
+    """
+
+    name = "bert_attack"
+    family = "text"
+
+    def __init__(
+        self,
+        fraction: float = 0.1,
+        labels: Sequence[str] | None = None,
+        model: str = "bert-base-uncased",
+        top_k: int = 48,
+        context: str = "page",
+        window: int = 16,
+        mask: bool = True,
+        render: bool = False,
+        device: str = "cpu",
+    ):
+        if not 0.0 <= float(fraction) <= 1.0:
+            raise ValueError(f"fraction must be in [0, 1], got {fraction}")
+        if int(top_k) < 1:
+            raise ValueError(f"top_k must be at least 1, got {top_k}")
+        if context not in ("page", "entity"):
+            raise ValueError(f"context must be 'page' or 'entity', got {context!r}")
+        if int(window) < 1:
+            raise ValueError(f"window must be at least 1 word, got {window}")
+        if isinstance(labels, str):
+            labels = [labels]
+        self.fraction = float(fraction)
+        self.labels = tuple(str(x) for x in labels) if labels is not None else None
+        self.model = str(model)
+        self.top_k = int(top_k)
+        self.context = context
+        self.window = int(window)
+        self.mask = bool(mask)
+        self.render = bool(render)
+        self.device = str(device)
+
+    # -- public helpers ----------------------------------------------------------------
+    def candidates(self, doc: Document, indices: Sequence[int]) -> dict[int, list[str]]:
+        """The replacement texts of words ``indices``, best first (empty where the word cannot change)."""
+        plan = _Planner(self, doc, masked_lm(self.model, self.device))
+        plan.run(list(indices))
+        return {i: (r if isinstance(r, list) else []) for i, r in ((i, plan.results[i]) for i in indices)}
+
+    def apply(self, doc: Document, rng: np.random.Generator) -> tuple[Document, dict[str, int]]:
+        plan = _Planner(self, doc, masked_lm(self.model, self.device))
+        eligible = eligible_words(doc, self.labels)
+        # change_fraction draws its order first; a copy of the generator tells which words come, so
+        # they are batched. Only speed depends on this guess: a word outside it is computed when drawn.
+        order = [eligible[int(i)] for i in copy.deepcopy(rng).permutation(len(eligible))]
+        plan.expect(order, int(round(self.fraction * len(eligible))))
+        changes, counts = change_fraction(doc, rng, self.fraction, plan.change, self.labels)
+        out = replace_texts(doc, changes)
+        if self.render and changes:
+            from dogood.render import render_words
+
+            out = render_words(out, sorted(changes), original=doc)
+        return out, {**counts, **{r: plan.reasons[r] for r in REASONS}}
+
+
+class _Planner:
+    """Candidates for the words of one document, computed in batches in the order they will be drawn."""
+
+    def __init__(self, shift: BertAttack, doc: Document, lm: MaskedLM):
+        self.shift, self.doc, self.lm = shift, doc, lm
+        self.stop = english_stopwords()
+        self.word_ids = lm.tokenize([w.text for w in doc.words])
+        self.results: dict[int, list[str] | str] = {}
+        self.rows: dict[int, _Row | str] = {}
+        self.reasons: Counter[str] = Counter()
+        self.order: list[int] = []
+        self.place: dict[int, int] = {}
+        self.target = 0
+        self.changed = 0
+        token_words = [i for i, w in enumerate(doc.words) if w.text.strip()]
+        self.page = token_words
+        self.page_place = {i: k for k, i in enumerate(token_words)}
+        self.entity_of: dict[int, list[int]] = {}
+        if shift.context == "entity":
+            for ent in doc.entities:
+                members = [i for i in ent.word_ids if doc.words[i].text.strip()]
+                for i in members:
+                    self.entity_of[i] = members
+
+    def expect(self, order: list[int], target: int) -> None:
+        self.order, self.target = order, target
+        self.place = {i: k for k, i in enumerate(order)}
+
+    def change(self, index: int, rng: np.random.Generator) -> str | None:
+        if index not in self.results:
+            # this word and the next ones expected to need the model, ~10% more than still needed
+            need = max(self.target - self.changed, 1)
+            batch = [index]
+            k = self.place.get(index, len(self.order)) + 1
+            while len(batch) < need + need // 10 + 1 and k < len(self.order):
+                j = self.order[k]
+                if j not in self.results and not isinstance(self._prepared(j), str):
+                    batch.append(j)
+                k += 1
+            self.run(batch)
+        result = self.results[index]
+        if isinstance(result, str):
+            self.reasons[result] += 1
+            return None
+        self.changed += 1
+        return result[int(rng.integers(len(result)))]
+
+    def run(self, indices: list[int]) -> None:
+        """Fill ``results`` for ``indices``: a list of candidate texts or the reason there is none."""
+        rows = []
+        for i in dict.fromkeys(indices):
+            if i not in self.results:
+                row = self._prepared(i)
+                if not isinstance(row, str):
+                    rows.append(row)
+        if not rows:
+            return
+        lps = self.lm.log_probs([r.ids for r in rows], [r.span for r in rows])
+        for row, lp in zip(rows, lps):
+            words = self._words(row, lp)
+            self.results[row.index] = [row.lead + match_case(w, row.core) + row.trail for w in words] or "no_candidate"
+
+    def _prepared(self, i: int) -> _Row | str:
+        """Word ``i``'s model input, or why it cannot change (then already its result)."""
+        if i not in self.rows:
+            self.rows[i] = row = self._row(i)
+            if isinstance(row, str):
+                self.results[i] = row
+        return self.rows[i]
+
+    def _row(self, i: int) -> _Row | str:
+        lead, core, trail = split_word(self.doc.words[i].text.strip())
+        if not is_latin_word(core):
+            return "not_alphabetic"
+        if core.lower() in self.stop:
+            return "stopword"
+        if len(core) < 2:
+            return "one_letter"
+        lm = self.lm
+        pieces = [p for p in (lead, core, trail) if p]
+        enc = lm.tokenizer(pieces, is_split_into_words=True, add_special_tokens=False, verbose=False)
+        own: dict[int, list[int]] = {}
+        for tok, wid in zip(enc["input_ids"], enc.word_ids()):
+            if wid is not None:
+                own.setdefault(wid, []).append(tok)
+        c = pieces.index(core)
+        before, core_ids, after = sum((own.get(w, []) for w in range(c)), []), own.get(c, []), own.get(c + 1, [])
+        if not core_ids or len(before) + len(core_ids) + len(after) > lm.budget:
+            return "too_long"
+        if lm.unk_id is not None and all(t == lm.unk_id for t in core_ids):
+            return "unknown_word"
+        seq = self.entity_of.get(i) if self.shift.context == "entity" else None
+        if seq is None:
+            seq, at = self.page, self.page_place[i]
+        else:
+            at = seq.index(i)
+        used = len(before) + len(core_ids) + len(after)
+        left: list[list[int]] = []
+        right: list[list[int]] = []
+        open_left = open_right = True
+        for d in range(1, self.shift.window + 1):
+            for side, j in ((-1, at - d), (1, at + d)):
+                if not (open_left if side < 0 else open_right):
+                    continue
+                if not 0 <= j < len(seq):
+                    continue
+                ids = self.word_ids[seq[j]]
+                if used + len(ids) > lm.budget:
+                    if side < 0:
+                        open_left = False
+                    else:
+                        open_right = False
+                    continue
+                used += len(ids)
+                (left if side < 0 else right).append(ids)
+        masked = [lm.mask_id] * len(core_ids) if self.shift.mask else core_ids
+        head = lm.prefix + sum(reversed(left), []) + before
+        ids = head + masked + after + sum(right, []) + lm.suffix
+        return _Row(i, lead, core, trail, ids, (len(head), len(core_ids)))
+
+    def _words(self, row: _Row, lp: Any) -> list[str]:
+        """Candidate words (lower-case pieces joined), best first, without stopwords, repeats or the word itself."""
+        lm, k = self.lm, self.shift.top_k
+        n = lp.shape[0]
+        vocab = lp.shape[1]
+        if n == 1:
+            allowed = [lm.word_ok[:vocab]]
+        else:
+            allowed = [lm.start_ok[:vocab]] + [lm.cont_ok[:vocab]] * (n - 1)
+        own = row.core.lower()
+        seen = {own}
+        out = []
+        for seq, _ in best_combinations(lp, allowed, k + 1):
+            word = "".join(lm.pieces[t] for t in seq).lower()
+            if word in seen or len(word) < 2 or word in self.stop:
+                continue
+            seen.add(word)
+            out.append(word)
+        return out[:k]
