@@ -273,6 +273,11 @@ def cmd_eval(args) -> int:
     from dogood.evaluate import evaluate, resolve_datasets
     from dogood.models import load_model
 
+    if args.quiet:
+        import datasets
+
+        datasets.disable_progress_bars()
+
     id_sets = resolve_datasets(args.id_dataset, args.split)
     if len(id_sets) != 1:
         names = ", ".join(d.name for d in id_sets)

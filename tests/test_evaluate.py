@@ -188,3 +188,29 @@ def test_cli_eval_errors_exit_1_with_a_message(built, tmp_path, capsys):
                  "--ood", str(built / "funsd-l"), "--quiet"])
     assert code == 1
     assert "missing.dogood-model" in capsys.readouterr().err
+
+
+def test_baseline_scores_equal_the_metric_on_its_own_predictions(built, trained_baseline, funsd_test):
+    from dogood.metrics import funsd_entity_scores
+
+    id_set = resolve_datasets(str(built / "funsd"))[0]
+    ood_set = resolve_datasets(str(built / "funsd-l"))[0]
+    report = evaluate(trained_baseline, id_set, [ood_set])
+    for row, ds in zip(report.rows(), (id_set, ood_set)):
+        docs = [ds.source.load(i) for i in ds.source.ids()]
+        preds = trained_baseline.predict(docs)
+        assert row["f1"] == funsd_entity_scores(docs, {k: p.tags for k, p in preds.items()})["f1"]
+    assert report.rows()[0]["f1"] > 0.5
+
+
+def test_cli_train_baseline_then_eval(built, tmp_path, capsys):
+    model = tmp_path / "small.dogood-model"
+    assert main(["train-baseline", "--limit", "20", "--max-iterations", "20", "--out", str(model)]) == 0
+    out = capsys.readouterr().out
+    assert f"-> {model}" in out and "FUNSD test (50 documents): entity precision" in out
+    assert main(["eval", "--model", str(model), "--id", str(built / "funsd"), "--ood", f"{built / 'funsd-l'}:merge",
+                 "--out", str(tmp_path / "r"), "--quiet"]) == 0
+    data = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert data["model"] == "dogood-crf-baseline"
+    id_row, ood_row = data["datasets"]
+    assert ood_row["drop"] == pytest.approx(id_row["f1"] - ood_row["f1"])
