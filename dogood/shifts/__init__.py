@@ -5,9 +5,13 @@ One shift per module; each registers itself under its ``name`` for recipes.
 
 from dogood.shifts.base import SHIFTS, Shift, SkipDocument, make_shift
 from dogood.shifts.bert_attack import BertAttack
+from dogood.shifts.char_deletion import CharacterDeletion
 from dogood.shifts.char_perturbation import CharPerturbation
+from dogood.shifts.embedding_swap import EmbeddingSwap
 from dogood.shifts.form_text import BackgroundAdversarial, BackgroundSynonym, BackgroundTypo, KeyDrop, ValueTextAugment
+from dogood.shifts.homoglyph_swap import HomoglyphSwap
 from dogood.shifts.merge import MergeBoxes
+from dogood.shifts.number_swap import NumberSwap
 from dogood.shifts.word_perturbation import WordPerturbation
 
 __all__ = [
@@ -19,9 +23,13 @@ __all__ = [
     "BackgroundSynonym",
     "BackgroundTypo",
     "BertAttack",
+    "CharacterDeletion",
     "CharPerturbation",
+    "EmbeddingSwap",
+    "HomoglyphSwap",
     "KeyDrop",
     "MergeBoxes",
+    "NumberSwap",
     "ValueTextAugment",
     "WordPerturbation",
 ]

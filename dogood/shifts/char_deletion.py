@@ -1,0 +1,59 @@
+"""Random character deletion: one character of a word goes ("houses" -> "hoses")."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from functools import lru_cache
+
+import numpy as np
+
+from dogood.shifts._textattack import WordSwapShift, import_textattack, pick
+
+
+@lru_cache(maxsize=None)
+def _transformation(skip_first_char: bool, skip_last_char: bool):
+    """TextAttack's ``WordSwapRandomCharacterDeletion`` listing every deletion (``random_one=False``)."""
+    import_textattack()
+    from textattack.transformations import WordSwapRandomCharacterDeletion
+
+    return WordSwapRandomCharacterDeletion(
+        random_one=False, skip_first_char=skip_first_char, skip_last_char=skip_last_char
+    )
+
+
+class CharacterDeletion(WordSwapShift):
+    """Delete one character of a fraction of words (Do-GOOD 3.2, Word Swap 4; Table 4 "Character deletion").
+
+    TextAttack's ``WordSwapRandomCharacterDeletion`` (Morris et al. 2020)
+    lists the word with each character deleted in turn; one is drawn with the
+    shift's generator, so each position is equally likely, as with
+    TextAttack's ``random_one``. Punctuation around a word is kept and never
+    deleted (``"Date:"`` -> ``"Dte:"``). Keeps boxes, labels, entities and
+    the word count. Words whose core is one character, non-Latin words and
+    words over 64 characters are left unchanged and counted as ``unchangeable``.
+
+    Parameters
+    ----------
+    fraction : share of the eligible words changed (paper: 0.1).
+    labels : entity labels whose words are eligible (default: all words).
+    skip_first_char : never delete a word's first character (TextAttack's default: False).
+    skip_last_char : never delete a word's last character (TextAttack's default: False).
+    render : redraw the changed words in the page image (default False: text only).
+    """
+
+    name = "char_deletion"
+
+    def __init__(
+        self,
+        fraction: float = 0.1,
+        labels: Collection[str] | None = None,
+        skip_first_char: bool = False,
+        skip_last_char: bool = False,
+        render: bool = False,
+    ):
+        self._common(fraction, labels, render)
+        self.skip_first_char = bool(skip_first_char)
+        self.skip_last_char = bool(skip_last_char)
+
+    def swap(self, core: str, rng: np.random.Generator) -> str | None:
+        return pick(_transformation(self.skip_first_char, self.skip_last_char)._get_replacement_words(core), rng)
