@@ -101,3 +101,24 @@ def test_bad_files_are_named(docvqa_root, tmp_path):
         open_source({"kind": "docvqa"}, "val", broken)
     with pytest.raises(SourceError, match="rrc.cvc.uab.es"):
         open_source({"kind": "docvqa"}, "val", tmp_path / "nowhere")
+
+
+def test_docvqa_t_changes_text_around_the_answers_only(docvqa_root, tmp_path):
+    from dogood.recipe import load_recipe
+
+    configs = ["homoglyph_swap", "char_deletion", "number_swap"]
+    out = tmp_path / "docvqa-t"
+    build(load_recipe("docvqa-t"), out, source_path=docvqa_root, configs=configs, progress=False)
+    source = open_source({"kind": "docvqa"}, "val", docvqa_root)
+    for config in configs:
+        shifted = HFDatasetSource(name=out, split="val", config=config)
+        changed = eligible = 0
+        for doc_id in source.ids():
+            a, b = source.load(doc_id), shifted.load(doc_id)
+            assert b.qa == a.qa and [w.box for w in b.words] == [w.box for w in a.words]
+            protected = answer_words(a)
+            assert all(a.words[i].text == b.words[i].text for i in protected)
+            changed += sum(x.text != y.text for x, y in zip(a.words, b.words))
+            eligible += len(eligible_words(a))
+        if config != "number_swap":  # numbers are too few on three forms to reach 10%
+            assert abs(changed / eligible - 0.1) < 0.02, config

@@ -342,3 +342,25 @@ def test_missing_tesseract_is_a_source_error(monkeypatch):
     with pytest.raises(SourceError, match="apt"):
         RvlCdipSource(RVL).load("images/80035521")
     assert RvlCdipSource(RVL, ocr=False).load("images/80035521").label == "memo"
+
+
+def test_rvl_cdip_t_keeps_labels_and_changes_a_tenth_of_the_ocr_words(data_dir, tmp_path):
+    from dogood.build import build
+    from dogood.recipe import load_recipe
+    from dogood.sources.hf import HFDatasetSource
+    from dogood.sources.rvl_cdip import RvlCdipSource
+
+    out = tmp_path / "rvl-cdip-t"
+    build(load_recipe("rvl-cdip-t"), out, source_path=data_dir / "rvl_cdip", configs=["char_deletion"], progress=False)
+    source = RvlCdipSource(root=data_dir / "rvl_cdip", split="test")
+    shifted = HFDatasetSource(name=out, split="test", config="char_deletion")
+    changed = tokens = 0
+    for doc_id in source.ids():
+        a, b = source.load(doc_id), shifted.load(doc_id)
+        assert b.label == a.label and [w.box for w in b.words] == [w.box for w in a.words]
+        for x, y in zip(a.words, b.words):
+            if x.text != y.text:
+                assert len(y.text) == len(x.text) - 1
+                changed += 1
+        tokens += sum(1 for w in a.words if w.text.strip())
+    assert abs(changed / tokens - 0.1) < 0.02
