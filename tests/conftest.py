@@ -20,7 +20,7 @@ os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="dogood-test-hf-")
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("DOGOOD_DATA_DIR") or REPO.parent / "shared" / "data")
+DATA = Path(os.environ.get("DOGOOD_DATA_DIR") or REPO.parent / "shared" / "data").resolve()
 FUNSD_DIR = DATA / "funsd" / "dataset"
 
 
