@@ -1,7 +1,7 @@
 """Throughput of each text shift on FUNSD test, beside a no-op and TextAttack's own Augmenter, in one run.
 
     NLTK_DATA=../shared/data/nltk_data python bench/bench_text_shifts.py [--source ...] [--docs 50] [--repeat 3]
-        [--only embedding_swap bg_typo ...] [--bert-model PATH]
+        [--only embedding_swap bg_typo ...] [--bert-model PATH] [--textattack]
 
 Every config of the ``funsd-t`` recipe is applied to the same pre-loaded
 FUNSD test documents (``bert_attack`` only with ``--bert-model``, a local
@@ -63,6 +63,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", nargs="+", help="configs to run (default: all)")
     parser.add_argument("--bert-model", help="a local masked LM for the bert_attack config")
+    parser.add_argument("--textattack", action="store_true",
+                        help="also time TextAttack's Augmenter (importing textattack.augmentation may wait on the network)")
     args = parser.parse_args()
 
     source = FunsdSource(root=args.source, split="test")
@@ -87,7 +89,7 @@ def main() -> None:
     for name, chain in configs.items():
         rate = words / timed(lambda: run(chain, name), args.repeat)
         other = ""
-        if name in ("embedding_swap", "homoglyph_swap", "number_swap", "char_deletion"):
+        if args.textattack and name in ("embedding_swap", "homoglyph_swap", "number_swap", "char_deletion"):
             if ta is None:
                 ta = textattack_transformations()
             from textattack.augmentation import Augmenter
