@@ -31,3 +31,17 @@ def cache_dir() -> Path:
         path = Path(base) / "dogood"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def nltk_module():
+    """``nltk``, with ``$DOGOOD_DATA_DIR/nltk_data`` added to its data path when that folder exists.
+
+    ``$NLTK_DATA`` (which NLTK reads itself) still comes first.
+    """
+    import nltk
+
+    shared = data_dir()
+    folder = shared / "nltk_data" if shared is not None else None
+    if folder is not None and folder.is_dir() and str(folder) not in nltk.data.path:
+        nltk.data.path.append(str(folder))
+    return nltk

@@ -96,9 +96,12 @@ def import_textattack():
 
 def _add_nltk_data(nltk) -> None:
     """Make NLTK's ``stopwords`` corpus findable (``NLTK_DATA``, ``$DOGOOD_DATA_DIR/nltk_data``), or fail clearly."""
-    for folder in (os.environ.get("NLTK_DATA"), data_dir() and data_dir() / "nltk_data"):
-        if folder and Path(folder).is_dir() and str(folder) not in nltk.data.path:
-            nltk.data.path.append(str(folder))
+    from dogood.paths import nltk_module
+
+    nltk_module()
+    folder = os.environ.get("NLTK_DATA")  # set after nltk was imported: NLTK read it too early
+    if folder and Path(folder).is_dir() and folder not in nltk.data.path:
+        nltk.data.path.append(folder)
     try:
         nltk.data.find("corpora/stopwords")
     except LookupError:

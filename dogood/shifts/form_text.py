@@ -322,15 +322,9 @@ def typo(word: str, rng: np.random.Generator) -> tuple[str, str] | None:
 # -- synonyms (BG Synonyms) -------------------------------------------------------------------------------------------
 
 def _nltk():
-    """NLTK with ``$DOGOOD_DATA_DIR/nltk_data`` on its search path (``$NLTK_DATA`` still comes first)."""
-    import nltk
+    from dogood.paths import nltk_module
 
-    from dogood.paths import data_dir
-
-    base = data_dir()
-    if base is not None and (base / "nltk_data").is_dir() and str(base / "nltk_data") not in nltk.data.path:
-        nltk.data.path.append(str(base / "nltk_data"))
-    return nltk
+    return nltk_module()
 
 
 @lru_cache(maxsize=1)

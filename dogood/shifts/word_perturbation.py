@@ -111,15 +111,9 @@ _TENSE = {
 
 # -- lexical resources (loaded lazily, cached per process) ------------------------------------
 def _nltk():
-    """``nltk``, with ``$DOGOOD_DATA_DIR/nltk_data`` added to its data path when that folder exists."""
-    import nltk
+    from dogood.paths import nltk_module
 
-    from dogood.paths import data_dir
-
-    shared = data_dir()
-    if shared is not None and (shared / "nltk_data").is_dir() and str(shared / "nltk_data") not in nltk.data.path:
-        nltk.data.path.append(str(shared / "nltk_data"))
-    return nltk
+    return nltk_module()
 
 
 def _wordnet():
