@@ -36,7 +36,6 @@ import numpy as np
 
 from dogood.document import Document
 from dogood.errors import SourceError
-from dogood.paths import data_dir
 from dogood.shifts.base import Shift
 from dogood.shifts.selection import change_fraction
 from dogood.shifts.words import replace_texts
