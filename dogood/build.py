@@ -171,6 +171,10 @@ def build(
     seed = recipe.seed if seed is None else int(seed)
     names = list(recipe.configs) if not configs else configs
     chains = {name: recipe.chain(name) for name in names}
+    for chain in chains.values():
+        for shift in chain:
+            shift.prepare()  # models and tables load once, here, before any worker starts
+    notes = {name: [line for shift in chain for line in shift.card_notes()] for name, chain in chains.items()}
     sources = {split: open_source(recipe.source, split, source_path) for split in recipe.splits}
     schema = recipe.schema or next(iter(sources.values())).schema
     ids = {split: src.ids()[:limit] if limit is not None else src.ids() for split, src in sources.items()}
@@ -230,6 +234,7 @@ def build(
             stats=stats,
             skipped=report.skipped,
             dogood_version=dogood.__version__,
+            notes=notes,
         )
         (tmp / "README.md").write_text(card, encoding="utf-8")
         manifest = {

@@ -12,6 +12,18 @@ configs:
     - {shift: merge, lambda_x: 10, lambda_y: 5}
 ```
 
+``combinations`` expands configs that chain other configs, as the
+form-attack paper's Figure 3 does (91 pairs and 364 triples of its 14
+transformations)::
+
+    combinations:
+      of: [value_text_augment, global_shuffle, key_drop]   # configs above
+      sizes: [2, 3]
+
+adds ``value_text_augment-global_shuffle``, ..., and
+``value_text_augment-global_shuffle-key_drop``: each chain is the named
+configs' chains in the order of ``of``. A list of such mappings is allowed.
+
 Files are read with ``yaml.safe_load`` only. ``split: test`` may stand for
 ``splits: [test]``. A config's chain may be empty (the unshifted data, for
 the in-distribution baseline). ``schema`` (``funsd`` or ``rvl_cdip``) defaults
@@ -26,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.resources
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -86,7 +99,8 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
     missing = [k for k in ("name", "version", "source", "configs") if k not in data]
     if missing:
         raise RecipeError(f"{where}: missing {', '.join(missing)}")
-    known = {"name", "version", "description", "source", "split", "splits", "seed", "configs", "schema", "shard_size"}
+    known = {"name", "version", "description", "source", "split", "splits", "seed", "configs", "schema", "shard_size",
+             "combinations"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise RecipeError(f"{where}: unknown key(s) {', '.join(unknown)}")
@@ -117,6 +131,7 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
             except RecipeError as exc:
                 raise RecipeError(f"{where}, config {name!r}: {exc}") from None
         clean[name] = [dict(spec) for spec in chain]
+    clean.update(expand_combinations(data.get("combinations"), clean, where))
     schema = data.get("schema")
     if schema is not None and schema not in SCHEMAS:
         raise RecipeError(f"{where}: schema must be one of {', '.join(SCHEMAS)}")
@@ -138,6 +153,33 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
         shard_size=shard_size,
         path=path,
     )
+
+
+def expand_combinations(spec: Any, configs: dict[str, list[dict[str, Any]]], where: str = "recipe") -> dict[str, list[dict[str, Any]]]:
+    """The configs a recipe's ``combinations`` entry adds: every ``size``-subset of ``of``, chained in ``of`` order."""
+    if spec is None:
+        return {}
+    entries = spec if isinstance(spec, list) else [spec]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for entry in entries:
+        if not isinstance(entry, dict) or set(entry) - {"of", "sizes"} or "of" not in entry:
+            raise RecipeError(f"{where}: combinations must be a mapping {{of: [config, ...], sizes: [2, 3]}} (or a list of them)")
+        names = [str(n) for n in entry["of"]]
+        missing = [n for n in names if n not in configs]
+        if missing or len(set(names)) != len(names):
+            raise RecipeError(f"{where}: combinations name configs that are not defined above, or twice: "
+                              f"{', '.join(missing) or names}")
+        sizes = entry.get("sizes", [2])
+        sizes = [sizes] if isinstance(sizes, int) else sizes
+        if not all(isinstance(k, int) and 2 <= k <= len(names) for k in sizes):
+            raise RecipeError(f"{where}: combination sizes must be integers from 2 to {len(names)}, got {sizes}")
+        for k in sizes:
+            for group in itertools.combinations(names, k):
+                name = "-".join(group)
+                if name in configs or name in out:
+                    raise RecipeError(f"{where}: combination {name!r} is already a config")
+                out[name] = [dict(step) for n in group for step in configs[n]]
+    return out
 
 
 def load_recipe(name_or_path: str | Path) -> Recipe:

@@ -122,11 +122,13 @@ def render_card(
     stats: dict[str, dict[str, dict[str, Any]]],
     skipped: list[dict[str, str]],
     dogood_version: str,
+    notes: dict[str, list[str]] | None = None,
 ) -> str:
     """The dataset card (README.md) of a built folder.
 
     ``splits_info[config][split]`` has ``num_examples``, ``num_bytes`` and
-    ``num_shards``; ``stats[config][split]`` the per-config statistics.
+    ``num_shards``; ``stats[config][split]`` the per-config statistics;
+    ``notes[config]`` lines the config's shifts add (:meth:`Shift.card_notes`).
     """
     features = features_for(schema)
     card_data = DatasetCardData(
@@ -164,5 +166,6 @@ def render_card(
         stats=stats,
         skipped=skipped,
         dogood_version=dogood_version,
+        notes=notes or {},
     )
     return str(DatasetCard(body))

@@ -28,10 +28,20 @@ EXPECTED_TAGS = {
 }
 
 
+#: The FUNSD-L configs these tests build: Algorithm 1, and Move (a model, a cache, pixels moved).
+LAYOUT_CONFIGS = ["merge", "move"]
+
+
 @pytest.fixture(scope="module")
-def funsd_l(funsd_dir, tmp_path_factory):
+def funsd_l(funsd_dir, tmp_path_factory, trained_baseline):
+    import shutil
+
+    from dogood.models import default_baseline_path
+
+    default_baseline_path().parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(trained_baseline.source, default_baseline_path())  # Move's scorer `baseline`
     out = tmp_path_factory.mktemp("build") / "funsd-l"
-    build(load_recipe("funsd-l"), out, source_path=funsd_dir, num_proc=1, progress=False)
+    build(load_recipe("funsd-l"), out, source_path=funsd_dir, num_proc=1, configs=LAYOUT_CONFIGS, progress=False)
     return out
 
 
@@ -83,7 +93,7 @@ def test_card_and_manifest_describe_the_build(funsd_l):
 
 def test_output_is_byte_identical_for_any_number_of_workers(funsd_dir, funsd_l, tmp_path):
     out2 = tmp_path / "two"
-    build(load_recipe("funsd-l"), out2, source_path=funsd_dir, num_proc=2, progress=False)
+    build(load_recipe("funsd-l"), out2, source_path=funsd_dir, num_proc=2, configs=LAYOUT_CONFIGS, progress=False)
     a = sorted(p.relative_to(funsd_l) for p in funsd_l.rglob("*") if p.is_file())
     b = sorted(p.relative_to(out2) for p in out2.rglob("*") if p.is_file())
     assert a == b
@@ -95,8 +105,8 @@ def test_shards_do_not_depend_on_workers_or_skips(funsd_dir, tmp_path):
     recipe = load_recipe("funsd-l")
     recipe.shard_size = 4
     out1, out2 = tmp_path / "a", tmp_path / "b"
-    build(recipe, out1, source_path=funsd_dir, limit=10, progress=False)
-    build(recipe, out2, source_path=funsd_dir, limit=10, num_proc=2, progress=False)
+    build(recipe, out1, source_path=funsd_dir, limit=10, configs=["merge"], progress=False)
+    build(recipe, out2, source_path=funsd_dir, limit=10, num_proc=2, configs=["merge"], progress=False)
     names = sorted(p.name for p in (out1 / "data" / "merge").iterdir())
     assert names == ["test-00000-of-00003.parquet", "test-00001-of-00003.parquet", "test-00002-of-00003.parquet"]
     for name in names:
@@ -158,7 +168,7 @@ def test_on_error_raise_names_the_file_and_writes_nothing(broken_funsd, tmp_path
     root, ids = broken_funsd
     out = tmp_path / "out"
     with pytest.raises(BuildError) as err:
-        build(load_recipe("funsd-l"), out, source_path=root, progress=False)
+        build(load_recipe("funsd-l"), out, source_path=root, configs=["merge"], progress=False)
     assert ids[0] in str(err.value) and f"{ids[0]}.png" in str(err.value)
     assert not out.exists()
     assert not list(tmp_path.glob(".out.partial-*"))
@@ -167,7 +177,7 @@ def test_on_error_raise_names_the_file_and_writes_nothing(broken_funsd, tmp_path
 def test_on_error_skip_finishes_and_lists_the_skipped(broken_funsd, tmp_path):
     root, ids = broken_funsd
     out = tmp_path / "out"
-    report = build(load_recipe("funsd-l"), out, source_path=root, on_error="skip", progress=False)
+    report = build(load_recipe("funsd-l"), out, source_path=root, on_error="skip", configs=["merge"], progress=False)
     assert [s["id"] for s in report.skipped] == ids[:3]
     reasons = {s["id"]: s["reason"] for s in report.skipped}
     assert "cannot read image" in reasons[ids[0]] and f"{ids[0]}.png" in reasons[ids[0]]
@@ -195,7 +205,7 @@ def test_interrupted_build_leaves_no_dataset(funsd_dir, tmp_path, monkeypatch):
     monkeypatch.setattr(MergeBoxes, "apply", interrupt)
     out = tmp_path / "out"
     with pytest.raises(KeyboardInterrupt):
-        build(load_recipe("funsd-l"), out, source_path=funsd_dir, progress=False)
+        build(load_recipe("funsd-l"), out, source_path=funsd_dir, configs=["merge"], progress=False)
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []
 

@@ -132,7 +132,7 @@ def _obeys(kind, old, new):
 
 @pytest.mark.parametrize("kind", CHAR_KINDS)
 def test_each_char_kind_does_what_it_says_on_funsd(kind, funsd_docs):
-    shift = CharPerturbation(kind=kind, per_sample=2)
+    shift = CharPerturbation(kind=kind, per_sample=2, fraction=1.0)
     seen = 0
     for doc in funsd_docs[:6]:
         out = shift(doc, 7)
@@ -149,9 +149,9 @@ def test_each_char_kind_does_what_it_says_on_funsd(kind, funsd_docs):
 
 def test_letter_case_and_misspelling_by_hand():
     doc = form(("question", "Received:"), ("answer", "fluorescent"), ("header", "COMMITTEE"))
-    out = CharPerturbation(kind="misspelling")(doc, 0)
+    out = CharPerturbation(kind="misspelling", fraction=1.0)(doc, 0)
     assert texts(out) == ["Recieved:", "florescent", "COMMITEE"] or texts(out) == ["Recieved:", "florescent", "COMITTEE"]
-    out = CharPerturbation(kind="letter_case")(doc, 0)
+    out = CharPerturbation(kind="letter_case", fraction=1.0)(doc, 0)
     assert [t.lower() for t in texts(out)] == [t.lower() for t in texts(doc)]
     assert all(a != b for a, b in zip(texts(out), texts(doc)))
 
@@ -161,19 +161,19 @@ def test_bad_words_are_left_alone_and_counted(wordnet):
     doc = Document("bad", page(), tuple(Word(t, (5 + 30 * i, 10, 30 + 30 * i, 20)) for i, t in enumerate(words)),
                    (Entity(0, "answer", tuple(range(len(words)))),))
     for kind in CHAR_KINDS:
-        out = CharPerturbation(kind=kind)(doc, 1)
+        out = CharPerturbation(kind=kind, fraction=1.0)(doc, 1)
         assert out.words == doc.words
         counts = out.provenance[-1].counts
-        assert counts["eligible"] == 1 and counts["changed"] == 0 and counts["unchangeable"] == 1
+        assert counts["eligible"] == 8 and counts["changed"] == 0 and counts["unchangeable"] == 1
         assert counts["number"] == 3 and counts["non_latin"] == 2 and counts["too_long"] == 1 and counts["symbol"] == 1
     for kind in WORD_KINDS:
-        out = WordPerturbation(kind=kind)(doc, 1)
+        out = WordPerturbation(kind=kind, fraction=1.0)(doc, 1)
         if kind == "word_order":  # texts move between boxes unchanged
             assert sorted(texts(out)) == sorted(words) and [w.box for w in out.words] == [w.box for w in doc.words]
         else:
             assert out.words == doc.words, kind
     empty = Document("empty", page())
-    for shift in (CharPerturbation(kind="swap"), WordPerturbation(kind="repetition")):
+    for shift in (CharPerturbation(kind="swap", fraction=1.0), WordPerturbation(kind="repetition", fraction=1.0)):
         assert shift(empty, 0).provenance[-1].counts["eligible"] == 0
 
 
@@ -189,12 +189,12 @@ def test_perturbations_never_crash_and_keep_entities(wordnet, word_texts, kind, 
     doc = Document("h", page(), words, (Entity(0, "question", tuple(range(n - 1)), ((0, 1),)),
                                         Entity(1, "answer", (n - 1,), ((0, 1),))) if n > 1 else ())
     if kind in CHAR_KINDS:
-        out = CharPerturbation(kind=kind, per_sample=3)(doc, seed)
+        out = CharPerturbation(kind=kind, per_sample=3, fraction=1.0)(doc, seed)
         assert [w.box for w in out.words] == [w.box for w in doc.words]
         for a, b in zip(doc.words, out.words):
             assert a.text == b.text or core_problem(split_word(a.text)[1]) is None
     else:
-        out = WordPerturbation(kind=kind, per_sample=3)(doc, seed)
+        out = WordPerturbation(kind=kind, per_sample=3, fraction=1.0)(doc, seed)
     assert [(e.id, e.label, e.links) for e in out.entities] == [(e.id, e.label, e.links) for e in doc.entities]
     assert all(e.word_ids for e in out.entities)
     assert_iob_consistent(out)
@@ -210,12 +210,13 @@ def test_apply_edits_reports_new_positions_of_changed_words():
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
 def test_per_sample_gives_k_perturbations_per_chosen_sample(k, funsd_docs):
-    shift = CharPerturbation(kind="deletion", per_sample=k)
+    shift = CharPerturbation(kind="deletion", per_sample=k, fraction=1.0)
     full = 0
     for doc in funsd_docs[:5]:
         out = shift(doc, 3)
         counts = out.provenance[-1].counts
-        assert counts["perturbations"] + counts["short"] == k * counts["changed"]
+        assert counts["perturbations"] + counts["short"] == k * counts["perturbed_samples"]
+        assert counts["changed"] == counts["perturbations"] == sum(a != b for a, b in zip(texts(doc), texts(out)))
         for ent in doc.entities:
             changed = sum(doc.words[i].text != out.words[i].text for i in ent.word_ids)
             able = sum(core_problem(split_word(doc.words[i].text)[1]) is None
@@ -237,23 +238,27 @@ def test_samples_are_entities_or_lines_without_entities():
     assert text_samples(loose) == [[0, 1, 2], [3, 4]]
 
 
-@pytest.mark.parametrize("fraction", [0.3, 0.7])
+@pytest.mark.parametrize("fraction,per_sample", [(0.1, 1), (0.3, 3)])  # one per entity reaches at most ~21% on FUNSD
 @pytest.mark.parametrize("shift_cls,kind", [(CharPerturbation, "replacement"), (WordPerturbation, "repetition")])
-def test_measured_changed_fraction_is_the_knob(fraction, shift_cls, kind, funsd_docs):
-    shift = shift_cls(kind=kind, fraction=fraction)
-    eligible = changed = touched = 0
+def test_measured_changed_fraction_is_the_knob(fraction, per_sample, shift_cls, kind, funsd_docs):
+    shift = shift_cls(kind=kind, fraction=fraction, per_sample=per_sample)
+    eligible = changed = seen = 0
     for doc in funsd_docs:
         out = shift(doc, 11)
         c = out.provenance[-1].counts
         eligible, changed = eligible + c["eligible"], changed + c["changed"]
-        touched += sum(doc.entity_text(a) != out.entity_text(b) for a, b in zip(doc.entities, out.entities))
+        assert c["eligible"] == sum(1 for w in doc.words if w.text.strip())
+        if kind == "repetition":  # each changed word got one copy
+            seen += len(out.words) - len(doc.words)
+        else:
+            seen += sum(a != b for a, b in zip(texts(doc), texts(out)))
     assert abs(changed / eligible - fraction) <= 0.02
-    assert touched == changed  # the counts say what happened to the entities
+    assert seen == changed  # the counts say what happened to the words
 
 
 def test_labels_filter_is_respected(funsd_docs):
     for shift in (CharPerturbation(kind="letter_case", labels=("question",)),
-                  WordPerturbation(kind="repetition", labels=["question"])):
+                  WordPerturbation(kind="repetition", labels=["question"], fraction=1.0)):
         for doc in funsd_docs[:4]:
             out = shift(doc, 5)
             assert sum(1 for e in doc.entities if e.label == "question") >= out.provenance[-1].counts["changed"] > 0
@@ -286,7 +291,7 @@ def test_make_shift_and_bad_parameters(wordnet):
 
 
 def test_word_deletion_keeps_entities_tags_and_links(funsd_docs):
-    shift = WordPerturbation(kind="deletion", per_sample=2)
+    shift = WordPerturbation(kind="deletion", per_sample=2, fraction=1.0)
     for doc in funsd_docs[:5]:
         out = shift(doc, 2)
         counts = out.provenance[-1].counts
@@ -304,7 +309,7 @@ def test_word_deletion_keeps_entities_tags_and_links(funsd_docs):
 
 def test_word_repetition_by_hand_gets_i_tag_and_a_box_beside_its_twin():
     doc = form(("question", "Name:"), ("answer", "John"))
-    out = WordPerturbation(kind="repetition")(doc, 0)
+    out = WordPerturbation(kind="repetition", fraction=1.0)(doc, 0)
     assert texts(out) == ["Name:", "Name:", "John", "John"]
     assert iob_tags(out)[1] == ["B-QUESTION", "I-QUESTION", "B-ANSWER", "I-ANSWER"]
     assert out.words[1].box == (5 + 30 + 2, 10, 5 + 30 + 2 + 30, 20)
@@ -312,7 +317,7 @@ def test_word_repetition_by_hand_gets_i_tag_and_a_box_beside_its_twin():
 
 
 def test_word_repetition_on_funsd(funsd_docs):
-    shift = WordPerturbation(kind="repetition", per_sample=2)
+    shift = WordPerturbation(kind="repetition", per_sample=2, fraction=1.0)
     for doc in funsd_docs[:5]:
         out = shift(doc, 4)
         counts = out.provenance[-1].counts
@@ -344,7 +349,7 @@ def _originals(doc, out):
 
 def test_synonyms_come_from_wordnet(funsd_docs, wordnet):
     wn = wordnet
-    shift = WordPerturbation(kind="synonym", per_sample=2)
+    shift = WordPerturbation(kind="synonym", per_sample=2, fraction=1.0)
     seen = 0
     for doc in funsd_docs[:4]:
         out = shift(doc, 9)
@@ -360,7 +365,7 @@ def test_synonyms_come_from_wordnet(funsd_docs, wordnet):
 
 def test_negation_adds_and_removes_not():
     doc = form(("question", "This is required"), ("answer", "Do not write"), ("other", "ISN'T it"))
-    out = WordPerturbation(kind="negation")(doc, 0)
+    out = WordPerturbation(kind="negation", fraction=1.0)(doc, 0)
     assert texts(out) == ["This", "is", "not", "required", "Do", "write", "IS", "it"]
     is_box, not_box = out.words[1].box, out.words[2].box
     assert not_box[0] == is_box[2] + 2 and not_box[2] - not_box[0] == round(12 * 3 / 2)
@@ -371,15 +376,15 @@ def test_negation_adds_and_removes_not():
 
 def test_verb_number_and_tense_by_hand(wordnet):
     doc = form(("question", "It requires"), ("answer", "They are"), ("other", "She wrote"), ("header", "Forms"))
-    spv = WordPerturbation(kind="singular_plural_verb")(doc, 0)
+    spv = WordPerturbation(kind="singular_plural_verb", fraction=1.0)(doc, 0)
     assert texts(spv) == ["It", "require", "They", "is", "She", "wrote", "Forms"]
-    tense = WordPerturbation(kind="verb_tense")(doc, 0)
+    tense = WordPerturbation(kind="verb_tense", fraction=1.0)(doc, 0)
     assert texts(tense) == ["It", "required", "They", "were", "She", "writes", "Forms"]
     assert tense.provenance[-1].counts["unchangeable"] == 1  # "Forms" is a noun too: left alone
 
 
 def test_word_order_moves_texts_over_the_same_boxes(funsd_docs):
-    shift = WordPerturbation(kind="word_order", span=3)
+    shift = WordPerturbation(kind="word_order", span=3, fraction=1.0)
     for doc in funsd_docs[:5]:
         out = shift(doc, 8)
         assert [w.box for w in out.words] == [w.box for w in doc.words] and out.entities == doc.entities
@@ -390,8 +395,7 @@ def test_word_order_moves_texts_over_the_same_boxes(funsd_docs):
             assert sorted(old) == sorted(new)
             moved = [j for j, (a, b) in enumerate(zip(old, new)) if a != b]
             assert not moved or moved[-1] - moved[0] < 3  # one window of 3 consecutive token words
-        assert out.provenance[-1].counts["changed"] == sum(
-            doc.entity_text(e) != out.entity_text(e) for e in doc.entities)
+        assert out.provenance[-1].counts["changed"] == sum(a != b for a, b in zip(texts(doc), texts(out)))
 
 
 def test_render_redraws_only_the_changed_words(monkeypatch):
@@ -405,18 +409,18 @@ def test_render_redraws_only_the_changed_words(monkeypatch):
 
     monkeypatch.setattr(dogood.render, "render_words", fake_render)
     doc = form(("question", "Name:"), ("answer", "John Smith"))
-    out = WordPerturbation(kind="repetition", labels=("answer",), render=True)(doc, 1)
+    out = WordPerturbation(kind="repetition", labels=("answer",), render=True, fraction=1.0)(doc, 1)
     (_, indices, original), = calls
     assert original is None  # words were added: no word-by-word original
     assert len(indices) == 1 and out.words[indices[0]].text == out.words[indices[0] - 1].text
-    CharPerturbation(kind="swap")(doc, 1)  # render=False by default: not called
+    CharPerturbation(kind="swap", fraction=1.0)(doc, 1)  # render=False by default: not called
     assert len(calls) == 1
     calls.clear()
-    out = CharPerturbation(kind="swap", labels=("answer",), render=True)(doc, 1)
+    out = CharPerturbation(kind="swap", labels=("answer",), render=True, fraction=1.0)(doc, 1)
     (_, indices, original), = calls
     assert original is doc and [texts(out)[i] != texts(doc)[i] for i in range(3)] == [i in indices for i in range(3)]
     calls.clear()
-    WordPerturbation(kind="deletion", render=True)(doc, 1)  # the deleted word is erased as blank text
+    WordPerturbation(kind="deletion", render=True, fraction=1.0)(doc, 1)  # the deleted word is erased as blank text
     (blanked, gone, _), = calls
     assert len(gone) == 1 and blanked.words[gone[0]].text == "" and doc.words[gone[0]].text in ("John", "Smith")
 

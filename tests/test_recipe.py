@@ -12,7 +12,8 @@ BASE = {"name": "x", "version": "1.0.0", "source": {"kind": "funsd"}, "configs":
 
 def test_every_shipped_recipe_loads():
     recipes = {r.name: r for r in list_recipes()}
-    assert recipes["funsd-l"].configs == {"merge": [{"shift": "merge", "lambda_x": 10, "lambda_y": 5}]}
+    assert recipes["funsd-l"].configs["merge"] == [{"shift": "merge", "lambda_x": 10, "lambda_y": 5}]
+    assert {"merge_x0_y0", "merge_x20_y10", "merge_entity", "move"} <= set(recipes["funsd-l"].configs)
     assert recipes["funsd-l"].splits == ["test"]
     assert [type(s).__name__ for s in recipes["funsd-l"].chain("merge")] == ["MergeBoxes"]
 
@@ -59,3 +60,21 @@ def test_seeds_depend_on_seed_config_and_id_only():
     # a fixed value guards against accidental changes to the derivation (it would change published data)
     assert a == 8275473940586892164
     assert derive_seed(1, 2) == derive_seed("1", "2")
+
+
+def test_combinations_expand_pairs_and_triples_in_order():
+    data = {"name": "combo", "version": "1.0.0", "source": {"kind": "funsd"},
+            "configs": {"a": [{"shift": "merge", "lambda_x": 1}], "b": [{"shift": "merge", "lambda_x": 2}],
+                        "c": [{"shift": "merge", "lambda_x": 3}, {"shift": "merge", "lambda_x": 4}]},
+            "combinations": {"of": ["a", "b", "c"], "sizes": [2, 3]}}
+    recipe = parse_recipe(data)
+    assert list(recipe.configs) == ["a", "b", "c", "a-b", "a-c", "b-c", "a-b-c"]
+    assert [s["lambda_x"] for s in recipe.configs["a-c"]] == [1, 3, 4]
+    assert [s["lambda_x"] for s in recipe.configs["a-b-c"]] == [1, 2, 3, 4]
+    assert [s.lambda_x for s in recipe.chain("b-c")] == [2, 3, 4]
+    names = [f"t{i}" for i in range(14)]  # the form-attack paper: 14 transformations, 91 pairs, 364 triples
+    many = {**data, "configs": {n: [{"shift": "merge"}] for n in names}, "combinations": {"of": names, "sizes": [2, 3]}}
+    assert len(parse_recipe(many).configs) == 14 + 91 + 364
+    for bad in ({"of": ["a", "zzz"]}, {"of": ["a", "b"], "sizes": [3]}, {"of": ["a", "a"]}, {"sizes": [2]}, ["a"]):
+        with pytest.raises(RecipeError):
+            parse_recipe({**data, "combinations": bad})

@@ -11,6 +11,7 @@ from dogood.shifts.embedding_swap import EmbeddingSwap
 from dogood.shifts.form_text import BackgroundAdversarial, BackgroundSynonym, BackgroundTypo, KeyDrop, ValueTextAugment
 from dogood.shifts.homoglyph_swap import HomoglyphSwap
 from dogood.shifts.merge import MergeBoxes
+from dogood.shifts.move import MoveEntities
 from dogood.shifts.number_swap import NumberSwap
 from dogood.shifts.word_perturbation import WordPerturbation
 
@@ -29,6 +30,7 @@ __all__ = [
     "HomoglyphSwap",
     "KeyDrop",
     "MergeBoxes",
+    "MoveEntities",
     "NumberSwap",
     "ValueTextAugment",
     "WordPerturbation",

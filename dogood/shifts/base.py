@@ -48,6 +48,13 @@ class Shift:
         summed per config in the data card."""
         raise NotImplementedError
 
+    def prepare(self) -> None:
+        """Load what the shift needs once per process (a model, a table); the build calls it before its workers start."""
+
+    def card_notes(self) -> list[str]:
+        """Lines the data card adds under the shift's config (e.g. which model a shift used); none by default."""
+        return []
+
     def params(self) -> dict[str, Any]:
         """The constructor parameters and their current values."""
         sig = inspect.signature(type(self).__init__)

@@ -28,17 +28,21 @@ What the paper leaves open for documents, and what we chose:
   without entities) a sample is one text line: consecutive words in reading
   order that share a line (vertical overlap of at least half the smaller
   height, no step back to the left).
-- *Fraction.* ``fraction`` is the share of a document's eligible samples that
-  are perturbed: ``round(fraction * eligible)`` samples are drawn in random
-  order; a drawn sample none of whose words can be perturbed is counted
-  ``unchangeable`` and the next one takes its place (as
-  :func:`dogood.shifts.selection.change_fraction` does for words). So the
-  measured ``changed / eligible`` of the counts equals ``fraction`` (up to
-  rounding per document) whenever enough samples can change.
-- *Per sample.* ``per_sample=k`` perturbs ``k`` distinct words of each drawn
-  sample, one perturbation each; a sample with fewer perturbable words gets
-  as many as it has (the paper's PPS is likewise a maximum) and the missing
-  ones are counted ``short``.
+- *Fraction.* ``fraction`` is the share of a document's eligible words
+  that are changed, the knob every text shift of this package shares (the
+  Do-GOOD paper changes 10% of the words). Samples are drawn in random
+  order and each gets up to ``per_sample`` perturbations until
+  ``round(fraction * eligible words)`` words are changed (the last sample
+  gets only as many as are missing); a drawn sample none of whose words can
+  be perturbed is counted ``unchangeable`` and the next one takes its
+  place. So the measured ``changed / eligible`` of the counts equals
+  ``fraction`` (up to rounding per document) whenever enough words can
+  change; ``word_order`` may pass it by up to ``span - 1`` words per
+  document, since a shuffle moves a whole window.
+- *Per sample.* ``per_sample=k`` perturbs up to ``k`` distinct words of each
+  drawn sample, one perturbation each (the paper's PPS); a sample with
+  fewer perturbable words gets as many as it has and the missing ones are
+  counted ``short``.
 - *What a word is.* Punctuation around a word (``"Date:"``, ``"(see"``) is
   kept and only the core between it is perturbed. Words whose core has a
   digit (``number``), a letter outside the Latin script (``non_latin``),
@@ -51,11 +55,11 @@ What the paper leaves open for documents, and what we chose:
   ``render=True``, which redraws the changed words
   (:func:`dogood.render.render_words`).
 
-Counts returned with the document: ``eligible`` (samples), ``changed``
-(samples perturbed), ``unchangeable`` (drawn samples with no perturbable
-word), ``perturbations`` (words perturbed), ``short`` (perturbations
-missing to reach ``per_sample`` in changed samples), and the word reasons
-above.
+Counts returned with the document: ``eligible`` (token words),
+``changed`` (words changed: new text, deleted, repeated or moved),
+``samples`` and ``perturbed_samples``, ``unchangeable`` (drawn samples with
+no perturbable word), ``perturbations``, ``short`` (perturbations missing to
+reach ``k`` in perturbed samples), and the word reasons above.
 
 The misspelling table is written here by hand. The paper draws on
 Wikipedia's "Lists of common misspellings/For machines"; each entry below is
@@ -389,16 +393,21 @@ def perturb_samples(
     labels: Collection[str] | None,
     perturb: Callable[[Sequence[int], int, np.random.Generator, Edits], int],
 ) -> tuple[Edits, dict[str, int]]:
-    """Draw ``round(fraction * samples)`` samples and perturb each up to ``per_sample`` times.
+    """Perturb samples, drawn in random order, until ``round(fraction * eligible words)`` words are changed.
 
     ``perturb(sample, k, rng, edits)`` records at most ``k`` perturbations of
-    the words of ``sample`` in ``edits`` and returns how many it made; a
-    sample with none is counted ``unchangeable`` and another takes its place.
+    the words of ``sample`` in ``edits`` and returns how many it made; ``k``
+    is ``per_sample``, or fewer for the last sample so as not to pass the
+    target. A sample with no perturbation is counted ``unchangeable`` and
+    the next one takes its place. A word counts as changed once, whatever
+    happened to it (new text, deleted, repeated, moved).
     """
     samples = text_samples(doc, labels)
-    target = int(round(fraction * len(samples)))
+    eligible = sum(len(s) for s in samples)
+    target = int(round(fraction * eligible))
     edits = Edits()
-    counts = Counter(eligible=len(samples), changed=0, unchangeable=0, perturbations=0, short=0)
+    counts = Counter(eligible=eligible, changed=0, samples=len(samples), perturbed_samples=0,
+                     unchangeable=0, perturbations=0, short=0)
     if target:
         for s in rng.permutation(len(samples)):
             sample = samples[int(s)]
@@ -406,15 +415,17 @@ def perturb_samples(
                 problem = core_problem(split_word(doc.words[i].text)[1])
                 if problem:
                     counts[problem] += 1
-            made = perturb(sample, per_sample, rng, edits)
+            k = min(per_sample, target - len(edits.touched()))
+            made = perturb(sample, k, rng, edits)
             if not made:
                 counts["unchangeable"] += 1
                 continue
-            counts["changed"] += 1
+            counts["perturbed_samples"] += 1
             counts["perturbations"] += made
-            counts["short"] += per_sample - made
-            if counts["changed"] == target:
+            counts["short"] += k - made
+            if len(edits.touched()) >= target:
                 break
+    counts["changed"] = len(edits.touched())
     return edits, dict(counts)
 
 
@@ -528,8 +539,8 @@ class CharPerturbation(Shift):
     kind : ``insertion``, ``deletion``, ``replacement`` (QWERTY neighbour),
         ``swap``, ``repetition``, ``misspelling`` or ``letter_case``.
     per_sample : perturbations per sample, at most (the paper's PPS: 1 to 4).
-    fraction : share of the eligible samples (entities, or text lines) that
-        are perturbed; the counts' ``changed / eligible`` measures it.
+    fraction : share of the eligible words changed (Do-GOOD: 0.1), reached
+        sample by sample; the counts' ``changed / eligible`` measures it.
     labels : entity labels whose words are eligible (default: all words).
     render : redraw the changed words into the page image (default: the
         image keeps the original text).
@@ -542,7 +553,7 @@ class CharPerturbation(Shift):
         self,
         kind: str = "insertion",
         per_sample: int = 1,
-        fraction: float = 1.0,
+        fraction: float = 0.1,
         labels: tuple[str, ...] | None = None,
         render: bool = False,
     ):

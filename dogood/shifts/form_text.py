@@ -397,15 +397,28 @@ def _change_each(
     doc: Document, rng: np.random.Generator, words: list[int], p: float,
     change: Callable[[str, np.random.Generator], str | None],
 ) -> tuple[dict[int, str], dict[str, int]]:
-    """Select each of ``words`` with probability ``p`` and change it; counts eligible/changed/unchangeable."""
-    picked = [i for i, u in zip(words, rng.random(len(words))) if u < p]
+    """Change ``round(p * len(words))`` of ``words``, drawn in random order; counts eligible/changed/unchangeable.
+
+    The paper selects each background word with probability ``p``; we draw
+    the expected number exactly, and a drawn word that cannot change is
+    counted ``unchangeable`` and replaced by the next one, so the measured
+    share of changed words meets ``p`` whenever enough words can change.
+    """
+    target = int(round(p * len(words)))
     changes: dict[int, str] = {}
-    for i in picked:
-        old = doc.words[i].text
-        new = change(old, rng) if len(old) <= MAX_WORD else None
-        if new is not None and new != old and new.strip():
+    unchangeable = 0
+    if target:
+        for j in rng.permutation(len(words)):
+            i = words[int(j)]
+            old = doc.words[i].text
+            new = change(old, rng) if len(old) <= MAX_WORD else None
+            if new is None or new == old or not new.strip():
+                unchangeable += 1
+                continue
             changes[i] = new
-    return changes, {"eligible": len(words), "changed": len(changes), "unchangeable": len(picked) - len(changes)}
+            if len(changes) == target:
+                break
+    return changes, {"eligible": len(words), "changed": len(changes), "unchangeable": unchangeable}
 
 
 def _finish(doc: Document, changes: dict[int, str], render: bool) -> Document:
@@ -436,7 +449,7 @@ class _BackgroundShift(Shift):
 
 
 class BackgroundTypo(_BackgroundShift):
-    """BG Typo: each background word, with probability ``p``, gets one OCR-style typo (form-attack paper).
+    """BG Typo: a share ``p`` of the background words get one OCR-style typo (form-attack paper).
 
     Background on FUNSD: words of ``other`` and ``header`` entities and words
     in no entity; keys (``question``) and values (``answer``) are never
@@ -449,7 +462,7 @@ class BackgroundTypo(_BackgroundShift):
 
     Parameters
     ----------
-    p : probability that a background word is selected (paper: 0.1).
+    p : share of the background words changed (paper: each selected with probability 0.1; see :func:`_change_each`).
     labels : entity labels whose words are background (words in no entity always are).
     render : also redraw the changed words in the image (the paper changes the OCR text only).
     """
@@ -464,7 +477,7 @@ class BackgroundTypo(_BackgroundShift):
 
 
 class BackgroundSynonym(_BackgroundShift):
-    """BG Synonyms: each background word, with probability ``p``, becomes a WordNet synonym (form-attack paper).
+    """BG Synonyms: a share ``p`` of the background words become a WordNet synonym (form-attack paper).
 
     Background on FUNSD: words of ``other`` and ``header`` entities and words
     in no entity; ``question`` (key) and ``answer`` (value) words are never
@@ -479,7 +492,7 @@ class BackgroundSynonym(_BackgroundShift):
 
     Parameters
     ----------
-    p : probability that a background word is selected (paper: 0.1).
+    p : share of the background words changed (paper: each selected with probability 0.1; see :func:`_change_each`).
     labels : entity labels whose words are background (words in no entity always are).
     render : also redraw the changed words in the image.
     """
@@ -491,7 +504,7 @@ class BackgroundSynonym(_BackgroundShift):
 
 
 class BackgroundAdversarial(Shift):
-    """BG Adversarial: background words, with probability ``p``, become random dates, numbers or money (form-attack paper).
+    """BG Adversarial: a share ``p`` of the background words become random dates, numbers or money (form-attack paper).
 
     Adds distractors of the values' data types. Background on FUNSD: words of
     ``other`` and ``header`` entities and words in no entity; ``question``
@@ -507,7 +520,7 @@ class BackgroundAdversarial(Shift):
 
     Parameters
     ----------
-    p : probability that an eligible background word is replaced (paper: 0.1).
+    p : share of the eligible background words replaced (paper: each selected with probability 0.1; see :func:`_change_each`).
     labels : entity labels whose words are background (words in no entity always are).
     value_labels : entity labels that are values (their neighbours are protected).
     r : neighbour zone growth, as a fraction of the page width/height on each side (paper: 0.02).

@@ -277,8 +277,8 @@ class WordPerturbation(Shift):
     kind : ``deletion``, ``repetition``, ``synonym``, ``negation``,
         ``singular_plural_verb``, ``verb_tense`` or ``word_order``.
     per_sample : perturbations per sample, at most (the paper's PPS: 1 to 4).
-    fraction : share of the eligible samples (entities, or text lines) that
-        are perturbed; the counts' ``changed / eligible`` measures it.
+    fraction : share of the eligible words changed (Do-GOOD: 0.1), reached
+        sample by sample; the counts' ``changed / eligible`` measures it.
     labels : entity labels whose words are eligible (default: all words).
     span : ``word_order`` only: words per shuffled window (>= 2; a shorter
         sample shuffles all its words).
@@ -292,7 +292,7 @@ class WordPerturbation(Shift):
         self,
         kind: str = "deletion",
         per_sample: int = 1,
-        fraction: float = 1.0,
+        fraction: float = 0.1,
         labels: tuple[str, ...] | None = None,
         span: int = 3,
         render: bool = False,

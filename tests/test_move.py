@@ -1,0 +1,234 @@
+"""Move (Do-GOOD 3.3): strength by layout shuffles, moves only strong entities, onto empty places, pixels with boxes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from dogood.document import Document, Entity, PageImage, Word
+from dogood.errors import RecipeError
+from dogood.predictions import Prediction
+from dogood.schema import iob_tags
+from dogood.shifts import MoveEntities, make_shift
+from dogood.shifts.move import (
+    cached_entity_strength,
+    empty_places,
+    entity_strength,
+    model_fingerprint,
+    occupied,
+    strength_cache_path,
+)
+
+
+class LeftRightScorer:
+    """A token model: ``KEY`` words are always QUESTION; other words ANSWER left of mid-page, OTHER right of it."""
+
+    name = "left-right"
+    task = "token"
+
+    def __init__(self, width: int):
+        self.width = width
+        self.calls = 0
+
+    def predict(self, docs):
+        self.calls += 1
+        out = {}
+        for doc in docs:
+            tags = []
+            for w in doc.words:
+                if not w.text.strip():
+                    continue
+                if w.text.startswith("KEY"):
+                    tags.append("B-QUESTION")
+                else:
+                    tags.append("B-ANSWER" if w.box[0] < self.width // 2 else "B-OTHER")
+            out[doc.id] = Prediction(doc.id, tags=tuple(tags))
+        return out
+
+
+def _page(width=400, height=300, boxes=()):
+    """A white page with a distinct grey pattern inside every box (so crops can be compared)."""
+    rng = np.random.default_rng(0)
+    pixels = np.full((height, width), 255, np.uint8)
+    for x0, y0, x1, y1 in boxes:
+        pixels[y0:y1, x0:x1] = rng.integers(0, 120, size=(y1 - y0, x1 - x0))
+    return PageImage.from_array(pixels)
+
+
+def _doc(words, entities, width=400, height=300):
+    boxes = [b for _, b in words]
+    return Document("hand", _page(width, height, boxes), tuple(Word(t, b) for t, b in words), tuple(entities))
+
+
+@pytest.fixture
+def two_entities():
+    words = [("KEY1", (20, 20, 60, 35)), ("KEY2", (65, 20, 100, 35)), ("value", (20, 60, 70, 75))]
+    entities = [Entity(0, "question", (0, 1), ((0, 1),)), Entity(1, "answer", (2,), ((0, 1),))]
+    return _doc(words, entities)
+
+
+def _shift(scorer, **params):
+    shift = MoveEntities(**params)
+    shift._model = scorer  # any object with name, task and predict() can score
+    return shift
+
+
+def test_strength_counts_unchanged_shuffles(two_entities):
+    scorer = LeftRightScorer(400)
+    strength = entity_strength(two_entities, scorer, shuffles=30, seed=0)
+    assert strength[0] == 1.0  # KEY words: the same label wherever their boxes go
+    # "value" keeps ANSWER only when its shuffled box is one of the three (all left of mid-page)
+    assert strength[1] == 1.0
+    words = [("KEY1", (20, 20, 60, 35)), ("value", (20, 60, 70, 75)), ("far", (300, 60, 350, 75))]
+    doc = _doc(words, [Entity(0, "question", (0,)), Entity(1, "answer", (1,)), Entity(2, "other", (2,))])
+    strength = entity_strength(doc, scorer, shuffles=60, seed=0)
+    assert strength[0] == 1.0 and 0.3 < strength[1] < 1.0 and 0.3 < strength[2] < 1.0
+    # by hand: "value" keeps ANSWER exactly in the shuffles that give it a left box
+    from dogood.recipe import derive_seed
+    from dogood.shifts.move import shuffled_layouts
+
+    variants = shuffled_layouts(doc, 60, np.random.default_rng(derive_seed("move-strength", 0, doc.id)))
+    assert strength[1] == np.mean([v.words[1].box[0] < 200 for v in variants])
+
+
+def test_moves_only_strong_entities_onto_empty_places_with_their_pixels(two_entities):
+    words = [("KEY1", (20, 20, 60, 35)), ("value", (20, 60, 70, 75)), ("far", (300, 60, 350, 75))]
+    doc = _doc(words, [Entity(0, "question", (0,)), Entity(1, "answer", (1,)), Entity(2, "other", (2,))])
+    shift = _shift(LeftRightScorer(400), threshold=1.0, max_moves=5, cache=False)
+    for seed in range(10):
+        out = shift(doc, seed)
+        counts = out.provenance[-1].counts
+        assert counts["strong"] == 1 and counts["moved"] == 1
+        moved = [i for i, (a, b) in enumerate(zip(doc.words, out.words)) if a.box != b.box]
+        assert moved == [0]  # only the strong KEY entity moves
+        _check_move(doc, out, moved, margin=5)
+
+
+def _check_move(doc, out, moved, margin):
+    before, after = doc.image.to_array(), out.image.to_array()
+    for i in moved:
+        (a0, b0, a1, b1), (c0, d0, c1, d1) = doc.words[i].box, out.words[i].box
+        assert (a1 - a0, b1 - b0) == (c1 - c0, d1 - d0)
+        assert 0 <= c0 < c1 <= out.width and 0 <= d0 < d1 <= out.height
+        assert np.array_equal(after[d0:d1, c0:c1], before[b0:b1, a0:a1])  # the word's crop, pasted
+        for j, w in enumerate(doc.words):  # never onto other content (boxes grown by the margin)
+            if j not in moved:
+                x0, y0, x1, y1 = w.box
+                assert min(c1, x1 + margin) <= max(c0, x0 - margin) or min(d1, y1 + margin) <= max(d0, y0 - margin)
+    assert [w.text for w in out.words] == [w.text for w in doc.words]
+    assert out.entities == doc.entities and iob_tags(out) == iob_tags(doc)
+
+
+def test_the_hole_is_filled_with_background(two_entities):
+    out = _shift(LeftRightScorer(400), max_moves=1, labels=("question",), cache=False)(two_entities, 3)
+    after = out.image.to_array()
+    for i in (0, 1):
+        x0, y0, x1, y1 = two_entities.words[i].box
+        assert (after[y0:y1, x0:x1] == 255).all()
+
+
+def test_no_room_and_overlapping_sources_are_counted_and_left(two_entities):
+    crowded = _doc([("KEY1", (0, 0, 200, 150)), ("KEY2", (200, 0, 400, 150)), ("KEY3", (0, 150, 400, 300))],
+                   [Entity(0, "question", (0,)), Entity(1, "question", (1,)), Entity(2, "question", (2,))])
+    out = _shift(LeftRightScorer(400), cache=False)(crowded, 0)
+    assert out.provenance[-1].counts["no_room"] == 3 and out.provenance[-1].counts["moved"] == 0
+    assert out.words == crowded.words and np.array_equal(out.image.to_array(), crowded.image.to_array())
+    overlapping = _doc([("KEY1", (20, 20, 60, 35)), ("KEY2", (50, 25, 90, 40))],
+                       [Entity(0, "question", (0,)), Entity(1, "question", (1,))])
+    out = _shift(LeftRightScorer(400), cache=False)(overlapping, 0)
+    assert out.provenance[-1].counts["overlapping"] == 2 and out.words == overlapping.words
+    empty = Document("none", _page(), (Word("KEY", (1, 1, 9, 9)),))
+    assert _shift(LeftRightScorer(400))(empty, 0).provenance[-1].skipped
+
+
+def test_empty_places_by_hand():
+    mask = np.zeros((10, 12), np.uint8)
+    mask[4:6, 5:7] = 1
+    places = {tuple(p) for p in empty_places(mask, 4, 4).tolist()}
+    assert (0, 0) in places and (8, 6) in places and (3, 3) not in places
+    assert all(not mask[y : y + 4, x : x + 4].any() for x, y in places)
+    expected = {(x, y) for x in range(9) for y in range(7) if not mask[y : y + 4, x : x + 4].any()}
+    assert places == expected
+    assert len(empty_places(mask, 13, 2)) == 0
+    gray = np.full((10, 12), 255, np.uint8)
+    gray[0, 0] = 10
+    occ = occupied(gray, [(8, 8, 10, 10)], ink_threshold=128, margin=1)
+    assert occ[1, 1] and occ[7, 7] and not occ[4, 4]
+
+
+def test_strength_is_cached_per_model_and_document(two_entities, tmp_path, monkeypatch):
+    monkeypatch.setenv("DOGOOD_CACHE", str(tmp_path))
+    scorer = LeftRightScorer(400)
+    first, cached = cached_entity_strength(two_entities, scorer, 10, 0)
+    assert not cached and scorer.calls == 1
+    again, cached = cached_entity_strength(two_entities, scorer, 10, 0)
+    assert cached and scorer.calls == 1 and np.array_equal(first, again)
+    path = strength_cache_path(scorer, two_entities, 10, 0)
+    assert path.is_file() and json.loads(path.read_text()) == first.tolist()
+    assert path.parent.name == model_fingerprint(scorer)
+    other = LeftRightScorer(400)
+    other.name = "another"
+    assert strength_cache_path(other, two_entities, 10, 0) != path
+    assert strength_cache_path(scorer, two_entities, 30, 0) != path  # shuffles are part of the key
+    out = _shift(scorer)(two_entities, 0)
+    assert out.provenance[-1].counts["cached"] == 1 and scorer.calls == 1
+
+
+def test_bad_parameters():
+    for spec in ({"shift": "move", "shuffles": 0}, {"shift": "move", "threshold": 1.5},
+                 {"shift": "move", "max_moves": 0}, {"shift": "move", "margin": -1}):
+        with pytest.raises(RecipeError):
+            make_shift(spec)
+
+
+# -- on FUNSD with the CRF baseline as scorer ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def baseline_path(trained_baseline):
+    return trained_baseline.source
+
+
+def test_funsd_moves_pass_the_threshold_and_keep_words_with_their_pixels(funsd_test, trained_baseline, baseline_path):
+    shift = MoveEntities(scorer=baseline_path, shuffles=10, threshold=1.0, max_moves=3)
+    moved_total = 0
+    for doc_id in funsd_test.ids()[:8]:
+        doc = funsd_test.load(doc_id)
+        out = shift(doc, 7)
+        counts = out.provenance[-1].counts
+        strength = entity_strength(doc, trained_baseline, 10, 0)
+        moved = [i for i, (a, b) in enumerate(zip(doc.words, out.words)) if a.box != b.box]
+        owners = doc.word_entity()
+        moved_entities = {owners[i].id for i in moved}
+        assert len(moved_entities) == counts["moved"] <= 3
+        for ent_index, ent in enumerate(doc.entities):
+            if ent.id in moved_entities:
+                assert strength[ent_index] >= 1.0
+                assert set(ent.word_ids) <= set(moved)  # the whole entity moves
+        _check_move(doc, out, moved, margin=5)
+        moved_total += counts["moved"]
+    assert moved_total >= 10
+
+
+def test_funsd_l_move_config_builds_and_loads_offline(funsd_dir, trained_baseline, tmp_path):
+    import datasets
+
+    from dogood.build import build
+    from dogood.models import default_baseline_path
+    from dogood.recipe import load_recipe
+
+    default_baseline_path().parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(trained_baseline.source, default_baseline_path())  # the scorer `baseline` names
+    recipe = load_recipe("funsd-l")
+    assert recipe.configs["move"][0]["shift"] == "move"
+    out = tmp_path / "funsd-l"
+    build(recipe, out, configs=["move"], source_path=str(funsd_dir), progress=False)
+    ds = datasets.load_dataset(str(out), "move", split="test")
+    assert len(ds) == 50
+    card = (out / "README.md").read_text()
+    assert model_fingerprint(trained_baseline) in card and "moved" in card
+    moved = sum(json.loads(r[-1]["counts"])["moved"] for r in ds["provenance"])
+    assert moved > 50
