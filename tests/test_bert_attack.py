@@ -304,3 +304,9 @@ def test_recipe_entry_and_bad_parameters(model_dir):
     for bad in ({"context": "line"}, {"fraction": 1.5}, {"top_k": 0}, {"window": 0}):
         with pytest.raises(RecipeError):
             make_shift({"shift": "bert_attack", **bad})
+
+
+def test_card_note_says_in_context_and_how_do_good_code_differs():
+    note = " ".join(BertAttack(model="some/mlm", context="entity").card_notes())
+    assert "its entity's text" in note and "`some/mlm`" in note and "BAE" in note and "original words" in note
+    assert "redrawn" in BertAttack(model="m", render=True).card_notes()[0]

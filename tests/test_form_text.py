@@ -379,3 +379,16 @@ def test_text_shifts_keep_boxes_labels_and_never_crash(doc, seed, p):
         assert len(changed_words(doc, out)) <= (record.counts["changed"] if cls is not ValueTextAugment else len(doc.words))
         if p == 0.0:
             assert out.words == doc.words
+
+
+def test_card_names_the_faker_version(funsd_dir, tmp_path):
+    from importlib.metadata import version
+
+    from dogood.build import build
+    from dogood.recipe import load_recipe
+
+    build(load_recipe("funsd-t"), tmp_path / "t", configs=["value_text_augment", "bg_typo"], source_path=funsd_dir,
+          limit=2, progress=False)
+    card = (tmp_path / "t" / "README.md").read_text()
+    assert f"`value_text_augment`: random values from Faker {version('faker')}" in card
+    assert "`bg_typo`: random values" not in card  # no Faker there

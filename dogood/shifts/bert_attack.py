@@ -400,6 +400,14 @@ class BertAttack(Shift):
         self.render = bool(render)
         self.device = str(device)
 
+    def card_notes(self) -> list[str]:
+        where = "the page's reading order" if self.context == "page" else "its entity's text"
+        return [f"`bert_attack`: each word is masked in its context ({where}, {self.window} words around it) and "
+                f"replaced by one of `{self.model}`'s top {self.top_k} whole-word candidates, as the BERT-Attack and "
+                "Do-GOOD papers describe; Do-GOOD's released code instead ran TextAttack's BAE default on each word "
+                "alone. " + ("Changed words are redrawn in the image." if self.render
+                             else "The image still shows the original words (the papers change the text only).")]
+
     # -- public helpers ----------------------------------------------------------------
     def candidates(self, doc: Document, indices: Sequence[int]) -> dict[int, list[str]]:
         """The replacement texts of words ``indices``, best first (empty where the word cannot change)."""

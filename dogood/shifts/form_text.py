@@ -186,6 +186,13 @@ def faker_for(rng: np.random.Generator):
     return fake
 
 
+def faker_note(shift: str) -> str:
+    """The card line naming the Faker version whose random values a shift wrote (they change between versions)."""
+    from importlib.metadata import version
+
+    return f"`{shift}`: random values from Faker {version('faker')} (en_US), seeded per document."
+
+
 def random_date(rng: np.random.Generator, fake, fmt: str | None = None) -> str:
     """A Faker date from 2001 to 2021 in one of :data:`DATE_FORMATS` (drawn from ``rng`` unless ``fmt``)."""
     day = fake.date_between(start_date=FIRST_DATE, end_date=LAST_DATE)
@@ -553,6 +560,9 @@ class BackgroundAdversarial(Shift):
         counts["protected"] = len(background) - len(words)
         return _finish(doc, changes, self.render), counts
 
+    def card_notes(self) -> list[str]:
+        return [faker_note(self.name)]
+
 
 #: Key words that say which Faker provider fits an ``other``-typed value (checked in this order).
 KEY_HINTS = (
@@ -641,6 +651,9 @@ class ValueTextAugment(Shift):
             counts["changed"] += 1
             counts[f"changed_{kind}"] = counts.get(f"changed_{kind}", 0) + 1
         return _finish(doc, changes, self.render), counts
+
+    def card_notes(self) -> list[str]:
+        return [faker_note(self.name)]
 
     def new_value(self, old: list[str], key_text: str, rng: np.random.Generator, fake) -> tuple[str, list[str] | None]:
         """``(type, new word texts)`` for a value whose token words are ``old`` (``None``: cannot change)."""
