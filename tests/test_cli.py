@@ -18,7 +18,8 @@ def test_list_shows_every_recipe_on_one_line(capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     names = [line.split()[0] for line in lines]
     assert {"funsd", "funsd-l", "rvl-cdip-l"} <= set(names)
-    assert any(line.startswith("funsd-l v1.0.0 [funsd: test] configs: merge") for line in lines)
+    assert any(line.startswith("funsd-l v1.1.0 [funsd: test] configs: merge, merge_x0_y0") and "move" in line
+               for line in lines)
 
 
 def test_build_then_load(funsd_dir, tmp_path, capsys):
@@ -26,8 +27,9 @@ def test_build_then_load(funsd_dir, tmp_path, capsys):
     code = main(["build", "funsd-l", "--source", str(funsd_dir), "--out", str(out), "--limit", "3", "--quiet"])
     assert code == 0
     said = capsys.readouterr().out
-    assert "built funsd-l v1.0.0: 3 test documents x 1 config(s) (merge)" in said
+    assert "built funsd-l v1.1.0: 3 test documents x 9 config(s) (merge, " in said  # move too: the baseline scores
     assert datasets.load_dataset(str(out), "merge", split="test").num_rows == 3
+    assert datasets.load_dataset(str(out), "move", split="test").num_rows == 3
     # a second build into the same folder is refused with a clear message, exit 1
     assert main(["build", "funsd-l", "--source", str(funsd_dir), "--out", str(out), "--quiet"]) == 1
     assert "already exists; pass --overwrite" in capsys.readouterr().err
@@ -35,7 +37,7 @@ def test_build_then_load(funsd_dir, tmp_path, capsys):
 
 def test_seed_option_is_recorded(funsd_dir, tmp_path):
     out = tmp_path / "s"
-    assert main(["build", "funsd-l", "--source", str(funsd_dir), "--out", str(out), "--limit", "1", "--seed", "7", "--quiet"]) == 0
+    assert main(["build", "funsd-l", "--source", str(funsd_dir), "--out", str(out), "--limit", "1", "--seed", "7", "--config", "merge", "--quiet"]) == 0
     ds = datasets.load_dataset(str(out), "merge", split="test")
     from dogood.recipe import derive_seed, document_seed
 
@@ -70,7 +72,7 @@ def test_show_prints_words_boxes_labels_and_links(funsd_dir, funsd_test, capsys)
 
 def test_show_reads_a_built_folder(funsd_dir, tmp_path, capsys):
     out = tmp_path / "b"
-    main(["build", "funsd-l", "--source", str(funsd_dir), "--out", str(out), "--limit", "2", "--quiet"])
+    main(["build", "funsd-l", "--source", str(funsd_dir), "--out", str(out), "--limit", "2", "--config", "merge", "--quiet"])
     capsys.readouterr()
     assert main(["show", str(out), "--config", "merge", "--index", "1"]) == 0
     text = capsys.readouterr().out

@@ -521,7 +521,7 @@ def test_dogood_eval_scores_a_tiny_layoutlmv3_on_built_id_and_ood_datasets(funsd
     from dogood.cli import main
 
     build(load_recipe("funsd"), tmp_path / "funsd", source_path=funsd_dir, limit=3, progress=False)
-    build(load_recipe("funsd-l"), tmp_path / "funsd-l", source_path=funsd_dir, limit=3, progress=False)
+    build(load_recipe("funsd-l"), tmp_path / "funsd-l", source_path=funsd_dir, limit=3, configs=["merge"], progress=False)
     out = tmp_path / "report"
     code = main(["eval", "--model", str(question_dir), "--id", str(tmp_path / "funsd"),
                  "--ood", str(tmp_path / "funsd-l"), "--out", str(out), "--quiet", "--batch-size", "2"])

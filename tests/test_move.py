@@ -174,7 +174,7 @@ def test_strength_is_cached_per_model_and_document(two_entities, tmp_path, monke
     assert strength_cache_path(other, two_entities, 10, 0) != path
     assert strength_cache_path(scorer, two_entities, 30, 0) != path  # shuffles are part of the key
     out = _shift(scorer)(two_entities, 0)
-    assert out.provenance[-1].counts["cached"] == 1 and scorer.calls == 1
+    assert scorer.calls == 1 and "cached" not in out.provenance[-1].counts  # the data never says how it was computed
 
 
 def test_bad_parameters():

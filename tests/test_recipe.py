@@ -14,6 +14,8 @@ def test_every_shipped_recipe_loads():
     recipes = {r.name: r for r in list_recipes()}
     assert recipes["funsd-l"].configs["merge"] == [{"shift": "merge", "lambda_x": 10, "lambda_y": 5}]
     assert {"merge_x0_y0", "merge_x20_y10", "merge_entity", "move"} <= set(recipes["funsd-l"].configs)
+    fa = recipes["funsd-fa"].configs  # the form-attack paper's 14 transformations, and pairs and triples of 6
+    assert len(fa) == 14 + 15 + 20 and fa["global_shuffle-key_drop"] == fa["global_shuffle"] + fa["key_drop"]
     assert recipes["funsd-l"].splits == ["test"]
     assert [type(s).__name__ for s in recipes["funsd-l"].chain("merge")] == ["MergeBoxes"]
 

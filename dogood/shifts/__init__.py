@@ -13,6 +13,17 @@ from dogood.shifts.homoglyph_swap import HomoglyphSwap
 from dogood.shifts.merge import MergeBoxes
 from dogood.shifts.move import MoveEntities
 from dogood.shifts.number_swap import NumberSwap
+from dogood.shifts.ocr_level import (
+    BackgroundDrop,
+    BoxStretch,
+    CenterShift,
+    GlobalShuffle,
+    MarginPadding,
+    NeighborBackgroundDrop,
+    NeighborShuffle,
+    NonNeighborShuffle,
+    ValueLocationAugment,
+)
 from dogood.shifts.word_perturbation import WordPerturbation
 
 __all__ = [
@@ -21,6 +32,15 @@ __all__ = [
     "SkipDocument",
     "make_shift",
     "BackgroundAdversarial",
+    "BackgroundDrop",
+    "BoxStretch",
+    "CenterShift",
+    "GlobalShuffle",
+    "MarginPadding",
+    "NeighborBackgroundDrop",
+    "NeighborShuffle",
+    "NonNeighborShuffle",
+    "ValueLocationAugment",
     "BackgroundSynonym",
     "BackgroundTypo",
     "BertAttack",
