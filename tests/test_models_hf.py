@@ -536,3 +536,21 @@ def test_dogood_eval_scores_a_tiny_layoutlmv3_on_built_id_and_ood_datasets(funsd
     expected = 2 * one_word / (n_words + n_gold)
     assert rows[0]["f1"] == pytest.approx(expected) and rows[1]["f1"] == pytest.approx(expected)
     assert rows[1]["drop"] == pytest.approx(0.0)
+
+
+def test_move_takes_a_hugging_face_token_model_as_scorer(docs, layoutlmv3_dir, question_dir):
+    from dogood.shifts.move import MoveEntities, entity_strength, model_fingerprint
+
+    doc = docs[0]
+    shift = MoveEntities(scorer=str(question_dir), shuffles=3, cache=False)
+    # a model that says QUESTION for every word whatever the layout: every entity is strong
+    strength = entity_strength(doc, shift.model, 3)
+    spoken = [any(doc.words[i].text.strip() for i in e.word_ids) for e in doc.entities]
+    assert (strength[spoken] == 1.0).all() and np.isnan(strength[~np.array(spoken)]).all()  # no token word: no score
+    out = shift(doc, 0)
+    assert out.provenance[-1].counts["strong"] == sum(spoken)
+    assert out.provenance[-1].counts["moved"] >= 1
+    assert str(question_dir.name) in model_fingerprint(shift.model)
+    assert model_fingerprint(shift.model) in shift.card_notes()[0]
+    varied = entity_strength(doc, MoveEntities(scorer=str(layoutlmv3_dir), shuffles=3, cache=False).model, 3)
+    assert ((0 <= varied[spoken]) & (varied[spoken] <= 1)).all()

@@ -178,12 +178,22 @@ def _plausible_numeric_date(a: str, b: str, c: str) -> bool:
 # -- value generators (the paper's procedure) -------------------------------------------------------------------------
 
 def faker_for(rng: np.random.Generator):
-    """A fresh ``Faker('en_US')`` seeded with an integer drawn from ``rng``."""
-    from faker import Faker
+    """The process's ``Faker('en_US')``, re-seeded with an integer drawn from ``rng``.
 
-    fake = Faker("en_US")
+    Building a Faker costs milliseconds (it loads its providers), more than
+    a page's shift; one instance per process, re-seeded for every document,
+    gives the same values as a fresh one with that seed.
+    """
+    fake = _faker()
     fake.seed_instance(int(rng.integers(0, 2**31 - 1)))
     return fake
+
+
+@lru_cache(maxsize=1)
+def _faker():
+    from faker import Faker
+
+    return Faker("en_US")
 
 
 def faker_note(shift: str) -> str:
