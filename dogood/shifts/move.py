@@ -55,6 +55,7 @@ import numpy as np
 from dogood.document import Document, PageImage, Word
 from dogood.paths import cache_dir
 from dogood.shifts.base import Shift, SkipDocument
+from dogood.shifts.ocr_level import paste_words
 
 #: Version of the strength computation: part of every cache key.
 STRENGTH_VERSION = 1
@@ -174,8 +175,11 @@ def empty_places(mask: np.ndarray, width: int, height: int) -> np.ndarray:
 
 
 def _background(pixels: np.ndarray, gray: np.ndarray, ink_threshold: int) -> np.ndarray:
-    paper = pixels[gray >= ink_threshold] if ink_threshold > 0 and (gray >= ink_threshold).any() else pixels.reshape(-1, *pixels.shape[2:])
-    return np.median(paper, axis=0).astype(pixels.dtype)
+    """The page's paper colour: the median of its non-ink pixels (of all pixels when every one is ink)."""
+    paper = gray >= ink_threshold
+    if not paper.any():
+        paper = np.ones_like(paper)
+    return np.median(pixels[paper], axis=0).astype(pixels.dtype)
 
 
 class MoveEntities(Shift):
@@ -248,7 +252,6 @@ class MoveEntities(Shift):
             if getattr(self._model, "task", "token") != "token":
                 raise ValueError(f"the move scorer must tag words (a token model); {self.scorer!r} is a "
                                  f"{self._model.task} model")
-        return None
 
     @property
     def model(self):
@@ -302,15 +305,13 @@ class MoveEntities(Shift):
                 continue
             px, py = places[int(rng.integers(len(places)))]
             dx, dy = int(px) + self.margin - x0, int(py) + self.margin - y0
-            crops = [(i, out[doc.words[i].box[1] : doc.words[i].box[3], doc.words[i].box[0] : doc.words[i].box[2]].copy())
-                     for i in ent.word_ids]
-            for i, _ in crops:
-                a0, b0, a1, b1 = doc.words[i].box
+            moves = [(doc.words[i].box, (a0 + dx, b0 + dy, a1 + dx, b1 + dy))
+                     for i, (a0, b0, a1, b1) in ((i, doc.words[i].box) for i in ent.word_ids)]
+            for (a0, b0, a1, b1), _ in moves:
                 out[b0:b1, a0:a1] = background
-            for i, crop in crops:
-                a0, b0, a1, b1 = doc.words[i].box
-                out[b0 + dy : b1 + dy, a0 + dx : a1 + dx] = crop
-                boxes[i] = [a0 + dx, b0 + dy, a1 + dx, b1 + dy]
+            paste_words(out, pixels, moves)  # same-size boxes: the original crops, unscaled
+            for i, (_, new) in zip(ent.word_ids, moves):
+                boxes[i] = list(new)
             mask[py : py + (y1 - y0) + 2 * self.margin, px : px + (x1 - x0) + 2 * self.margin] = 1
             counts["moved"] += 1
         if not counts["moved"]:
