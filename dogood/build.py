@@ -81,6 +81,20 @@ def document_stats(original: Document, shifted: Document, row: dict[str, Any], s
     }
 
 
+def split_tallies(shift_counts: dict[str, int]) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """Plain counts, and tallies of per-document values: a count key ``name=value`` (e.g.
+    ``natural_background: photo=397133``) becomes ``tallies["natural_background: photo"]["397133"]``."""
+    plain: dict[str, int] = {}
+    tallies: dict[str, dict[str, int]] = {}
+    for key, n in sorted(shift_counts.items()):
+        name, eq, value = key.partition("=")
+        if eq:
+            tallies.setdefault(name, {})[value] = n
+        else:
+            plain[key] = n
+    return plain, tallies
+
+
 def _word_changes(before, after) -> tuple[int, int]:
     """(words with a new box, words with new text) between two word lists.
 
@@ -213,7 +227,7 @@ def build(
                     s.setdefault(key, 0)
                 s["labels"] = dict(sorted(s.get("labels", Counter()).items()))
                 s["skips"] = dict(sorted(s.get("skips", Counter()).items()))
-                s["shift_counts"] = dict(sorted(s.get("shift_counts", Counter()).items()))
+                s["shift_counts"], s["tallies"] = split_tallies(s.get("shift_counts", Counter()))
         source_info = next(iter(sources.values())).describe()
         splits_info = {
             config: {

@@ -31,6 +31,9 @@ from dogood.errors import DocumentError
 # pages are ~0.8 Mpx and FUNSD ~0.8 Mpx; 200 Mpx leaves room for large scans.
 Image.MAX_IMAGE_PIXELS = 200_000_000
 
+# How new pixels (made by a shift) are encoded when written.
+ENCODINGS = ("png", "jpeg")
+
 
 class PageImage:
     """A page image that is read from its file or bytes only when pixels are needed.
@@ -42,7 +45,7 @@ class PageImage:
     an array is encoded as PNG.
     """
 
-    __slots__ = ("path", "_data", "_array", "width", "height", "format")
+    __slots__ = ("path", "_data", "_array", "width", "height", "format", "encoding")
 
     def __init__(
         self,
@@ -53,6 +56,7 @@ class PageImage:
         width: int,
         height: int,
         format: str | None = None,
+        encoding: str = "png",
     ):
         if path is None and data is None and array is None:
             raise ValueError("PageImage needs a path, bytes or an array")
@@ -62,6 +66,7 @@ class PageImage:
         self.width = int(width)
         self.height = int(height)
         self.format = format
+        self.encoding = encoding
 
     # -- construction -------------------------------------------------------
     @classmethod
@@ -97,14 +102,21 @@ class PageImage:
         return cls(data=bytes(data), width=width, height=height, format=fmt)
 
     @classmethod
-    def from_array(cls, array: np.ndarray) -> PageImage:
-        """Wrap decoded pixels: ``HxW`` (grayscale) or ``HxWx3`` (RGB) ``uint8``."""
+    def from_array(cls, array: np.ndarray, *, encoding: str = "png") -> PageImage:
+        """Wrap decoded pixels: ``HxW`` (grayscale) or ``HxWx3`` (RGB) ``uint8``.
+
+        ``encoding`` is how the pixels are written out: ``"png"`` (lossless, the
+        default) or ``"jpeg"`` (quality 95, 4:4:4; what photographic shifts use:
+        an RGB page on a photo encodes about 15x faster and 2x smaller than PNG).
+        """
+        if encoding not in ENCODINGS:
+            raise ValueError(f"encoding must be one of {', '.join(ENCODINGS)}, got {encoding!r}")
         array = np.asarray(array)
         if array.dtype != np.uint8 or array.ndim not in (2, 3) or (array.ndim == 3 and array.shape[2] != 3):
             raise ValueError(f"expected HxW or HxWx3 uint8 pixels, got {array.dtype} {array.shape}")
         array = array.copy() if array.flags.writeable else array
         array.flags.writeable = False
-        return cls(array=array, width=array.shape[1], height=array.shape[0], format=None)
+        return cls(array=array, width=array.shape[1], height=array.shape[0], format=None, encoding=encoding)
 
     # -- access ---------------------------------------------------------------
     @property
@@ -119,7 +131,10 @@ class PageImage:
         if self.path is not None:
             return Path(self.path).read_bytes()
         buf = io.BytesIO()
-        Image.fromarray(self._array).save(buf, format="PNG")
+        if self.encoding == "jpeg":
+            Image.fromarray(self._array).save(buf, format="JPEG", quality=95, subsampling=0)
+        else:
+            Image.fromarray(self._array).save(buf, format="PNG")
         return buf.getvalue()
 
     def to_pil(self) -> Image.Image:
@@ -148,10 +163,10 @@ class PageImage:
         # Do not ship pixels or file bytes between processes when they can be re-read.
         array = self._array if self.modified else None
         data = self._data if self.path is None else None
-        return (self.path, data, array, self.width, self.height, self.format)
+        return (self.path, data, array, self.width, self.height, self.format, self.encoding)
 
     def __setstate__(self, state):
-        self.path, self._data, self._array, self.width, self.height, self.format = state
+        self.path, self._data, self._array, self.width, self.height, self.format, self.encoding = state
 
     def __eq__(self, other):
         if not isinstance(other, PageImage):

@@ -142,7 +142,7 @@ def iob_tags(doc: Document) -> tuple[list[int], list[str]]:
 
 
 def _image_cell(doc: Document) -> dict[str, Any]:
-    ext = (doc.image.format or "png").lower() if not doc.image.modified else "png"
+    ext = (doc.image.format or "png").lower() if not doc.image.modified else doc.image.encoding
     ext = {"jpeg": "jpg", "tiff": "tif"}.get(ext, ext)
     return {"bytes": doc.image.encoded_bytes(), "path": f"{doc.id.replace('/', '_')}.{ext}"}
 

@@ -11,6 +11,7 @@ from dogood.shifts.embedding_swap import EmbeddingSwap
 from dogood.shifts.form_text import BackgroundAdversarial, BackgroundSynonym, BackgroundTypo, KeyDrop, ValueTextAugment
 from dogood.shifts.homoglyph_swap import HomoglyphSwap
 from dogood.shifts.merge import MergeBoxes
+from dogood.shifts.natural_background import NaturalBackground
 from dogood.shifts.move import MoveEntities
 from dogood.shifts.number_swap import NumberSwap
 from dogood.shifts.ocr_level import (
@@ -24,6 +25,7 @@ from dogood.shifts.ocr_level import (
     NonNeighborShuffle,
     ValueLocationAugment,
 )
+from dogood.shifts.reocr import ReOCR
 from dogood.shifts.word_perturbation import WordPerturbation
 
 __all__ = [
@@ -51,7 +53,9 @@ __all__ = [
     "KeyDrop",
     "MergeBoxes",
     "MoveEntities",
+    "NaturalBackground",
     "NumberSwap",
+    "ReOCR",
     "ValueTextAugment",
     "WordPerturbation",
 ]

@@ -1,0 +1,205 @@
+"""Text on a natural photo: Do-GOOD's natural image shift (section 3.1, RVL-CDIP-I1)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+
+from dogood.document import PageImage
+from dogood.ink import composite, ink_matte
+from dogood.shifts.base import Shift
+
+#: COCO licence ids without "NoDerivs": a background swap makes a derivative image.
+DERIVATIVE_LICENSES = (1, 2, 4, 5, 7)
+
+
+class NaturalBackground(Shift):
+    """Replace the page background with an MSCOCO photo, keeping the text ink (Do-GOOD 3.1, I1).
+
+    Stage 1 disentangles the ink from the page with a soft matte
+    (:func:`dogood.ink.ink_matte`: Otsu within each word box, alpha solved
+    from paper and ink tone, so anti-aliased edges and ink tone survive; Do-GOOD
+    took every non-white pixel inside an OCR box). Stage 2 draws one photo per
+    document from the COCO pool with the document's generator (Do-GOOD took
+    photos in directory order), fits it to the page and composites the ink on
+    it. Words, boxes and labels are unchanged; the page becomes RGB.
+
+    A readability guard lightens the photo under a word (under dark ink;
+    darkens it under light ink) until the ink stands ``min_contrast`` grey
+    levels plus one standard deviation of the photo's texture away from the
+    photo's mean there, feathered so no hard box shows. Busy or dark photos
+    thus still carry legible text; plain light ones are left untouched.
+
+    Parameters
+    ----------
+    region : ``"words"`` (ink inside word boxes; table rules and logos outside
+        them go with the background, as in Do-GOOD) or ``"page"`` (all foreground ink).
+    fit : ``"cover"`` (scale the photo to cover the page, keeping its aspect,
+        and crop at a random offset) or ``"stretch"`` (resize to the page, as Do-GOOD did).
+    min_contrast : the guard's target (grey levels, 0-255); 0 turns the guard off.
+    licenses : COCO licence ids the photos may carry (default: all but the
+        NoDerivs ones, 3 and 6).
+    min_size : shortest side, in pixels, of the photos drawn.
+    categories : COCO category names; only photos showing one of them are drawn.
+    annotations : COCO annotation file(s) of the pool (default: the shared
+        data's, else COCO 2017 val, downloaded once; only drawn photos are fetched).
+    encoding : how the new page is stored, ``"jpeg"`` (quality 95, like the
+        photos) or ``"png"``.
+
+    Counts: ``words``, ``ink_words`` (ink found in the box), ``no_ink``,
+    ``guarded`` (words the guard lightened or darkened under), and per
+    document ``photo=<COCO id>`` and ``licence=<name>`` (tallied in the card).
+    """
+
+    name = "natural_background"
+    family = "image"
+
+    def __init__(
+        self,
+        region: str = "words",
+        fit: str = "cover",
+        min_contrast: int = 60,
+        licenses: Sequence[int] = DERIVATIVE_LICENSES,
+        min_size: int = 256,
+        categories: Sequence[str] | None = None,
+        annotations: str | Sequence[str] | None = None,
+        encoding: str = "jpeg",
+    ):
+        if region not in ("words", "page"):
+            raise ValueError(f"region must be 'words' or 'page', got {region!r}")
+        if fit not in ("cover", "stretch"):
+            raise ValueError(f"fit must be 'cover' or 'stretch', got {fit!r}")
+        if not 0 <= min_contrast <= 255:
+            raise ValueError(f"min_contrast must be within 0-255, got {min_contrast}")
+        if encoding not in ("jpeg", "png"):
+            raise ValueError(f"encoding must be 'jpeg' or 'png', got {encoding!r}")
+        self.region = region
+        self.fit = fit
+        self.min_contrast = int(min_contrast)
+        self.licenses = tuple(int(i) for i in licenses)
+        self.min_size = int(min_size)
+        self.categories = tuple(categories) if categories else None
+        self.annotations = annotations if annotations is None or isinstance(annotations, str) else tuple(annotations)
+        self.encoding = encoding
+
+    # -- the photo pool -------------------------------------------------------
+    @property
+    def pool(self):
+        from dogood.coco import coco_photos
+
+        return coco_photos(
+            annotations=self.annotations, licenses=self.licenses, min_size=self.min_size, categories=self.categories
+        )
+
+    def prepare(self) -> None:
+        """Read the COCO annotation file(s) once (downloading them on first use)."""
+        self.pool  # noqa: B018 - cached per process
+
+    def card_notes(self) -> list[str]:
+        d = self.pool.describe()
+        files = ", ".join(f"`{f['name']}` (sha256 `{f['sha256'][:12]}…`)" for f in d["files"])
+        licences = ", ".join(f"{name} {n}" for name, n in d["licenses"].items())
+        return [
+            f"`natural_background`: one MSCOCO 2017 photo per document, drawn with the document's seed from "
+            f"{d['photos']} photos of {files} (licences: {licences}; NoDerivs licences "
+            f"{'excluded' if not {3, 6} & set(self.licenses) else 'allowed'}). The photos used and their "
+            "licences are tallied below as `photo=` and `licence=`; each keeps its own Flickr licence.",
+            "Words and boxes are the source's: the text pixels are moved unchanged, so they stay exact.",
+        ]
+
+    # -- the shift ----------------------------------------------------------------
+    def apply(self, doc, rng):
+        pixels = doc.image.to_array()
+        boxes = doc.boxes
+        matte = ink_matte(pixels, boxes, region=self.region)
+        pool = self.pool
+        photo = pool.choose(rng)
+        background = fit_photo(pool.load(photo), doc.width, doc.height, self.fit, rng)
+        guarded = 0
+        if self.min_contrast and len(boxes):
+            background, guarded = readability_guard(background, boxes, matte.level, matte.has_ink, self.min_contrast)
+        out = composite(background, matte)
+        n_ink = int(matte.has_ink.sum())
+        counts = {
+            "words": len(doc.words),
+            "ink_words": n_ink,
+            "no_ink": len(doc.words) - n_ink,
+            "guarded": guarded,
+            f"photo={photo.id}": 1,
+            f"licence={photo.license_name}": 1,
+        }
+        return doc.replace(image=PageImage.from_array(out, encoding=self.encoding)), counts
+
+
+def fit_photo(photo: np.ndarray, width: int, height: int, fit: str, rng: np.random.Generator) -> np.ndarray:
+    """An RGB ``height x width`` background from ``photo``: covered and cropped at a random offset, or stretched."""
+    ph, pw = photo.shape[:2]
+    if fit == "stretch":
+        scale_x, scale_y = width / pw, height / ph
+        interp = cv2.INTER_AREA if scale_x * scale_y < 1 else cv2.INTER_LINEAR
+        return cv2.resize(photo, (width, height), interpolation=interp)
+    scale = max(width / pw, height / ph)
+    sw, sh = max(width, int(np.ceil(pw * scale))), max(height, int(np.ceil(ph * scale)))
+    interp = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
+    big = cv2.resize(photo, (sw, sh), interpolation=interp)
+    x0 = int(rng.integers(0, sw - width + 1))
+    y0 = int(rng.integers(0, sh - height + 1))
+    return np.ascontiguousarray(big[y0 : y0 + height, x0 : x0 + width])
+
+
+def readability_guard(
+    background: np.ndarray, boxes: np.ndarray, ink_level: np.ndarray, has_ink: np.ndarray, min_contrast: int
+) -> tuple[np.ndarray, int]:
+    """Lighten (under dark ink) or darken (under light ink) the photo where a word would not read.
+
+    For each word with ink, ``mean`` and ``std`` are the photo's luminance
+    statistics over the word box grown by half its height (summed-area
+    tables). The photo is moved towards white (black) by the least weight
+    ``w`` for which ``|mean' - ink| >= min_contrast + std'``, where
+    ``mean' = mean + w (255 - mean)`` and ``std' = (1 - w) std``. The weights
+    are painted over the grown boxes and feathered with a Gaussian.
+    Returns the new background and how many words were guarded.
+    """
+    h, w = background.shape[:2]
+    luma = cv2.cvtColor(background, cv2.COLOR_RGB2GRAY) if background.ndim == 3 else background
+    s1, s2 = cv2.integral2(luma, sdepth=cv2.CV_64F)[:2]
+    grow = np.maximum((boxes[:, 3] - boxes[:, 1]) // 2, 2)
+    x0 = np.clip(boxes[:, 0] - grow, 0, w)
+    y0 = np.clip(boxes[:, 1] - grow, 0, h)
+    x1 = np.clip(boxes[:, 2] + grow, 0, w)
+    y1 = np.clip(boxes[:, 3] + grow, 0, h)
+    area = np.maximum((x1 - x0) * (y1 - y0), 1).astype(np.float64)
+
+    def rect_sum(table):
+        return table[y1, x1] - table[y0, x1] - table[y1, x0] + table[y0, x0]
+
+    mean = rect_sum(s1) / area
+    std = np.sqrt(np.maximum(rect_sum(s2) / area - mean**2, 0))
+    ink = ink_level.astype(np.float64)
+    dark = ink < 128  # dark ink wants a light photo; light ink a dark one
+    # distance the photo must gain away from the ink, and how far it can go
+    gap = np.where(dark, mean - ink, ink - mean)
+    room = np.where(dark, 255 - mean, mean)
+    need = min_contrast + std - gap
+    weight = np.clip(need / np.maximum(room + std, 1e-6), 0, 1)
+    weight[~has_ink | (need <= 0)] = 0
+    todo = np.flatnonzero(weight > 0)
+    if not len(todo):
+        return background, 0
+    out = background.astype(np.float32)
+    for sign, target, chosen in ((1, 255.0, dark), (-1, 0.0, ~dark)):
+        idx = todo[chosen[todo]]
+        if not len(idx):
+            continue
+        wmap = np.zeros((h, w), np.float32)
+        for i in idx:
+            region = wmap[y0[i] : y1[i], x0[i] : x1[i]]
+            np.maximum(region, weight[i], out=region)
+        sigma = float(max(np.median(grow[idx]) / 2, 1))
+        wmap = np.maximum(wmap, cv2.GaussianBlur(wmap, (0, 0), sigma))
+        if out.ndim == 3:
+            wmap = wmap[..., None]
+        out += wmap * (target - out)
+    return np.clip(np.rint(out), 0, 255).astype(np.uint8), int(len(todo))
