@@ -109,7 +109,7 @@ def ink_matte(
     # Per region: Otsu's threshold on the contrast and the ink's depth (mean contrast of the ink core),
     # painted into page maps; alpha is then solved for the whole page at once.
     threshold = np.full((h, w), 255, np.uint8)
-    depth = np.ones((h, w), np.float32)  # float: np.maximum below keeps the deepest ink of overlapping regions
+    depth = np.ones((h, w), np.uint8)  # np.maximum below keeps the deepest ink of overlapping regions
     levels = np.zeros(len(boxes), np.int32)
     has_ink = np.zeros(len(boxes), bool)
 
@@ -127,7 +127,7 @@ def ink_matte(
         if d < min_contrast:
             return None
         np.minimum(threshold[y0:y1, x0:x1], int(t), out=threshold[y0:y1, x0:x1])
-        np.maximum(depth[y0:y1, x0:x1], d, out=depth[y0:y1, x0:x1])
+        np.maximum(depth[y0:y1, x0:x1], min(int(round(d)), 255), out=depth[y0:y1, x0:x1])
         return int(round(cv2.mean(paper[y0:y1, x0:x1], core)[0] - d))
 
     if region == "words":
@@ -144,12 +144,14 @@ def ink_matte(
             for x0 in range(0, w, tile):
                 solve(y0, min(y0 + tile, h), x0, min(x0 + tile, w))
 
-    core = (contrast > threshold).view(np.uint8)
+    core = cv2.compare(contrast, threshold, cv2.CMP_GT)
     near = cv2.dilate(core, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
-    near[threshold == 255] = 0  # only inside solved regions
-    index = np.flatnonzero(near)  # the pixels with some ink, row-major
+    near = cv2.bitwise_and(near, cv2.compare(threshold, 255, cv2.CMP_LT))  # only inside solved regions
+    points = cv2.findNonZero(near)  # the pixels with some ink, row-major
+    points = np.zeros((0, 2), np.int64) if points is None else points.reshape(-1, 2).astype(np.int64)
+    index = points[:, 1] * w + points[:, 0]
     c = contrast.reshape(-1)[index].astype(np.float32)
-    d = depth.reshape(-1)[index]
+    d = depth.reshape(-1)[index].astype(np.float32)
     alpha = np.minimum(c / d, 1.0)
     full = alpha >= 1.0
     tone = np.clip(paper.reshape(-1)[index].astype(np.float32) - d, 0, 255).astype(np.uint8)  # ink grey on stroke rims

@@ -138,5 +138,7 @@ def test_funsd_i_natural_builds_and_loads_offline(funsd_dir, funsd_test, tmp_pat
         assert row["words"] == [w.text for w in original.words]
         assert row["word_boxes"] == [list(w.box) for w in original.words]
     card = (out / "README.md").read_text()
-    assert "natural_background: photo (test):" in card and "licence=" not in card
+    did = next(line for line in card.splitlines() if line.startswith("What the shifts did"))
+    assert "natural_background: ink_words" in did and "photo=" not in did and "licence=" not in did
+    assert "natural_background: photo (test): " in card and "natural_background: licence (test): " in card
     assert "NoDerivs licences excluded" in card

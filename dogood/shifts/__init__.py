@@ -7,6 +7,7 @@ from dogood.shifts.base import SHIFTS, Shift, SkipDocument, make_shift
 from dogood.shifts.bert_attack import BertAttack
 from dogood.shifts.char_deletion import CharacterDeletion
 from dogood.shifts.char_perturbation import CharPerturbation
+from dogood.shifts.distort import DistortPage
 from dogood.shifts.embedding_swap import EmbeddingSwap
 from dogood.shifts.form_text import BackgroundAdversarial, BackgroundSynonym, BackgroundTypo, KeyDrop, ValueTextAugment
 from dogood.shifts.homoglyph_swap import HomoglyphSwap
@@ -48,6 +49,7 @@ __all__ = [
     "BertAttack",
     "CharacterDeletion",
     "CharPerturbation",
+    "DistortPage",
     "EmbeddingSwap",
     "HomoglyphSwap",
     "KeyDrop",

@@ -105,8 +105,9 @@ class NaturalBackground(Shift):
             f"`natural_background`: one MSCOCO 2017 photo per document, drawn with the document's seed from "
             f"{d['photos']} photos of {files} (licences: {licences}; NoDerivs licences "
             f"{'excluded' if not {3, 6} & set(self.licenses) else 'allowed'}). The photos used and their "
-            "licences are tallied below as `photo=` and `licence=`; each keeps its own Flickr licence.",
-            "Words and boxes are the source's: the text pixels are moved unchanged, so they stay exact.",
+            "licences are tallied below (`natural_background: photo`, `natural_background: licence`); each keeps its own Flickr licence.",
+            "The shift keeps the source's words and boxes, exact since no text pixel moves; a `reocr` after it "
+            "re-reads them with Tesseract.",
         ]
 
     # -- the shift ----------------------------------------------------------------
@@ -155,28 +156,27 @@ def readability_guard(
     """Lighten (under dark ink) or darken (under light ink) the photo where a word would not read.
 
     For each word with ink, ``mean`` and ``std`` are the photo's luminance
-    statistics over the word box grown by half its height (summed-area
-    tables). The photo is moved towards white (black) by the least weight
-    ``w`` for which ``|mean' - ink| >= min_contrast + std'``, where
-    ``mean' = mean + w (255 - mean)`` and ``std' = (1 - w) std``. The weights
-    are painted over the grown boxes and feathered with a Gaussian.
+    statistics over the word box grown by half its height. The photo is moved towards white (black)
+    by the least weight ``w`` for which ``|mean' - ink| >= min_contrast + std'``,
+    where ``mean' = mean + w (255 - mean)`` and ``std' = (1 - w) std``. The
+    weights are painted over the grown boxes and feathered with a Gaussian.
     Returns the new background and how many words were guarded.
     """
     h, w = background.shape[:2]
     luma = cv2.cvtColor(background, cv2.COLOR_RGB2GRAY) if background.ndim == 3 else background
-    s1, s2 = cv2.integral2(luma, sdepth=cv2.CV_64F)[:2]
     grow = np.maximum((boxes[:, 3] - boxes[:, 1]) // 2, 2)
-    x0 = np.clip(boxes[:, 0] - grow, 0, w)
-    y0 = np.clip(boxes[:, 1] - grow, 0, h)
-    x1 = np.clip(boxes[:, 2] + grow, 0, w)
-    y1 = np.clip(boxes[:, 3] + grow, 0, h)
-    area = np.maximum((x1 - x0) * (y1 - y0), 1).astype(np.float64)
-
-    def rect_sum(table):
-        return table[y1, x1] - table[y0, x1] - table[y1, x0] + table[y0, x0]
-
-    mean = rect_sum(s1) / area
-    std = np.sqrt(np.maximum(rect_sum(s2) / area - mean**2, 0))
+    gx0, gy0 = np.clip(boxes[:, 0] - grow, 0, w - 1), np.clip(boxes[:, 1] - grow, 0, h - 1)
+    gx1, gy1 = np.clip(boxes[:, 2] + grow, gx0 + 1, w), np.clip(boxes[:, 3] + grow, gy0 + 1, h)
+    mean = np.zeros(len(boxes))
+    std = np.zeros(len(boxes))
+    for i in np.flatnonzero(has_ink).tolist():
+        m, sd = cv2.meanStdDev(luma[gy0[i] : gy1[i], gx0[i] : gx1[i]])
+        mean[i], std[i] = m[0, 0], sd[0, 0]
+    # the weights are smooth: painted and feathered at 1/f of the page's size
+    f = _GUARD_SCALE
+    sh, sw = (h + f - 1) // f, (w + f - 1) // f
+    x0, y0 = gx0 // f, gy0 // f
+    x1, y1 = np.maximum(-(-gx1 // f), x0 + 1), np.maximum(-(-gy1 // f), y0 + 1)
     ink = ink_level.astype(np.float64)
     dark = ink < 128  # dark ink wants a light photo; light ink a dark one
     # distance the photo must gain away from the ink, and how far it can go
@@ -188,18 +188,26 @@ def readability_guard(
     todo = np.flatnonzero(weight > 0)
     if not len(todo):
         return background, 0
-    out = background.astype(np.float32)
-    for sign, target, chosen in ((1, 255.0, dark), (-1, 0.0, ~dark)):
-        idx = todo[chosen[todo]]
+    out = background
+    for lighten in (True, False):
+        idx = todo[dark[todo] == lighten]
         if not len(idx):
             continue
-        wmap = np.zeros((h, w), np.float32)
+        wmap = np.zeros((sh, sw), np.float32)
         for i in idx:
             region = wmap[y0[i] : y1[i], x0[i] : x1[i]]
             np.maximum(region, weight[i], out=region)
-        sigma = float(max(np.median(grow[idx]) / 2, 1))
+        sigma = float(max(np.median(grow[idx]) / (2 * f), 0.5))
         wmap = np.maximum(wmap, cv2.GaussianBlur(wmap, (0, 0), sigma))
+        w8 = cv2.resize(np.rint(wmap * 255).astype(np.uint8), (w, h), interpolation=cv2.INTER_LINEAR)
         if out.ndim == 3:
-            wmap = wmap[..., None]
-        out += wmap * (target - out)
-    return np.clip(np.rint(out), 0, 255).astype(np.uint8), int(len(todo))
+            w8 = cv2.cvtColor(w8, cv2.COLOR_GRAY2RGB)
+        if lighten:  # out + w (255 - out)
+            out = cv2.add(out, cv2.multiply(cv2.bitwise_not(out), w8, scale=1 / 255))
+        else:  # out - w out
+            out = cv2.subtract(out, cv2.multiply(out, w8, scale=1 / 255))
+    return out, int(len(todo))
+
+
+#: The guard paints and feathers its weights at 1/4 of the page's size (they are smooth).
+_GUARD_SCALE = 4

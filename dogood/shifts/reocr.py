@@ -27,8 +27,9 @@ class ReOCR(Shift):
     config : extra Tesseract options, e.g. ``"--psm 6"``.
     min_overlap : share of an OCR word's box an old word must cover to pass its entity on.
 
-    Counts: ``words_before``, ``words_after``, ``labelled`` (OCR words that
-    joined an entity), ``unlabelled``, ``entities_lost`` (entities no OCR word joined).
+    Counts: ``words_before``, ``words_after`` and, on pages with entities,
+    ``labelled`` (OCR words that joined an entity), ``unlabelled``,
+    ``entities_lost`` (entities no OCR word joined).
     """
 
     name = "reocr"
@@ -68,13 +69,11 @@ class ReOCR(Shift):
                 members[k].append(new)
         entities = tuple(Entity(e.id, e.label, members[k], e.links) for k, e in enumerate(doc.entities))
         labelled = sum(len(m) for m in members)
-        counts = {
-            "words_before": len(doc.words),
-            "words_after": len(words),
-            "labelled": labelled,
-            "unlabelled": len(words) - labelled,
-            "entities_lost": sum(1 for k, e in enumerate(doc.entities) if e.word_ids and not members[k]),
-        }
+        counts = {"words_before": len(doc.words), "words_after": len(words)}
+        if doc.entities:  # pages with entities (FUNSD); RVL-CDIP pages have none
+            counts["labelled"] = labelled
+            counts["unlabelled"] = len(words) - labelled
+            counts["entities_lost"] = sum(1 for k, e in enumerate(doc.entities) if e.word_ids and not members[k])
         return doc.replace(words=words, entities=entities), counts
 
 
