@@ -323,3 +323,24 @@ def test_tesseract_reads_the_words_where_the_reprojected_boxes_are(funsd_test):
     median = statistics.median(scores)
     print(f"median IoU {median:.3f} over {len(scores)} words")
     assert median >= 0.7
+
+
+@pytest.mark.parametrize("mode", ["L", "P", "RGBA", "I;16", "1", "CMYK"])
+def test_any_page_mode_is_distorted(funsd_test, mode):
+    import io
+
+    from PIL import Image
+
+    doc = funsd_test.load(funsd_test.ids()[1])
+    im = doc.image.to_pil()
+    im = Image.fromarray(doc.image.to_array().astype(np.uint16) * 257) if mode == "I;16" else im.convert(mode)
+    buf = io.BytesIO()
+    im.save(buf, format="TIFF" if mode == "CMYK" else "PNG")
+    page = doc.replace(image=PageImage.from_bytes(buf.getvalue()))
+    out = DistortPage()(page, 0)
+    pixels = out.image.to_array()
+    grey = mode in ("L", "I;16", "1")
+    assert pixels.shape == ((doc.height, doc.width) if grey else (doc.height, doc.width, 3))
+    assert [w.text for w in out.words] == [w.text for w in doc.words]
+    boxes = out.boxes
+    assert (boxes[:, 0] >= 0).all() and (boxes[:, 2] <= doc.width).all() and (boxes[:, 3] <= doc.height).all()
