@@ -240,6 +240,8 @@ def build(
             }
             for config in names
         }
+        skipped_ids = {(s["split"], s["id"]) for s in report.skipped}
+        previews = write_previews(tmp, chains, sources, ids, seed, skipped_ids)
         card = render_card(
             recipe=recipe,
             schema=schema,
@@ -249,11 +251,15 @@ def build(
             skipped=report.skipped,
             dogood_version=dogood.__version__,
             notes=notes,
+            previews=previews,
         )
         (tmp / "README.md").write_text(card, encoding="utf-8")
         manifest = {
             "recipe": recipe.name,
             "version": recipe.version,
+            "description": recipe.description,
+            "notes": notes,
+            "previews": previews,
             "seed": seed,
             "schema": schema,
             "source": source_info,
@@ -270,6 +276,30 @@ def build(
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return report
+
+
+def write_previews(folder: Path, chains, sources, ids, seed: int, skipped: set) -> dict[str, str]:
+    """For each config, ``previews/<config>.jpg``: the first document of the first split, original beside shifted.
+
+    Made in this process from the same seeds as the rows, so they do not depend on the number of workers.
+    Returns config -> path relative to ``folder``.
+    """
+    from dogood.preview import render_preview
+
+    split = next(iter(sources))
+    first = next((i for i in ids[split] if (split, i) not in skipped), None)
+    if first is None:
+        return {}
+    original = sources[split].load(first)
+    (folder / "previews").mkdir(exist_ok=True)
+    out = {}
+    for config, chain in chains.items():
+        shifted = apply_chain(original, chain, seed, config)
+        image = render_preview(original, shifted, max_height=800, title_right=config)
+        rel = f"previews/{config}.jpg"
+        image.convert("RGB").save(folder / rel, format="JPEG", quality=85)
+        out[config] = rel
+    return out
 
 
 def _run(tasks, sources, chains, seed, schema, num_proc):

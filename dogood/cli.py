@@ -97,7 +97,35 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=8, help="documents per forward pass for Hugging Face models")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("push", help="build and publish the datasets of a manifest (hub_upload/*.yaml) to the Hub")
+    p.add_argument("manifest", help="publish manifest: which recipes and configs go to which Hub dataset repo")
+    p.add_argument("--dry-run", metavar="DIR", help="stage each dataset into DIR exactly as it would be uploaded; "
+                                                    "send nothing (no token needed)")
+    p.add_argument("--build-dir", default="out", help="where builds are made or reused (default: out)")
+    p.add_argument("--source", help="where the source data is")
+    p.add_argument("--num-proc", type=int, default=1, help="worker processes for builds")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_push)
     return parser
+
+
+def cmd_push(args) -> int:
+    from dogood.publish import push
+
+    results = push(args.manifest, build_dir=args.build_dir, dry_run=args.dry_run, source=args.source,
+                   num_proc=args.num_proc, progress=not args.quiet)
+    for r in results:
+        if args.dry_run:
+            print(f"{r.repo} {r.tag}: staged in {r.folder} (nothing sent)")
+        elif r.uploaded:
+            print(f"{r.repo} {r.tag}: uploaded, commit {r.commit}")
+        else:
+            print(f"{r.repo} {r.tag}: already published with this content; nothing uploaded")
+    if not args.dry_run and results:
+        r = results[0]
+        print(f"load it with: datasets.load_dataset({r.repo!r}, CONFIG, revision={r.tag!r})")
+    return 0
 
 
 def _version() -> str:

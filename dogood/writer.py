@@ -123,12 +123,19 @@ def render_card(
     skipped: list[dict[str, str]],
     dogood_version: str,
     notes: dict[str, list[str]] | None = None,
+    previews: dict[str, str] | None = None,
+    repo_id: str | None = None,
+    results: list[dict[str, Any]] | None = None,
 ) -> str:
     """The dataset card (README.md) of a built folder.
 
     ``splits_info[config][split]`` has ``num_examples``, ``num_bytes`` and
     ``num_shards``; ``stats[config][split]`` the per-config statistics;
-    ``notes[config]`` lines the config's shifts add (:meth:`Shift.card_notes`).
+    ``notes[config]`` lines the config's shifts add (:meth:`Shift.card_notes`);
+    ``previews[config]`` the path of its preview image in the folder;
+    ``repo_id`` the Hub repository it is published to (the load example uses it
+    and the version tag); ``results`` ``dogood eval`` reports (``report.json``)
+    shown as a results table.
     """
     features = features_for(schema)
     card_data = DatasetCardData(
@@ -167,5 +174,95 @@ def render_card(
         skipped=skipped,
         dogood_version=dogood_version,
         notes=notes or {},
+        previews=previews or {},
+        repo_id=repo_id,
+        results=[_result_table(r) for r in results or []],
+        papers=papers_for(chains),
+        licence_tallies=_licence_tallies(stats),
     )
     return str(DatasetCard(body))
+
+
+def render_card_from_build(folder: str | Path, *, repo_id: str | None = None,
+                           results: list[dict[str, Any]] | None = None) -> str:
+    """Render a built folder's card again from its ``dogood_build.json`` (e.g. with the Hub repo it is pushed to)."""
+    import json
+    from types import SimpleNamespace
+
+    build = json.loads((Path(folder) / "dogood_build.json").read_text(encoding="utf-8"))
+    chains = build["chains"]
+    splits = list(next(iter(build["splits"].values()))) if build["splits"] else []
+    recipe = SimpleNamespace(name=build["recipe"], version=build["version"], description=build.get("description", ""),
+                             seed=build["seed"], splits=splits, configs=chains)
+    return render_card(recipe=recipe, schema=build["schema"], source=build["source"], splits_info=build["splits"],
+                       stats=build["stats"], skipped=build["skipped"], dogood_version=build["dogood_version"],
+                       notes=build.get("notes"), previews=build.get("previews"), repo_id=repo_id, results=results)
+
+
+#: Papers a card cites, by the shifts its configs use (Do-GOOD is always cited).
+PAPERS = {
+    "do-good": "He et al. *Do-GOOD: Towards Distribution Shift Evaluation for Pre-Trained Visual Document "
+               "Understanding Models.* SIGIR 2023.",
+    "form-attacks": "*Form field extractor robustness via 14 form transformations* (OCR-level, background and "
+                    "field-value transformations).",
+    "moradi": "Moradi and Samwald. *Evaluating the Robustness of Neural Language Models to Input Perturbations.* "
+              "EMNLP 2021.",
+    "bert-attack": "Li et al. *BERT-ATTACK: Adversarial Attack Against BERT Using BERT.* EMNLP 2020.",
+    "textattack": "Morris et al. *TextAttack: A Framework for Adversarial Attacks, Data Augmentation, and Adversarial "
+                  "Training in NLP.* EMNLP 2020 (demos).",
+    "counter-fitting": "Mrkšić et al. *Counter-fitting Word Vectors to Linguistic Constraints.* NAACL 2016.",
+    "coco": "Lin et al. *Microsoft COCO: Common Objects in Context.* ECCV 2014.",
+    "docunet": "Ma et al. *DocUNet: Document Image Unwarping via a Stacked U-Net.* CVPR 2018.",
+}
+_SHIFT_PAPERS = {
+    "bert_attack": ("bert-attack",),
+    "embedding_swap": ("textattack", "counter-fitting"),
+    "homoglyph_swap": ("textattack",),
+    "number_swap": ("textattack",),
+    "char_deletion": ("textattack",),
+    "char_perturbation": ("moradi",),
+    "word_perturbation": ("moradi",),
+    "natural_background": ("coco",),
+    "distort": ("docunet",),
+}
+_FORM_ATTACKS = {"bg_typo", "bg_synonym", "bg_adversarial", "key_drop", "value_text_augment", "center_shift",
+                 "box_stretch", "margin_padding", "global_shuffle", "neighbor_shuffle", "non_neighbor_shuffle",
+                 "bg_drop", "neighbor_bg_drop", "value_location_augment"}
+
+
+def papers_for(chains: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """The papers to cite for these chains: Do-GOOD first, then those of the shifts used, in a fixed order."""
+    keys = {"do-good"}
+    for chain in chains.values():
+        for spec in chain:
+            name = spec.get("shift", "")
+            keys.update(_SHIFT_PAPERS.get(name, ()))
+            if name in _FORM_ATTACKS:
+                keys.add("form-attacks")
+    return [PAPERS[k] for k in PAPERS if k in keys]
+
+
+def _licence_tallies(stats) -> dict[str, int]:
+    """Photos per licence over all configs and splits (from the shifts' ``licence=`` tallies)."""
+    total: dict[str, int] = {}
+    for by_split in stats.values():
+        for s in by_split.values():
+            for name, values in (s.get("tallies") or {}).items():
+                if name.endswith(": licence"):
+                    for licence, n in values.items():
+                        total[licence] = total.get(licence, 0) + n
+    return dict(sorted(total.items()))
+
+
+def _result_table(report: dict[str, Any]) -> dict[str, Any]:
+    """One ``dogood eval`` report as rows for the card: dataset, split, score, change from ID."""
+    metric = report.get("metric", "score")
+    rows = []
+    for d in report.get("datasets", []):
+        value = d.get("value")
+        rows.append({
+            "dataset": d.get("dataset"), "role": d.get("role"), "split": d.get("split"),
+            "value": None if value is None else round(100 * value, 2),
+            "change": None if d.get("drop") is None else round(-100 * d["drop"], 2) + 0.0,
+        })
+    return {"model": report.get("model", "model"), "metric": metric, "rows": rows}

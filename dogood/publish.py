@@ -1,0 +1,286 @@
+"""Publish built datasets to the Hugging Face Hub, one version tag per release.
+
+A publish manifest (``hub_upload/*.yaml``) says which recipe, and which of its
+configs, goes to which Hub dataset repository::
+
+    datasets:
+      - repo: dogood-benchmarks/funsd-l   # Hub dataset repo id
+        recipe: funsd-l                   # a recipe name or file
+        configs: [merge, move]            # default: all
+        version: 1.1.0                    # optional; must equal the recipe's
+        private: false
+        results: [../eval/baseline/report.json]   # optional: dogood eval reports for the card
+
+:func:`push` validates every entry (recipes, versions, configs, results, the
+token) before anything is uploaded; builds each recipe (or reuses a finished
+build of the same recipe, version, seed, configs and dogood version); renders
+the card again for the repo; creates the repo; uploads the folder with
+``huggingface_hub`` (``upload_folder``: files already on the Hub are not sent
+again, so a re-run after an interruption uploads only what is missing); and
+tags the commit ``vX.Y.Z``, so ``load_dataset(repo, config, revision="vX.Y.Z")``
+gets exactly that build. A tag that already exists with other content is an
+error; with the same content, nothing is uploaded.
+
+The token is the standard one (``HF_TOKEN`` or ``huggingface-cli login``),
+read by ``huggingface_hub`` itself: dogood never prints, logs or writes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import dogood
+from dogood.errors import DogoodError, RecipeError
+
+_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?$")
+_KEYS = {"repo", "recipe", "configs", "version", "private", "results", "source"}
+
+
+class PublishError(DogoodError):
+    """A manifest, token or Hub state that stops a push before anything is uploaded."""
+
+
+@dataclass
+class PublishEntry:
+    """One dataset of a manifest: a recipe (and configs) to a Hub repo."""
+
+    repo: str
+    recipe: Any  # dogood.recipe.Recipe
+    configs: list[str]
+    private: bool = False
+    results: list[dict[str, Any]] = field(default_factory=list)
+    source: str | None = None
+
+    @property
+    def tag(self) -> str:
+        return f"v{self.recipe.version}"
+
+
+@dataclass
+class PushResult:
+    repo: str
+    tag: str
+    commit: str | None
+    uploaded: bool  # False when the tag already held this content
+    folder: Path
+
+
+def load_manifest(path: str | Path) -> list[PublishEntry]:
+    """Read and check a publish manifest; every error names the manifest and the entry."""
+    from dogood.recipe import load_recipe
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PublishError(f"publish manifest {path} not found") from None
+    except yaml.YAMLError as exc:
+        raise PublishError(f"{path}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("datasets"), list) or not data["datasets"]:
+        raise PublishError(f"{path}: expected a mapping with a non-empty list `datasets:`")
+    entries, repos = [], set()
+    for k, item in enumerate(data["datasets"]):
+        where = f"{path}, dataset {k + 1}"
+        if not isinstance(item, dict):
+            raise PublishError(f"{where}: expected a mapping with `repo` and `recipe`")
+        unknown = sorted(set(item) - _KEYS)
+        if unknown:
+            raise PublishError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_KEYS))}")
+        repo = str(item.get("repo", ""))
+        if not _REPO_ID.match(repo):
+            raise PublishError(f"{where}: `repo` must be a Hub id like owner/name, got {repo!r}")
+        if repo in repos:
+            raise PublishError(f"{where}: repo {repo} is listed twice")
+        repos.add(repo)
+        if "recipe" not in item:
+            raise PublishError(f"{where}: no `recipe`")
+        name = str(item["recipe"])
+        local = path.parent / name
+        try:
+            recipe = load_recipe(str(local) if local.suffix in (".yaml", ".yml") and local.is_file() else name)
+        except RecipeError as exc:
+            raise PublishError(f"{where}: {exc}") from None
+        if not _SEMVER.match(recipe.version):
+            raise PublishError(f"{where}: recipe {recipe.name} has version {recipe.version!r}, not semver (1.2.3)")
+        if "version" in item:
+            version = str(item["version"])
+            if not _SEMVER.match(version):
+                raise PublishError(f"{where}: version {version!r} is not semver (like 1.2.3)")
+            if version != recipe.version:
+                raise PublishError(f"{where}: version {version} differs from recipe {recipe.name}'s {recipe.version}; "
+                                   "the version lives in the recipe: change it there")
+        configs = item.get("configs") or list(recipe.configs)
+        missing = [c for c in configs if c not in recipe.configs]
+        if missing:
+            raise PublishError(f"{where}: recipe {recipe.name} has no config {', '.join(missing)}")
+        results = []
+        for report in item.get("results") or []:
+            report_path = path.parent / report
+            try:
+                results.append(json.loads(report_path.read_text(encoding="utf-8")))
+            except (OSError, ValueError) as exc:
+                raise PublishError(f"{where}: cannot read eval report {report_path} ({exc})") from None
+        entries.append(PublishEntry(repo=repo, recipe=recipe, configs=list(configs), private=bool(item.get("private")),
+                                    results=results, source=item.get("source")))
+    return entries
+
+
+def ensure_build(entry: PublishEntry, build_dir: str | Path, *, source: str | None = None, num_proc: int = 1,
+                 progress: bool = True) -> Path:
+    """The built folder of ``entry``: reused when a finished build of the same recipe, version, seed,
+    configs, chains and dogood version is there, else built (replacing it)."""
+    from dogood.build import build
+
+    folder = Path(build_dir) / entry.recipe.name
+    info_path = folder / "dogood_build.json"
+    if info_path.is_file():
+        try:
+            info = json.loads(info_path.read_text(encoding="utf-8"))
+        except ValueError:
+            info = {}
+        wanted = {c: entry.recipe.configs[c] for c in entry.configs}
+        if (info.get("recipe") == entry.recipe.name and info.get("version") == entry.recipe.version
+                and info.get("seed") == entry.recipe.seed and info.get("limit") is None
+                and info.get("dogood_version") == dogood.__version__
+                and json.loads(json.dumps(info.get("chains"))) == json.loads(json.dumps(wanted))):
+            return folder
+    build(entry.recipe, folder, source_path=source or entry.source, num_proc=num_proc, configs=entry.configs,
+          overwrite=True, progress=progress)
+    return folder
+
+
+def stage(entry: PublishEntry, built: Path, dest: Path) -> Path:
+    """Copy ``built`` to ``dest`` with the card rendered for the repo (load example, version, results)."""
+    from dogood.writer import render_card_from_build
+
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(built, dest)
+    card = render_card_from_build(dest, repo_id=entry.repo, results=entry.results)
+    (dest / "README.md").write_text(card, encoding="utf-8")
+    return dest
+
+
+def check_token(api) -> str:
+    """The user the standard Hugging Face token belongs to; a :class:`PublishError` when it is missing or invalid.
+
+    The token itself never appears in a message.
+    """
+    from huggingface_hub import get_token
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if not get_token():
+        raise PublishError("no Hugging Face token: run `huggingface-cli login` or set HF_TOKEN "
+                           "(a write token of the account or organisation that owns the repos)")
+    try:
+        who = api.whoami()
+    except HfHubHTTPError as exc:
+        status = getattr(exc.response, "status_code", None)
+        raise PublishError(f"the Hugging Face token was refused (HTTP {status}): log in again with "
+                           "`huggingface-cli login` or set a valid HF_TOKEN") from None
+    return str(who.get("name", "?"))
+
+
+def local_oids(folder: Path) -> dict[str, tuple[str, str]]:
+    """For each file below ``folder``: (sha256, git blob sha1), the ids the Hub gives LFS and regular files."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            data = p.read_bytes()
+            blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+            out[p.relative_to(folder).as_posix()] = (hashlib.sha256(data).hexdigest(), blob)
+    return out
+
+
+def remote_oids(api, repo: str, revision: str) -> dict[str, str]:
+    """path -> sha256 (LFS files) or git blob id (regular files) at ``revision``."""
+    from huggingface_hub.hf_api import RepoFile
+
+    out = {}
+    for item in api.list_repo_tree(repo, revision=revision, recursive=True, repo_type="dataset"):
+        if isinstance(item, RepoFile):
+            out[item.path] = item.lfs.sha256 if item.lfs else item.blob_id
+    return out
+
+
+def same_content(local: dict[str, tuple[str, str]], remote: dict[str, str]) -> bool:
+    """True when the remote files are exactly the local ones (``.gitattributes`` aside)."""
+    remote = {k: v for k, v in remote.items() if k != ".gitattributes"}
+    return set(local) == set(remote) and all(remote[p] in local[p] for p in local)
+
+
+def push(manifest: str | Path, *, build_dir: str | Path = "out", dry_run: str | Path | None = None,
+         source: str | None = None, num_proc: int = 1, progress: bool = True, api=None) -> list[PushResult]:
+    """Build (or reuse), stage and publish every dataset of ``manifest``; see the module docstring.
+
+    Everything that can stop a push is checked for every dataset before the
+    first upload: the manifest, the token, and existing version tags (a tag
+    that holds other content). With ``dry_run``, each dataset is staged into
+    ``dry_run/<owner>__<name>`` exactly as it would be uploaded and nothing is
+    sent (no token needed).
+    """
+    from huggingface_hub import HfApi
+
+    entries = load_manifest(manifest)
+    if dry_run is not None:
+        out = []
+        for entry in entries:
+            built = ensure_build(entry, build_dir, source=source, num_proc=num_proc, progress=progress)
+            staged = stage(entry, built, Path(dry_run) / entry.repo.replace("/", "__"))
+            out.append(PushResult(entry.repo, entry.tag, None, False, staged))
+        return out
+    api = api or HfApi()
+    check_token(api)
+    with tempfile.TemporaryDirectory(prefix="dogood-push-") as tmp:
+        staged = {}
+        for k, entry in enumerate(entries):
+            built = ensure_build(entry, build_dir, source=source, num_proc=num_proc, progress=progress)
+            staged[entry.repo] = stage(entry, built, Path(tmp) / str(k))
+        published = {entry.repo: _tag_state(api, entry, staged[entry.repo]) for entry in entries}
+        results = []
+        for entry in entries:
+            if published[entry.repo]:
+                results.append(PushResult(entry.repo, entry.tag, None, False, staged[entry.repo]))
+            else:
+                results.append(_upload(api, entry, staged[entry.repo]))
+        return results
+
+
+def _tag_state(api, entry: PublishEntry, staged: Path) -> bool:
+    """True when the version tag exists with exactly the staged content; raises when it holds other content."""
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    try:
+        refs = api.list_repo_refs(entry.repo, repo_type="dataset")
+    except RepositoryNotFoundError:
+        return False
+    if not any(t.name == entry.tag for t in refs.tags):
+        return False
+    if same_content(local_oids(staged), remote_oids(api, entry.repo, entry.tag)):
+        return True
+    raise PublishError(f"{entry.repo} already has tag {entry.tag} with different content; nothing was uploaded. "
+                       f"Bump the version of recipe {entry.recipe.name} to publish a new release")
+
+
+def _upload(api, entry: PublishEntry, staged: Path) -> PushResult:
+    api.create_repo(entry.repo, repo_type="dataset", private=entry.private, exist_ok=True)
+    commit = api.upload_folder(
+        folder_path=str(staged),
+        repo_id=entry.repo,
+        repo_type="dataset",
+        commit_message=f"{entry.recipe.name} {entry.tag} (dogood {dogood.__version__})",
+        delete_patterns=["data/**", "previews/**"],
+    )
+    api.create_tag(entry.repo, tag=entry.tag, revision=commit.oid, repo_type="dataset",
+                   tag_message=f"{entry.recipe.name} {entry.tag}")
+    return PushResult(entry.repo, entry.tag, commit.oid, True, staged)
