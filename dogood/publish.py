@@ -177,14 +177,14 @@ def check_token(api) -> str:
     The token itself never appears in a message.
     """
     from huggingface_hub import get_token
-    from huggingface_hub.errors import HfHubHTTPError
+    from requests import HTTPError  # whoami raises it (HfHubHTTPError is a subclass)
 
     if not get_token():
         raise PublishError("no Hugging Face token: run `huggingface-cli login` or set HF_TOKEN "
                            "(a write token of the account or organisation that owns the repos)")
     try:
         who = api.whoami()
-    except HfHubHTTPError as exc:
+    except HTTPError as exc:
         status = getattr(exc.response, "status_code", None)
         raise PublishError(f"the Hugging Face token was refused (HTTP {status}): log in again with "
                            "`huggingface-cli login` or set a valid HF_TOKEN") from None
