@@ -9,6 +9,7 @@ interrupted build never leaves a folder that looks like a finished dataset.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
 import os
@@ -29,7 +30,7 @@ from dogood.errors import DogoodError, RecipeError
 from dogood.recipe import Recipe, derive_seed, document_seed
 from dogood.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, document_to_row
 from dogood.sources import Source, open_source
-from dogood.writer import ShardWriter, render_card
+from dogood.writer import ShardFile, shard_path, render_card
 
 
 class BuildError(DogoodError):
@@ -42,6 +43,7 @@ class BuildReport:
     documents: dict[str, int] = field(default_factory=dict)  # split -> documents written
     skipped: list[dict[str, str]] = field(default_factory=list)
     configs: list[str] = field(default_factory=list)
+    reused_shards: int = 0  # shards a killed build had finished, kept by this one
 
 
 def apply_chain(doc: Document, chain, recipe_seed: int, config: str) -> Document:
@@ -194,47 +196,87 @@ def build(
     ids = {split: src.ids()[:limit] if limit is not None else src.ids() for split, src in sources.items()}
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    source_info = next(iter(sources.values())).describe()
+    key = {
+        "recipe": recipe.name, "version": recipe.version, "seed": seed, "schema": schema, "limit": limit,
+        "on_error": on_error, "shard_size": recipe.shard_size, "splits": list(recipe.splits),
+        "chains": {c: recipe.configs[c] for c in names}, "source": source_info, "dogood_version": dogood.__version__,
+        "ids": {split: hashlib.sha256("\n".join(ids[split]).encode("utf-8")).hexdigest() for split in recipe.splits},
+    }
+    tmp = _work_folder(out, key)
     report = BuildReport(out=out, configs=names)
-    try:
-        writers = {
-            (config, split): ShardWriter(tmp, config, split, schema, len(ids[split]), recipe.shard_size)
-            for config in names
-            for split in recipe.splits
-        }
-        stats: dict[str, dict[str, dict[str, Any]]] = {c: {s: {} for s in recipe.splits} for c in names}
-        tasks = [(split, i, doc_id) for split in recipe.splits for i, doc_id in enumerate(ids[split])]
-        bar = tqdm(total=len(tasks), desc=f"build {recipe.name}", unit="doc", disable=not progress, file=sys.stderr)
-        for split, index, doc_id, results, error in _run(tasks, sources, chains, seed, schema, num_proc):
-            bar.update(1)
-            if error is not None:
-                message, trace = error
-                if on_error == "raise":
-                    detail = f"\n{trace}" if trace else ""
-                    raise BuildError(f"{split} document {doc_id!r} failed: {message}{detail}")
-                report.skipped.append({"id": doc_id, "split": split, "reason": message})
+    shard_size = recipe.shard_size
+    shards = []  # (split, k, num_shards, tasks) of the shards still to write
+    done_states = []
+    for split in recipe.splits:
+        n = len(ids[split])
+        num_shards = max(1, -(-n // shard_size))
+        for k in range(num_shards):
+            state = _read_state(tmp, split, k, names, num_shards)
+            if state is not None:
+                done_states.append((split, k, state))
                 continue
-            for config, (row, doc_stats) in results.items():
-                writers[(config, split)].write(index, row)
-                _add_stats(stats[config][split], doc_stats)
-            report.documents[split] = report.documents.get(split, 0) + 1
+            shards.append((split, k, num_shards,
+                           [(split, i, ids[split][i]) for i in range(k * shard_size, min((k + 1) * shard_size, n))]))
+    report.reused_shards = len(done_states)
+    total = sum(len(t) for *_, t in shards)
+    bar = tqdm(total=total, desc=f"build {recipe.name}", unit="doc", disable=not progress, file=sys.stderr)
+    results_iter = _run([t for *_, tasks in shards for t in tasks], sources, chains, seed, schema, num_proc)
+    try:
+        for split, k, num_shards, tasks in shards:
+            files = {c: ShardFile(shard_path(tmp, c, split, k, num_shards), schema) for c in names}
+            shard_stats: dict[str, dict[str, Any]] = {c: {} for c in names}
+            skipped, documents = [], 0
+            for _ in tasks:
+                _split, index, doc_id, results, error = next(results_iter)
+                bar.update(1)
+                if error is not None:
+                    message, trace = error
+                    if on_error == "raise":
+                        detail = f"\n{trace}" if trace else ""
+                        raise BuildError(f"{split} document {doc_id!r} failed: {message}{detail}")
+                    skipped.append({"id": doc_id, "split": split, "reason": message})
+                    continue
+                for config, (row, doc_stats) in results.items():
+                    files[config].write(row)
+                    _add_stats(shard_stats[config], doc_stats)
+                documents += 1
+            for f in files.values():
+                f.close()
+            state = {"documents": documents, "skipped": skipped, "stats": shard_stats,
+                     "files": {c: {"num_rows": f.num_rows, "num_bytes": f.num_bytes} for c, f in files.items()}}
+            _write_state(tmp, split, k, state)
+            done_states.append((split, k, json.loads(json.dumps(state))))
         bar.close()
-        for writer in writers.values():
-            writer.close()
+    except BaseException:
+        results_iter.close()  # stop the workers; finished shards stay in the work folder for a re-run
+        raise
+    try:
+        done_states.sort(key=lambda t: (recipe.splits.index(t[0]), t[1]))
+        stats: dict[str, dict[str, dict[str, Any]]] = {c: {s: {} for s in recipe.splits} for c in names}
+        files_info: dict[str, dict[str, dict[str, int]]] = {c: {s: {} for s in recipe.splits} for c in names}
+        for split, k, state in done_states:
+            report.documents[split] = report.documents.get(split, 0) + state["documents"]
+            report.skipped.extend(state["skipped"])
+            for config in names:
+                _add_stats(stats[config][split], _as_counters(state["stats"][config]))
+                info = files_info[config][split]
+                for field_, n in state["files"][config].items():
+                    info[field_] = info.get(field_, 0) + n
+                info["num_shards"] = info.get("num_shards", 0) + 1
         for by_split in stats.values():
             for split, s in by_split.items():
-                for key in ("documents", "words", "tokens", "box_changed", "text_changed"):
-                    s.setdefault(key, 0)
+                for key_ in ("documents", "words", "tokens", "box_changed", "text_changed"):
+                    s.setdefault(key_, 0)
                 s["labels"] = dict(sorted(s.get("labels", Counter()).items()))
                 s["skips"] = dict(sorted(s.get("skips", Counter()).items()))
                 s["shift_counts"], s["tallies"] = split_tallies(s.get("shift_counts", Counter()))
-        source_info = next(iter(sources.values())).describe()
         splits_info = {
             config: {
                 split: {
-                    "num_examples": writers[(config, split)].num_rows,
-                    "num_bytes": writers[(config, split)].num_bytes,
-                    "num_shards": writers[(config, split)].num_shards,
+                    "num_examples": files_info[config][split].get("num_rows", 0),
+                    "num_bytes": files_info[config][split].get("num_bytes", 0),
+                    "num_shards": files_info[config][split].get("num_shards", 0),
                 }
                 for split in recipe.splits
             }
@@ -271,11 +313,79 @@ def build(
             "dogood_version": dogood.__version__,
         }
         (tmp / "dogood_build.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        shutil.rmtree(tmp / _STATE, ignore_errors=True)
+        (tmp / _KEY).unlink(missing_ok=True)
         _commit(tmp, out)
     finally:
-        if tmp.exists():
+        if tmp.exists() and not (tmp / _KEY).exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return report
+
+
+# -- resumable work folder ---------------------------------------------------------------
+_KEY = ".dogood-build-key.json"
+_STATE = ".shards"
+
+
+def _work_folder(out: Path, key: dict[str, Any]) -> Path:
+    """``.<out>.partial`` beside ``out``: reused when it was left by a build of the same key, else made anew.
+
+    The key (recipe, version, seed, chains, source, document ids, dogood version...)
+    decides whether the shards a killed build finished can be kept.
+    """
+    work = out.with_name(f".{out.name}.partial")
+    text = json.dumps(key, sort_keys=True, default=str)
+    if work.exists():
+        try:
+            same = (work / _KEY).read_text(encoding="utf-8") == text
+        except OSError:
+            same = False
+        if not same:
+            shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    if not (work / _KEY).exists():
+        _write_atomic(work / _KEY, text)
+    return work
+
+
+def _state_path(work: Path, split: str, k: int) -> Path:
+    return work / _STATE / f"{split}-{k:05d}.json"
+
+
+def _read_state(work: Path, split: str, k: int, configs: list[str], num_shards: int) -> dict[str, Any] | None:
+    """A finished shard's record, when it and all its Parquet files are there; else ``None`` (write it again)."""
+    try:
+        state = json.loads(_state_path(work, split, k).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not all(shard_path(work, c, split, k, num_shards).is_file() for c in configs):
+        return None
+    if set(state.get("stats", {})) != set(configs):
+        return None
+    return state
+
+
+def _write_state(work: Path, split: str, k: int, state: dict[str, Any]) -> None:
+    path = _state_path(work, split, k)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(path, json.dumps(state, sort_keys=True, default=_jsonable))
+
+
+def _jsonable(value):
+    if isinstance(value, Counter):
+        return dict(value)
+    raise TypeError(f"cannot store {type(value).__name__} in a shard record")
+
+
+def _as_counters(stats: dict[str, Any]) -> dict[str, Any]:
+    """A shard record's statistics with the per-name tallies as Counters again (for :func:`_add_stats`)."""
+    return {k: Counter(v) if isinstance(v, dict) else v for k, v in stats.items()}
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def write_previews(folder: Path, chains, sources, ids, seed: int, skipped: set) -> dict[str, str]:

@@ -26,7 +26,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dogood: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("dogood: interrupted; no dataset folder was written", file=sys.stderr)
+        print("dogood: interrupted; no dataset folder was written (run the same command again to resume: "
+              "finished shards are kept)", file=sys.stderr)
         return 130
 
 
@@ -168,6 +169,8 @@ def cmd_build(args) -> int:
     docs = ", ".join(f"{n} {split}" for split, n in report.documents.items()) or "0"
     print(f"built {recipe.name} v{recipe.version}: {docs} documents x {len(report.configs)} config(s) "
           f"({', '.join(report.configs)}) -> {out}")
+    if report.reused_shards:
+        print(f"resumed: kept {report.reused_shards} shard(s) an interrupted build had finished")
     if report.skipped:
         print(f"skipped {len(report.skipped)} document(s), listed in {out / 'README.md'}:")
         for s in report.skipped[:10]:

@@ -15,6 +15,7 @@ on the documents, never on worker count.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -36,53 +37,34 @@ def shard_path(folder: Path, config: str, split: str, shard: int, num_shards: in
     return Path(folder) / "data" / config / f"{split}-{shard:05d}-of-{num_shards:05d}.parquet"
 
 
-class ShardWriter:
-    """Streams rows of one (config, split) into ``num_shards`` Parquet files.
+class ShardFile:
+    """One Parquet shard, written under a temporary name and renamed into place by :meth:`close`.
 
-    Row ``index`` (the document's position in its source) picks the shard
-    (``index // shard_size``), so shard boundaries do not move when documents
-    are skipped. Rows must arrive in increasing index order.
+    Rows are written in row groups of ``ROW_GROUP_SIZE``, so the bytes depend
+    only on the rows. A shard that was not closed (a killed build) never has
+    its final name.
     """
 
-    def __init__(self, folder: Path, config: str, split: str, schema: str, num_docs: int, shard_size: int):
-        self.folder, self.config, self.split = Path(folder), config, split
-        self.features = features_for(schema)
-        self.arrow_schema = self.features.arrow_schema
-        self.shard_size = shard_size
-        self.num_shards = max(1, -(-num_docs // shard_size))
-        self._shard = -1
-        self._writer: pq.ParquetWriter | None = None
+    def __init__(self, path: Path, schema: str):
+        self.path = Path(path)
+        self.tmp = self.path.with_name(f".{self.path.name}.tmp")
+        self.arrow_schema = features_for(schema).arrow_schema
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._writer = pq.ParquetWriter(self.tmp, self.arrow_schema)
         self._rows: list[dict[str, Any]] = []
         self.num_rows = 0
         self.num_bytes = 0
 
-    def write(self, index: int, row: dict[str, Any]) -> None:
-        shard = min(index // self.shard_size, self.num_shards - 1)
-        if shard < self._shard:
-            raise ValueError(f"rows out of order: index {index} after shard {self._shard}")
-        while self._shard < shard:
-            self._open_next()
+    def write(self, row: dict[str, Any]) -> None:
         self._rows.append(row)
         self.num_rows += 1
         if len(self._rows) >= ROW_GROUP_SIZE:
             self._flush()
 
     def close(self) -> None:
-        while self._shard < self.num_shards - 1:  # empty trailing shards still exist
-            self._open_next()
         self._flush()
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-
-    def _open_next(self) -> None:
-        self._flush()
-        if self._writer is not None:
-            self._writer.close()
-        self._shard += 1
-        path = shard_path(self.folder, self.config, self.split, self._shard, self.num_shards)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._writer = pq.ParquetWriter(path, self.arrow_schema)
+        self._writer.close()
+        os.replace(self.tmp, self.path)
 
     def _flush(self) -> None:
         if not self._rows:

@@ -207,7 +207,11 @@ def test_interrupted_build_leaves_no_dataset(funsd_dir, tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         build(load_recipe("funsd-l"), out, source_path=funsd_dir, configs=["merge"], progress=False)
     assert not out.exists()
-    assert list(tmp_path.iterdir()) == []
+    # only the hidden work folder is left, for a re-run to resume from
+    assert [p.name for p in tmp_path.iterdir()] == [".out.partial"]
+    monkeypatch.setattr(MergeBoxes, "apply", original)
+    build(load_recipe("funsd-l"), out, source_path=funsd_dir, configs=["merge"], progress=False)
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
 def test_existing_output_is_kept_unless_overwrite(funsd_dir, tmp_path):

@@ -1,0 +1,83 @@
+"""A build killed with SIGKILL and run again finishes byte-identical, without redoing finished shards."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from dogood.build import build
+from dogood.recipe import load_recipe
+
+SCRIPT = textwrap.dedent(
+    """
+    import sys, time
+    from dogood.build import build
+    from dogood.recipe import load_recipe
+    from dogood.shifts.merge import MergeBoxes
+
+    slow = MergeBoxes.apply
+    def apply(self, doc, rng):  # slow enough to be killed halfway
+        time.sleep(0.05)
+        return slow(self, doc, rng)
+    MergeBoxes.apply = apply
+    recipe = load_recipe("funsd-l")
+    recipe.shard_size = 4
+    build(recipe, sys.argv[1], source_path=sys.argv[2], configs=["merge", "merge_x0_y0"], limit=24, progress=False)
+    """
+)
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def recipe_with_small_shards():
+    recipe = load_recipe("funsd-l")
+    recipe.shard_size = 4
+    return recipe
+
+
+def test_sigkill_then_rerun_resumes_and_matches(funsd_dir, tmp_path):
+    out = tmp_path / "out"
+    work = tmp_path / ".out.partial"
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(out), str(funsd_dir)], env=os.environ.copy())
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if len(list((work / ".shards").glob("*.json"))) >= 2:
+            break
+        time.sleep(0.01)
+    assert proc.poll() is None, "the build finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not out.exists()  # nothing that looks like a dataset
+    finished = sorted(p.name for p in (work / ".shards").glob("*.json"))
+    assert 2 <= len(finished) < 6
+    kept = {p.relative_to(work).as_posix(): p.stat().st_mtime_ns for p in (work / "data").rglob("*.parquet")}
+    assert not any(name.endswith(".tmp") for name in kept)
+
+    report = build(recipe_with_small_shards(), out, source_path=funsd_dir, configs=["merge", "merge_x0_y0"], limit=24,
+                   progress=False)
+    assert report.reused_shards == len(finished)
+    assert not work.exists() and not list(out.rglob(".*"))  # no work files left in the dataset
+    for rel, mtime in kept.items():  # finished shards were kept, not written again
+        assert (out / rel).stat().st_mtime_ns == mtime
+
+    ref = tmp_path / "ref"
+    build(recipe_with_small_shards(), ref, source_path=funsd_dir, configs=["merge", "merge_x0_y0"], limit=24,
+          progress=False)
+    assert files(out) == files(ref)
+
+
+def test_a_work_folder_of_another_build_is_not_reused(funsd_dir, tmp_path):
+    out = tmp_path / "out"
+    work = tmp_path / ".out.partial"
+    work.mkdir()
+    (work / ".dogood-build-key.json").write_text("{}")
+    (work / "stale.txt").write_text("from another build")
+    report = build(recipe_with_small_shards(), out, source_path=funsd_dir, configs=["merge"], limit=8, progress=False)
+    assert report.reused_shards == 0 and not (out / "stale.txt").exists()
