@@ -53,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--config", action="append", dest="configs", metavar="NAME", help="build only this config (repeatable)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--ray", metavar="ADDRESS", help="run on Ray Data with --num-proc actors: 'local' starts Ray here, "
+                                                    "'auto' or ray://host:port joins a cluster (pip install 'ray[data]')")
     p.set_defaults(func=cmd_build)
 
     for name, helptext in (("show", "print one document, readable"), ("preview", "write a PNG: original beside shifted")):
@@ -165,6 +167,7 @@ def cmd_build(args) -> int:
         configs=args.configs,
         overwrite=args.overwrite,
         progress=not args.quiet,
+        ray=args.ray,
     )
     docs = ", ".join(f"{n} {split}" for split, n in report.documents.items()) or "0"
     print(f"built {recipe.name} v{recipe.version}: {docs} documents x {len(report.configs)} config(s) "
