@@ -12,10 +12,12 @@ Normalised 0-1000 boxes are never stored: writers compute them with
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import io
 import json
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +31,18 @@ from dogood.errors import DocumentError
 
 # Pillow refuses images above this many pixels (decompression bombs). RVL-CDIP
 # pages are ~0.8 Mpx and FUNSD ~0.8 Mpx; 200 Mpx leaves room for large scans.
+# Pillow itself only warns up to twice the limit; _refuse_bombs() makes that an error too.
 Image.MAX_IMAGE_PIXELS = 200_000_000
+_BOMBS = (Image.DecompressionBombError, Image.DecompressionBombWarning)
+
+
+@contextlib.contextmanager
+def _refuse_bombs():
+    """Pillow's decompression-bomb warning (1-2x the pixel limit) raised as an error inside this context."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        yield
+
 
 # How new pixels (made by a shift) are encoded when written.
 ENCODINGS = ("png", "jpeg")
@@ -79,13 +92,13 @@ class PageImage:
         path = str(path)
         try:
             data = Path(path).read_bytes() if verify else None  # read once: verified here, written later
-            with Image.open(io.BytesIO(data) if verify else path) as im:
+            with _refuse_bombs(), Image.open(io.BytesIO(data) if verify else path) as im:
                 width, height, fmt = im.width, im.height, im.format
                 if verify:
                     im.verify()
         except FileNotFoundError:
             raise DocumentError("image file not found", path=path) from None
-        except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+        except (UnidentifiedImageError, OSError, SyntaxError, ValueError, *_BOMBS) as exc:
             raise DocumentError(f"cannot read image ({exc})", path=path) from None
         return cls(path=path, data=data, width=width, height=height, format=fmt)
 
@@ -93,11 +106,11 @@ class PageImage:
     def from_bytes(cls, data: bytes, *, name: str | None = None, verify: bool = True) -> PageImage:
         """Wrap encoded image bytes (PNG, TIFF, JPEG, ...) without decoding them."""
         try:
-            with Image.open(io.BytesIO(data)) as im:
+            with _refuse_bombs(), Image.open(io.BytesIO(data)) as im:
                 width, height, fmt = im.width, im.height, im.format
                 if verify:
                     im.verify()
-        except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+        except (UnidentifiedImageError, OSError, SyntaxError, ValueError, *_BOMBS) as exc:
             raise DocumentError(f"cannot read image ({exc})", path=name) from None
         return cls(data=bytes(data), width=width, height=height, format=fmt)
 
@@ -150,10 +163,10 @@ class PageImage:
         if self._array is None:
             source = io.BytesIO(self._data) if self._data is not None else self.path
             try:
-                with Image.open(source) as im:
+                with _refuse_bombs(), Image.open(source) as im:
                     im.load()
                     arr = standard_pixels(im)
-            except (OSError, SyntaxError, ValueError) as exc:
+            except (OSError, SyntaxError, ValueError, *_BOMBS) as exc:
                 raise DocumentError(f"cannot decode image ({exc})", path=self.path) from None
             arr.flags.writeable = False
             self._array = arr
@@ -331,15 +344,40 @@ class Document:
     def _error(self, message: str) -> DocumentError:
         return DocumentError(message, doc_id=self.id, path=self.source)
 
+    def _validate_text(self) -> None:
+        """Every string is encodable as UTF-8 (a lone surrogate, e.g. from a JSON ``\\ud800`` escape or an
+        undecodable file name, would pass here and fail when the dataset is written)."""
+        strings = [self.id, self.label or ""] + [w.text for w in self.words]
+        strings += [x for q in self.qa for x in (q.question, q.id, *q.answers)]
+        try:
+            "".join(strings).encode("utf-8")
+        except UnicodeEncodeError:
+            pass
+        else:
+            return
+        if not _utf8(self.id):
+            raise DocumentError(f"document id {self.id!r} is not valid Unicode (a lone surrogate)", path=self.source)
+        for i, word in enumerate(self.words):
+            if not _utf8(word.text):
+                raise self._error(f"word {i} ({word.text!r}) is not valid Unicode text (a lone surrogate)")
+        raise self._error("the document label or a question/answer is not valid Unicode text (a lone surrogate)")
+
     def _validate(self) -> None:
         if not isinstance(self.id, str) or not self.id:
             raise DocumentError("document id must be a non-empty string", path=self.source)
+        self._validate_text()
         w, h = self.width, self.height
         if w <= 0 or h <= 0:
             raise self._error(f"page size must be positive, got {w}x{h}")
         n = len(self.words)
         if n:
-            b = self.boxes
+            try:
+                b = self.boxes
+            except OverflowError:  # a coordinate beyond int64: far outside any page
+                i = next(i for i, word in enumerate(self.words) if any(abs(v) >= 2**63 for v in word.box))
+                raise self._error(
+                    f"word {i} ({self.words[i].text!r}) box {list(self.words[i].box)} lies outside the {w}x{h} page"
+                ) from None
             bad_size = (b[:, 2] < b[:, 0]) | (b[:, 3] < b[:, 1])
             if bad_size.any():
                 i = int(np.flatnonzero(bad_size)[0])
@@ -371,10 +409,21 @@ class Document:
                         raise self._error(f"entity {ent.id} links to entity {ref}, which does not exist")
 
 
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _as_box(box: Sequence[float]) -> Box:
     if len(box) != 4:
         raise ValueError(f"a box has 4 numbers, got {list(box)}")
-    return tuple(int(round(float(v))) for v in box)  # type: ignore[return-value]
+    try:
+        return tuple(int(round(float(v))) for v in box)  # type: ignore[return-value]
+    except OverflowError:  # infinity, or an integer too large for a float
+        raise ValueError(f"a box has 4 finite numbers, got {list(box)}") from None
 
 
 def _as_word(word: Word | Mapping | Sequence) -> Word:

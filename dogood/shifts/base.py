@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any, ClassVar
 
 import numpy as np
@@ -94,11 +95,64 @@ def make_shift(spec: dict[str, Any]) -> Shift:
     if cls is None:
         raise RecipeError(f"unknown shift {name!r}; known shifts: {', '.join(sorted(SHIFTS)) or 'none'}")
     params = {k: v for k, v in spec.items() if k != "shift"}
-    accepted = list(inspect.signature(cls.__init__).parameters)[1:]
+    signature = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    accepted = [p.name for p in signature]
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise RecipeError(f"shift {name!r} has no parameter {', '.join(unknown)}; it takes {', '.join(accepted)}")
+    for p in signature:
+        if p.name in params:
+            value = params[p.name]
+            problem = _type_problem(value, p.default, str(p.annotation))
+            if problem:
+                raise RecipeError(f"shift {name!r}: parameter {p.name} must be {problem}, got {value!r}")
+            if isinstance(value, str) and _is_str_list(p.default, str(p.annotation)):
+                params[p.name] = [value]  # `labels: answer` is one label, not its letters
     try:
         return cls(**params)
     except (TypeError, ValueError) as exc:
         raise RecipeError(f"shift {name!r}: {exc}") from None
+
+
+_STR_LIST = re.compile(r"(Collection|Sequence|Iterable|tuple|list)\[str\b")
+
+
+def _is_str_list(default: Any, annotation: str) -> bool:
+    """Whether a parameter takes a list of strings (and no single string of its own, such as a path)."""
+    if isinstance(default, (tuple, list)) and all(isinstance(v, str) for v in default):
+        return True
+    return bool(_STR_LIST.search(annotation)) and not re.match(r"^\s*str\s*\|", annotation)
+
+
+def _type_problem(value: Any, default: Any, annotation: str = "") -> str | None:
+    """What a recipe value should have been, judged by the parameter's default and annotation (``None`` when it fits).
+
+    YAML gives bools, numbers, strings, lists and null; a string where a flag
+    is expected (``render: "false"``) would otherwise be taken as true, and a
+    mapping where a number is expected would fail deep inside a worker.
+    Parameters whose default is ``None`` are checked only when they take a
+    list of strings; the shift validates values.
+    """
+    if default is None and _STR_LIST.search(annotation):
+        items = [value] if isinstance(value, str) or value is None else value
+        if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) for v in items if v is not None):
+            return "null, a string or a list of strings"
+        return None
+    if default is None or default is inspect.Parameter.empty:
+        return None
+    if isinstance(default, bool):
+        return None if isinstance(value, bool) else "true or false"
+    if isinstance(default, (int, float)):
+        return None if isinstance(value, (int, float)) and not isinstance(value, bool) else "a number"
+    if isinstance(default, str):
+        return None if isinstance(value, str) else "a string"
+    if isinstance(default, (tuple, list)):
+        items = [value] if isinstance(value, str) else value
+        kinds = {type(v) for v in default}
+        if kinds == {str} and not (isinstance(items, (list, tuple)) and all(isinstance(v, str) for v in items)):
+            return "a string or a list of strings"
+        if not isinstance(items, (list, tuple)):
+            return "a list"
+        if kinds == {int} and not all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+            return "a list of integers"
+    return None

@@ -72,7 +72,7 @@ class DocVQASource:
                 if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
                     raise SourceError(f"{self.qa_file}: entry {n} (question {q.get('questionId')}): 'answers' must be a list of strings")
                 page["qa"].append(QAPair(str(q["question"]), tuple(answers), str(q.get("questionId", f"{page_id}-{len(page['qa'])}"))))
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise SourceError(f"{self.qa_file}: not valid JSON ({exc})") from None
         except (KeyError, TypeError) as exc:
             raise SourceError(f"{self.qa_file}: not in the DocVQA format ({exc!r})") from None
@@ -129,7 +129,7 @@ def read_ocr_words(path: Path, width: int, height: int, doc_id: str) -> list[Wor
                         continue  # entirely off the page
                     words.append(Word(str(w["text"]), (x0, y0, x1, y1)))
         return words
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DocumentError(f"OCR file is not valid JSON ({exc})", doc_id=doc_id, path=str(path)) from None
     except (KeyError, TypeError, ValueError) as exc:
         raise DocumentError(f"OCR file is not in the Microsoft Read format ({exc!r})", doc_id=doc_id, path=str(path)) from None

@@ -16,6 +16,7 @@ so shifts that change words cannot leave them stale.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -152,23 +153,36 @@ def parse_funsd(doc_id: str, annotation: Any, image: PageImage, *, source: str |
             ent_id = int(item["id"])
             raw_words = item["words"]
             links = tuple((int(a), int(b)) for a, b in item.get("linking", []))
-        except (KeyError, TypeError, ValueError) as exc:
+            if not isinstance(raw_words, list):
+                raise TypeError(f"'words' must be a list, got {type(raw_words).__name__}")
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise fail(f"entity {k} is malformed ({exc!r})") from None
         if label not in FUNSD_LABELS:
             raise fail(f"entity {ent_id} has unknown label {label!r}; FUNSD labels are {', '.join(FUNSD_LABELS)}")
         word_ids = []
-        for w in raw_words:
+        for j, w in enumerate(raw_words):
             try:
-                box = tuple(int(v) for v in w["box"])
-                text = str(w["text"])
-            except (KeyError, TypeError, ValueError) as exc:
+                raw_box, text = w["box"], w["text"]
+            except (KeyError, TypeError) as exc:
                 raise fail(f"entity {ent_id} has a malformed word ({exc!r})") from None
-            if len(box) != 4:
-                raise fail(f"entity {ent_id} has a word box of {len(box)} numbers")
+            if not isinstance(text, str):
+                raise fail(f"entity {ent_id} word {j}: text must be a string, got {text!r}")
+            if not isinstance(raw_box, list) or not all(_is_number(v) for v in raw_box):
+                raise fail(f"entity {ent_id} word {j} ({text!r}): box must be a list of 4 finite numbers, got {raw_box!r}")
+            if len(raw_box) != 4:
+                raise fail(f"entity {ent_id} has a word box of {len(raw_box)} numbers")
+            box = tuple(int(v) for v in raw_box)
             words.append(Word(text, box))
             word_ids.append(len(words) - 1)
         entities.append(Entity(ent_id, label, tuple(word_ids), links))
     return Document(id=doc_id, image=image, words=tuple(words), entities=tuple(entities), source=source)
+
+
+def _is_number(value: Any) -> bool:
+    """A finite JSON number (not a boolean, a string, NaN or infinity)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
 def document_to_funsd_json(doc: Document) -> dict[str, Any]:
