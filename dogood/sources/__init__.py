@@ -34,7 +34,7 @@ class Source(Protocol):
         ...
 
 
-SOURCE_KINDS = ("funsd", "rvl_cdip", "docvqa", "hf")
+SOURCE_KINDS = ("funsd", "rvl_cdip", "docvqa", "hf", "synthetic")
 
 
 def open_source(spec: Mapping[str, Any], split: str, path: str | Path | None = None) -> Source:
@@ -61,4 +61,10 @@ def open_source(spec: Mapping[str, Any], split: str, path: str | Path | None = N
 
         name = path or options.pop("path", None) or options.pop("name", None)
         return HFDatasetSource(name=name, split=split, **options)
+    if kind == "synthetic":
+        from dogood.sources.synthetic import SyntheticSource
+
+        if path is not None:
+            raise RecipeError(f"the synthetic source generates its pages and reads no files; drop --source {path}")
+        return SyntheticSource(split=split, **options)
     raise RecipeError(f"unknown source kind {kind!r}; expected one of {', '.join(SOURCE_KINDS)}")
