@@ -16,6 +16,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
@@ -435,8 +436,27 @@ def _run(tasks, sources, chains, seed, schema, num_proc):
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
     chunk = max(1, min(8, len(tasks) // (num_proc * 8) or 1))
+    # Backpressure: Pool.imap hands out every task at once, and finished rows (image bytes
+    # and all) pile up in the driver when it writes slower than the workers shift. At most
+    # `window` tasks are in flight; the pool's feeder thread waits for the driver.
+    window = num_proc * chunk * 4
+    free = threading.Semaphore(window)
+    stop = threading.Event()
+
+    def feed():
+        for task in tasks:
+            while not free.acquire(timeout=0.1):
+                if stop.is_set():
+                    return
+            yield task
+
     with ctx.Pool(num_proc, initializer=_init_worker, initargs=(sources, chains, seed, schema)) as pool:
-        yield from pool.imap(_process, tasks, chunksize=chunk)
+        try:
+            for result in pool.imap(_process, feed(), chunksize=chunk):
+                free.release()
+                yield result
+        finally:
+            stop.set()  # before the pool terminates: its feeder thread must not wait on the window
 
 
 def _commit(tmp: Path, out: Path) -> None:

@@ -191,7 +191,7 @@ def word_sprite(text: str, font: int, scale: float, thickness: int) -> Sprite:
 
     The canvas leaves a text height of room on every side, far more than
     Hershey glyphs reach beyond OpenCV's text size. Words without digits are
-    cached (at most 16,384, about 15 MB): most words of a page are vocabulary
+    cached (at most 16,384 images, under 30 MB): most words of a page are vocabulary
     words at one of a few sizes. A text without ink gives an empty sprite.
     """
     if _HAS_DIGIT(text):
