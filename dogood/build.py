@@ -15,7 +15,6 @@ import multiprocessing
 import os
 import shutil
 import sys
-import tempfile
 import threading
 import traceback
 from collections import Counter
@@ -28,6 +27,7 @@ from tqdm.auto import tqdm
 import dogood
 from dogood.document import Document
 from dogood.errors import DogoodError, RecipeError
+from dogood.paths import write_atomic
 from dogood.recipe import Recipe, derive_seed, document_seed
 from dogood.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, document_to_row
 from dogood.sources import Source, open_source
@@ -356,7 +356,7 @@ def _work_folder(out: Path, key: dict[str, Any]) -> Path:
             shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
     if not (work / _KEY).exists():
-        _write_atomic(work / _KEY, text)
+        write_atomic(work / _KEY, text)
     return work
 
 
@@ -380,7 +380,7 @@ def _read_state(work: Path, split: str, k: int, configs: list[str], num_shards: 
 def _write_state(work: Path, split: str, k: int, state: dict[str, Any]) -> None:
     path = _state_path(work, split, k)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomic(path, json.dumps(state, sort_keys=True, default=_jsonable))
+    write_atomic(path, json.dumps(state, sort_keys=True, default=_jsonable))
 
 
 def _jsonable(value):
@@ -393,11 +393,6 @@ def _as_counters(stats: dict[str, Any]) -> dict[str, Any]:
     """A shard record's statistics with the per-name tallies as Counters again (for :func:`_add_stats`)."""
     return {k: Counter(v) if isinstance(v, dict) else v for k, v in stats.items()}
 
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def write_previews(folder: Path, chains, sources, ids, seed: int, skipped: set) -> dict[str, str]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import warnings
 from collections import ChainMap
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Any
 from dogood.boxes import clip_box
 from dogood.document import PageImage, Word
 from dogood.errors import DocumentError, SourceError
-from dogood.paths import cache_dir
+from dogood.paths import cache_dir, write_atomic
 
 CACHE_FORMAT = 1
 
@@ -141,7 +140,7 @@ def ocr_records(
             "words": records,
         }
         try:
-            _write_atomic(path, entry)
+            write_atomic(path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
         except OSError as exc:  # a read-only or full cache must not stop a build
             warnings.warn(f"could not write the OCR cache file {path}: {exc}", stacklevel=2)
     return records
@@ -220,18 +219,3 @@ def _read_cache(path: Path, key: str) -> list[dict[str, Any]] | None:
         return words
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-
-
-def _write_atomic(path: Path, entry: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:16]}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(entry, fh, ensure_ascii=False, separators=(",", ":"))
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

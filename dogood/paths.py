@@ -10,6 +10,7 @@ results.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 
@@ -45,3 +46,23 @@ def nltk_module():
     if folder is not None and folder.is_dir() and str(folder) not in nltk.data.path:
         nltk.data.path.append(str(folder))
     return nltk
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a unique temporary file and ``os.replace``.
+
+    Readers, other processes included, see the old file or the whole new one, never half of it.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:24]}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -196,9 +196,12 @@ def local_oids(folder: Path) -> dict[str, tuple[str, str]]:
     out = {}
     for p in sorted(folder.rglob("*")):
         if p.is_file():
-            data = p.read_bytes()
-            blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-            out[p.relative_to(folder).as_posix()] = (hashlib.sha256(data).hexdigest(), blob)
+            sha256, blob = hashlib.sha256(), hashlib.sha1(b"blob %d\0" % p.stat().st_size)
+            with open(p, "rb") as fh:  # shards can be large: one streamed pass feeds both digests
+                while chunk := fh.read(1 << 20):
+                    sha256.update(chunk)
+                    blob.update(chunk)
+            out[p.relative_to(folder).as_posix()] = (sha256.hexdigest(), blob.hexdigest())
     return out
 
 

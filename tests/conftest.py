@@ -89,3 +89,20 @@ def trained_baseline(funsd_train, tmp_path_factory):
     model = train_baseline(docs, max_iterations=80)
     path = model.save(tmp_path_factory.mktemp("baseline") / "funsd-baseline.dogood-model")
     return BaselineTagger.load(path)
+
+
+@pytest.fixture
+def copy_funsd_forms(funsd_dir):
+    """``copy(dest, n=4)``: the first ``n`` forms of each FUNSD split, copied in the official layout under ``dest``."""
+    import shutil
+
+    def copy(dest: Path, n: int = 4) -> Path:
+        for sub in ("training_data", "testing_data"):
+            for kind in ("images", "annotations"):
+                (dest / sub / kind).mkdir(parents=True)
+            for ann in sorted((funsd_dir / sub / "annotations").glob("*.json"))[:n]:
+                shutil.copy(ann, dest / sub / "annotations")
+                shutil.copy(funsd_dir / sub / "images" / f"{ann.stem}.png", dest / sub / "images")
+        return dest
+
+    return copy

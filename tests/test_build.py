@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 from collections import Counter
-from pathlib import Path
 
 import datasets
 import pytest
@@ -139,19 +137,9 @@ def test_document_row_document_is_identity(funsd_train):
         assert again.words == doc.words and again.entities == doc.entities and again.id == doc.id
 
 
-def _copy_forms(funsd_dir: Path, dest: Path, n: int = 4) -> Path:
-    for sub in ("training_data", "testing_data"):
-        for kind in ("images", "annotations"):
-            (dest / sub / kind).mkdir(parents=True)
-        for ann in sorted((funsd_dir / sub / "annotations").glob("*.json"))[:n]:
-            shutil.copy(ann, dest / sub / "annotations")
-            shutil.copy(funsd_dir / sub / "images" / f"{ann.stem}.png", dest / sub / "images")
-    return dest
-
-
 @pytest.fixture
-def broken_funsd(funsd_dir, tmp_path):
-    root = _copy_forms(funsd_dir, tmp_path / "funsd")
+def broken_funsd(copy_funsd_forms, tmp_path):
+    root = copy_funsd_forms(tmp_path / "funsd")
     test = root / "testing_data"
     ids = sorted(p.stem for p in (test / "annotations").glob("*.json"))
     png = test / "images" / f"{ids[0]}.png"

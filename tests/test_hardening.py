@@ -53,20 +53,9 @@ def bomb_png(width: int = 30_000, height: int = 30_000) -> bytes:
     return bytes(data)
 
 
-def copy_forms(funsd_dir: Path, dest: Path, n: int = 4) -> Path:
-    """The first ``n`` forms of each FUNSD split, copied into the official layout under ``dest``."""
-    for sub in ("training_data", "testing_data"):
-        for kind in ("images", "annotations"):
-            (dest / sub / kind).mkdir(parents=True)
-        for ann in sorted((funsd_dir / sub / "annotations").glob("*.json"))[:n]:
-            shutil.copy(ann, dest / sub / "annotations")
-            shutil.copy(funsd_dir / sub / "images" / f"{ann.stem}.png", dest / sub / "images")
-    return dest
-
-
 @pytest.fixture
-def funsd_copy(funsd_dir, tmp_path):
-    root = copy_forms(funsd_dir, tmp_path / "funsd")
+def funsd_copy(copy_funsd_forms, tmp_path):
+    root = copy_funsd_forms(tmp_path / "funsd")
     test = root / "testing_data"
     ids = sorted(p.stem for p in (test / "annotations").glob("*.json"))
     return root, test, ids

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pickle
 import sys
-from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq

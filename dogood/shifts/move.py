@@ -46,14 +46,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from dogood.document import Document, PageImage, Word
-from dogood.paths import cache_dir
+from dogood.paths import cache_dir, write_atomic
 from dogood.shifts.base import Shift, SkipDocument
 from dogood.shifts.ocr_level import paste_words
 
@@ -141,10 +140,7 @@ def cached_entity_strength(doc: Document, model, shuffles: int = 10, seed: int =
     except (OSError, ValueError):
         pass
     strength = entity_strength(doc, model, shuffles, seed)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps([None if np.isnan(v) else float(v) for v in strength]), encoding="utf-8")
-    os.replace(tmp, path)  # atomic: parallel workers never read half a file
+    write_atomic(path, json.dumps([None if np.isnan(v) else float(v) for v in strength]))  # workers never read half
     return strength, False
 
 

@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 
 from dogood.document import PageImage
-from dogood.ink import composite, ink_matte
+from dogood.ink import composite, gray, ink_matte
 from dogood.shifts.base import Shift
 
 #: COCO licence ids without "NoDerivs": a background swap makes a derivative image.
@@ -163,7 +163,7 @@ def readability_guard(
     Returns the new background and how many words were guarded.
     """
     h, w = background.shape[:2]
-    luma = cv2.cvtColor(background, cv2.COLOR_RGB2GRAY) if background.ndim == 3 else background
+    luma = gray(background)
     grow = np.maximum((boxes[:, 3] - boxes[:, 1]) // 2, 2)
     gx0, gy0 = np.clip(boxes[:, 0] - grow, 0, w - 1), np.clip(boxes[:, 1] - grow, 0, h - 1)
     gx1, gy1 = np.clip(boxes[:, 2] + grow, gx0 + 1, w), np.clip(boxes[:, 3] + grow, gy0 + 1, h)
