@@ -275,12 +275,29 @@ class ShiftRecord:
     seed: int
     skipped: str | None = None  # why the shift left the document unchanged, if it did
     counts: Mapping[str, int] = field(default_factory=dict)  # what the shift did, e.g. {"changed": 9, "unchangeable": 1}
+    tallies: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # values it used, e.g. {"photo": {"397133": 1}}
 
     def params_json(self) -> str:
         return json.dumps(dict(self.params), sort_keys=True, default=str)
 
     def counts_json(self) -> str:
-        return json.dumps({k: int(v) for k, v in self.counts.items()}, sort_keys=True)
+        """Counts and tallies as one JSON object; a tally is stored as ``name=value`` keys (the layout of dogood 0.1)."""
+        flat = {k: int(v) for k, v in self.counts.items()}
+        flat.update({f"{name}={value}": int(n) for name, values in self.tallies.items() for value, n in values.items()})
+        return json.dumps(flat, sort_keys=True)
+
+    @staticmethod
+    def counts_from_json(text: str | None) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+        """The inverse of :meth:`counts_json`: ``(counts, tallies)``."""
+        counts: dict[str, int] = {}
+        tallies: dict[str, dict[str, int]] = {}
+        for key, n in json.loads(text or "{}").items():
+            name, eq, value = key.partition("=")
+            if eq:
+                tallies.setdefault(name, {})[value] = n
+            else:
+                counts[key] = n
+        return counts, tallies
 
 
 @dataclass(frozen=True)

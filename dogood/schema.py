@@ -267,7 +267,7 @@ def row_to_document(row: dict[str, Any], schema: str) -> Document:
         for e in full.get("entities") or ()
     )
     provenance = tuple(
-        ShiftRecord(p["shift"], json.loads(p["params"]), p["seed"], p.get("skipped"), json.loads(p.get("counts") or "{}"))
+        ShiftRecord(p["shift"], json.loads(p["params"]), p["seed"], p.get("skipped"), *ShiftRecord.counts_from_json(p.get("counts")))
         for p in full.get("provenance") or ()
     )
     label = None

@@ -444,13 +444,10 @@ def test_a_single_label_is_one_label_not_its_letters():
 
 def test_every_shift_accepts_its_own_defaults_through_a_recipe():
     """The type check never refuses a shift's defaults, given as YAML gives them (tuples as lists)."""
-    import inspect
-
     import yaml
 
     for name, cls in SHIFTS.items():
-        params = {p.name: list(p.default) if isinstance(p.default, tuple) else p.default
-                  for p in list(inspect.signature(cls.__init__).parameters.values())[1:]}
+        params = cls.defaults()
         spec = yaml.safe_load(yaml.safe_dump({"shift": name, **params}))
         assert make_shift(spec).params() == params, name
 

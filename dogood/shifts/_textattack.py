@@ -33,9 +33,11 @@ from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
+from pydantic import Field
 
 from dogood.document import Document
 from dogood.errors import SourceError
+from dogood.shifts import params
 from dogood.shifts.base import Shift
 from dogood.shifts.selection import change_fraction
 from dogood.shifts.words import replace_texts
@@ -140,21 +142,21 @@ def is_latin(core: str) -> bool:
 class WordSwapShift(Shift):
     """Base of the TextAttack word swaps: change ``fraction`` of the eligible words, one word at a time.
 
-    Subclasses set ``name``, store their parameters (``fraction``, ``labels``
-    and ``render`` through :meth:`_common`) and implement :meth:`swap`.
+    Subclasses set ``name``, extend :class:`WordSwapShift.Params` with their
+    own parameters and implement :meth:`swap`.
     """
 
     family = "text"
 
+    class Params(params.Params):
+        fraction: params.Real = Field(0.1, ge=0, le=1, description="share of the eligible words changed (paper: 0.1)")
+        labels: params.OptionalNames = Field(None, description="entity labels whose words are eligible (null: all words)")
+        render: params.Flag = Field(False, description="redraw the changed words in the page image (false: text only)")
+
     def _common(self, fraction: float, labels: Collection[str] | None, render: bool) -> None:
-        fraction = float(fraction)
-        if not 0.0 <= fraction <= 1.0:
-            raise ValueError(f"fraction must be in [0, 1], got {fraction}")
-        if isinstance(labels, str):
-            labels = (labels,)
-        self.fraction = fraction
-        self.labels = tuple(labels) if labels is not None else None
-        self.render = bool(render)
+        """Store the shared parameters of a shift not yet declared (to go when every swap declares ``Params``)."""
+        values = WordSwapShift.Params(fraction=fraction, labels=labels, render=render)
+        self.fraction, self.labels, self.render = values.fraction, values.labels, values.render
 
     def swap(self, core: str, rng: np.random.Generator) -> str | None:
         """The new text of a word core (Latin, non-empty), or ``None`` when it cannot change."""

@@ -5,13 +5,17 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
+from pydantic import ValidationError
 
 from dogood.document import Document, ShiftRecord
 from dogood.errors import RecipeError
+from dogood.papers import Cites
 from dogood.seeds import step_key
+from dogood.shifts import params as declared
 
 SHIFTS: dict[str, type[Shift]] = {}
 
@@ -24,19 +28,45 @@ class SkipDocument(Exception):
     """
 
 
+class Outcome(NamedTuple):
+    """What :meth:`Shift.apply` may return instead of a bare document: the document, what the shift did
+    (``counts``, e.g. ``{"changed": 9, "eligible": 90}``) and per-document values it used (``tallies``,
+    e.g. ``{"photo": {"397133": 1}}``). Both are kept in the provenance and summed per config in the card."""
+
+    doc: Document
+    counts: Mapping[str, int] = {}
+    tallies: Mapping[str, Mapping[str, int]] = {}
+
+
 class Shift:
     """Base class of all shifts.
 
     A subclass sets ``name`` (the key recipes use), ``family`` (``image``,
-    ``text`` or ``layout``), takes its parameters as keyword arguments of
-    ``__init__`` stored under the same attribute names, and implements
-    :meth:`apply`, which returns a new :class:`Document` and never reads files
-    or writes output. Call the shift (``shift(doc, seed)``) to apply it with
-    provenance recorded.
+    ``text`` or ``layout``), declares its parameters once in a nested
+    ``Params`` model (:mod:`dogood.shifts.params`: type, range, default,
+    description), and implements :meth:`apply`. The constructor validates
+    keyword (or positional, in declaration order) arguments against
+    ``Params``, stores each under its own name and calls :meth:`setup`.
+
+    The contract: :meth:`apply` takes a document and a
+    ``numpy.random.Generator`` and returns a new document (or an
+    :class:`Outcome`); it draws randomness only from that generator, never
+    reads files, never writes output, and never imports another shift, the
+    recipe layer, the pipeline or eval. What a shift needs from disk (a
+    lexicon, photos, a model, Tesseract) it loads in :meth:`prepare`, which
+    the build calls once per process before any document, naming the config
+    when it fails. :meth:`setup` only derives state from the parameters.
     """
 
     name: ClassVar[str] = ""
     family: ClassVar[str] = ""
+    #: The declared parameters (a :class:`dogood.shifts.params.Params` model).
+    Params: ClassVar[type[declared.Params]] = declared.Params
+    #: The papers the shift comes from (:mod:`dogood.papers`), with the section and, where it follows only the
+    #: paper's idea, how it differs.
+    papers: ClassVar[tuple[Cites, ...]] = ()
+    #: Whether the shift re-reads the words from the shifted page (OCR), so the card says where words come from.
+    reads_words: ClassVar[bool] = False
     #: What the shift's output means under each convention of the ``bboxes`` column
     #: (:data:`dogood.schema.BOX_LEVELS`): ``word`` gives each token its own box,
     #: ``segment`` its entity's box, derived after the chain from the shifted words.
@@ -53,14 +83,63 @@ class Shift:
                 raise TypeError(f"two shifts named {cls.name!r}: {SHIFTS[cls.name].__name__} and {cls.__name__}")
             SHIFTS[cls.name] = cls
 
-    def apply(self, doc: Document, rng: np.random.Generator) -> Document | tuple[Document, dict[str, int]]:
-        """The shifted document, or ``(document, counts)`` where ``counts`` says what the shift did
-        (e.g. ``{"changed": 9, "eligible": 90, "unchangeable": 2}``): kept in the provenance and
-        summed per config in the data card."""
+    def __init__(self, *args: Any, **kwargs: Any):
+        if not type(self).Params.model_fields:
+            if args or kwargs:
+                raise TypeError(f"{type(self).__name__} takes no parameters")
+            self.setup()
+            return
+        names = list(type(self).Params.model_fields)
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__} takes at most {len(names)} positional parameters ({', '.join(names)})")
+        for name, value in zip(names, args):
+            if name in kwargs:
+                raise TypeError(f"{type(self).__name__} got two values for parameter {name}")
+            kwargs[name] = value
+        try:
+            values = type(self).Params(**kwargs)
+        except ValidationError as exc:
+            raise ValueError(declared.problem(type(self).Params, exc.errors()[0], kwargs)) from None
+        for name in names:
+            setattr(self, name, getattr(values, name))
+        self.setup()
+
+    def setup(self) -> None:
+        """Derive state from the parameters (cheap, no files); raise ``ValueError`` for combinations that make no sense."""
+
+    def apply(self, doc: Document, rng: np.random.Generator) -> Document | Outcome | tuple[Document, dict[str, int]]:
+        """The shifted document, or an :class:`Outcome` that also says what the shift did: kept in the provenance
+        and summed per config in the data card. (A ``(document, counts)`` tuple is read as an outcome without
+        tallies.)"""
         raise NotImplementedError
 
     def prepare(self) -> None:
-        """Load what the shift needs once per process (a model, a table); the build calls it before its workers start."""
+        """Load what the shift needs once per process (a lexicon, photos, a model); the build calls it before any
+        document and reports a failure with the config's name."""
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """Each parameter's default, as a recipe would write it (tuples as lists)."""
+        if _declared(cls):
+            return {name: _plain(field.get_default(call_default_factory=True))
+                    for name, field in cls.Params.model_fields.items()}
+        return {p.name: _plain(p.default) for p in list(inspect.signature(cls.__init__).parameters.values())[1:]}
+
+    @classmethod
+    def describe(cls) -> list[dict[str, str]]:
+        """One row per declared parameter: ``name``, ``type``, ``default``, ``range``, ``description``."""
+        rows = []
+        for name, field in cls.Params.model_fields.items():
+            default = field.get_default(call_default_factory=True)
+            rows.append({
+                "name": name,
+                "type": declared.expected(field),
+                "default": "null" if default is None else repr(_plain(default)) if not isinstance(default, str) else default,
+                "range": declared.value_range(field),
+                "description": field.description or "",
+                "aliases": ", ".join(a for a in declared.accepted_names(cls.Params) if a in declared._alias_names(field)),
+            })
+        return rows
 
     def card_notes(self, schema: str = "funsd") -> list[str]:
         """Lines the data card adds under the shift's config (e.g. which model a shift used); none by default.
@@ -116,25 +195,38 @@ class Shift:
         return step_key(self.name, self.params())
 
     def params(self) -> dict[str, Any]:
-        """The constructor parameters and their current values."""
-        sig = inspect.signature(type(self).__init__)
-        return {name: _plain(getattr(self, name)) for name in list(sig.parameters)[1:]}
+        """The parameters and their current values (what the step's seed is hashed from)."""
+        if _declared(type(self)):
+            names = list(type(self).Params.model_fields)
+        else:  # a shift not yet declared: its constructor's keyword arguments
+            names = list(inspect.signature(type(self).__init__).parameters)[1:]
+        return {name: _plain(getattr(self, name)) for name in names}
 
     def __call__(self, doc: Document, seed: int) -> Document:
         """Apply with ``numpy.random.default_rng(seed)`` and append a :class:`ShiftRecord`."""
-        counts: dict[str, int] = {}
+        counts: Mapping[str, int] = {}
+        tallies: Mapping[str, Mapping[str, int]] = {}
         try:
             out = self.apply(doc, np.random.default_rng(seed))
-            if isinstance(out, tuple):
+            if isinstance(out, Outcome):
+                out, counts, tallies = out
+            elif isinstance(out, tuple):
                 out, counts = out
             skipped = None
         except SkipDocument as why:
             out, skipped = doc, str(why) or "skipped"
-        return out.with_shift(ShiftRecord(self.name, self.params(), int(seed), skipped, dict(counts)))
+        record = ShiftRecord(self.name, self.params(), int(seed), skipped, dict(counts),
+                             {k: dict(v) for k, v in tallies.items()})
+        return out.with_shift(record)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({args})"
+
+
+def _declared(cls: type[Shift]) -> bool:
+    """Whether a shift's parameters come from its ``Params`` declaration (it keeps :class:`Shift`'s constructor)."""
+    return cls.__init__ is Shift.__init__
 
 
 def _plain(value: Any) -> Any:
@@ -154,6 +246,17 @@ def make_shift(spec: dict[str, Any]) -> Shift:
     if cls is None:
         raise RecipeError(f"unknown shift {name!r}; known shifts: {', '.join(sorted(SHIFTS)) or 'none'}")
     params = {k: v for k, v in spec.items() if k != "shift"}
+    if _declared(cls):
+        accepted = declared.accepted_names(cls.Params)
+        unknown = sorted(set(params) - set(accepted))
+        if unknown:
+            raise RecipeError(f"shift {name!r} has no parameter {', '.join(unknown)}; it takes "
+                              f"{', '.join(cls.Params.model_fields) or 'none'}")
+        try:
+            return cls(**params)
+        except (TypeError, ValueError) as exc:
+            raise RecipeError(f"shift {name!r}: {exc}") from None
+    # a shift not yet declared: checked by its constructor's signature
     signature = list(inspect.signature(cls.__init__).parameters.values())[1:]
     accepted = [p.name for p in signature]
     unknown = sorted(set(params) - set(accepted))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from functools import lru_cache
 
 import numpy as np
+from pydantic import Field
+
+from dogood.papers import Cites
+from dogood.shifts import params
 
 from dogood.shifts._textattack import WordSwapShift, import_textattack, pick
 
@@ -32,28 +35,17 @@ class CharacterDeletion(WordSwapShift):
     the word count. Words whose core is one character, non-Latin words and
     words over 64 characters are left unchanged and counted as ``unchangeable``.
 
-    Parameters
-    ----------
-    fraction : share of the eligible words changed (paper: 0.1).
-    labels : entity labels whose words are eligible (default: all words).
-    skip_first_char : never delete a word's first character (TextAttack's default: False).
-    skip_last_char : never delete a word's last character (TextAttack's default: False).
-    render : redraw the changed words in the page image (default False: text only).
+    Parameters: :class:`CharacterDeletion.Params`.
     """
 
     name = "char_deletion"
+    papers = (Cites("do-good", "3.2, Word Swap 4; Table 4"), Cites("textattack"))
 
-    def __init__(
-        self,
-        fraction: float = 0.1,
-        labels: Collection[str] | None = None,
-        skip_first_char: bool = False,
-        skip_last_char: bool = False,
-        render: bool = False,
-    ):
-        self._common(fraction, labels, render)
-        self.skip_first_char = bool(skip_first_char)
-        self.skip_last_char = bool(skip_last_char)
+    class Params(WordSwapShift.Params):
+        skip_first_char: params.Flag = Field(False, description="never delete a word's first character "
+                                                                "(TextAttack's default: false)")
+        skip_last_char: params.Flag = Field(False, description="never delete a word's last character "
+                                                               "(TextAttack's default: false)")
 
     def swap(self, core: str, rng: np.random.Generator) -> str | None:
         return pick(_transformation(self.skip_first_char, self.skip_last_char)._get_replacement_words(core), rng)
