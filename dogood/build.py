@@ -36,9 +36,10 @@ from dogood.paths import write_atomic
 from dogood.recipe import Recipe
 from dogood.safety import (BUILD_MARKER, OutputError, check_name, check_out, commit, is_dogood_build, output_lock,
                            portable, recover, source_fingerprint)
-from dogood.schema import DEFAULT_BOX_LEVEL, FUNSD_NER_TAGS, RVL_CDIP_CLASSES, check_box_level, document_to_row
+from dogood.schema import DEFAULT_BOX_LEVEL, check_box_level, document_to_row
 from dogood.seeds import shared_prefixes, step_seed
 from dogood.sources import Source, open_source
+from dogood import stats as card_stats
 from dogood.writer import ATTRIBUTION, ShardFile, attribution_file, render_card, shard_path
 
 
@@ -66,85 +67,6 @@ def apply_chain(doc: Document, chain, recipe_seed: int) -> Document:
     for k, shift in enumerate(chain):
         doc = shift(doc, step_seed(recipe_seed, doc_id, k, shift.step_key()))
     return doc
-
-
-def document_stats(original: Document, shifted: Document, row: dict[str, Any], schema: str) -> dict[str, Any]:
-    """Per-document counts that the card sums: words, tokens, changes, labels, skips."""
-    box_changed, text_changed, removed = _word_changes(original.words, shifted.words)
-    if schema == "funsd":
-        labels = Counter(FUNSD_NER_TAGS[t] for t in row["ner_tags"])
-        tokens = len(row["tokens"])
-    elif schema == "rvl_cdip":
-        labels = Counter([RVL_CDIP_CLASSES[row["label"]]])
-        tokens = len(row["tokens"])
-    else:
-        labels = Counter({"questions": len(shifted.qa)})
-        tokens = len(row["tokens"])
-    skips = Counter(f"{r.shift}: {r.skipped}" for r in shifted.provenance if r.skipped)
-    shift_counts: Counter[str] = Counter()
-    for r in shifted.provenance:
-        for key, n in r.counts.items():
-            shift_counts[f"{r.shift}: {key}"] += n
-    return {
-        "documents": 1,
-        "words": len(shifted.words),
-        "tokens": tokens,
-        "source_words": len(original.words),
-        "box_changed": box_changed,
-        "text_changed": text_changed,
-        "words_removed": removed,
-        "labels": labels,
-        "skips": skips,
-        "shift_counts": shift_counts,
-    }
-
-
-def split_tallies(shift_counts: dict[str, int]) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
-    """Plain counts, and tallies of per-document values: a count key ``name=value`` (e.g.
-    ``natural_background: photo=397133``) becomes ``tallies["natural_background: photo"]["397133"]``."""
-    plain: dict[str, int] = {}
-    tallies: dict[str, dict[str, int]] = {}
-    for key, n in sorted(shift_counts.items()):
-        name, eq, value = key.partition("=")
-        if eq:
-            tallies.setdefault(name, {})[value] = n
-        else:
-            plain[key] = n
-    return plain, tallies
-
-
-def _word_changes(before, after) -> tuple[int, int, int]:
-    """(output words with a new box, output words with new text, source words with no counterpart).
-
-    Lists of equal length are compared position by position (nothing is
-    removed). When a shift added or removed words (``reocr`` reads a page
-    anew), the texts are aligned with ``difflib``: an output word in a
-    replaced or inserted run has new text, a source word in a replaced or
-    deleted run beyond the output's side is removed, and aligned words count
-    a changed box. So the first two never exceed the output's word count.
-    """
-    if len(before) == len(after):
-        return (sum(a.box != b.box for a, b in zip(before, after)),
-                sum(a.text != b.text for a, b in zip(before, after)), 0)
-    import difflib
-
-    matcher = difflib.SequenceMatcher(None, [w.text for w in before], [w.text for w in after], autojunk=False)
-    boxes = texts = removed = 0
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            boxes += sum(before[i].box != after[j].box for i, j in zip(range(i1, i2), range(j1, j2)))
-        else:
-            texts += j2 - j1
-            removed += max(0, (i2 - i1) - (j2 - j1))
-    return boxes, texts, removed
-
-
-def _add_stats(total: dict[str, Any], one: dict[str, Any]) -> None:
-    for key, value in one.items():
-        if isinstance(value, Counter):
-            total.setdefault(key, Counter()).update(value)
-        else:
-            total[key] = total.get(key, 0) + value
 
 
 # -- worker side ------------------------------------------------------------------
@@ -178,7 +100,7 @@ def _process(task: tuple[str, int, str]) -> tuple[str, int, str, dict | None, tu
             if shifted.image is not doc.image:
                 shifted.image.check_pixels()
             row = document_to_row(shifted, w.schema, w.box_level)
-            results[config] = (row, document_stats(doc, shifted, row, w.schema))
+            results[config] = (row, card_stats.document_stats(doc, shifted, row, w.schema))
         return split, index, doc_id, results, None
     except DogoodError as exc:
         return split, index, doc_id, None, (str(exc), None)
@@ -319,7 +241,7 @@ def _build_locked(recipe, out, sources, ids, names, chains, seed, schema, box_le
                     continue
                 for config, (row, doc_stats) in results.items():
                     files[config].write(row)
-                    _add_stats(shard_stats[config], doc_stats)
+                    card_stats.add(shard_stats[config], doc_stats)
                 documents += 1
             for f in files.values():
                 f.close()
@@ -339,7 +261,7 @@ def _build_locked(recipe, out, sources, ids, names, chains, seed, schema, box_le
             report.documents[split] = report.documents.get(split, 0) + state["documents"]
             report.skipped.extend(state["skipped"])
             for config in names:
-                _add_stats(stats[config][split], _as_counters(state["stats"][config]))
+                card_stats.add(stats[config][split], card_stats.from_record(state["stats"][config]))
                 info = files_info[config][split]
                 for field_, n in state["files"][config].items():
                     info[field_] = info.get(field_, 0) + n
@@ -355,13 +277,8 @@ def _build_locked(recipe, out, sources, ids, names, chains, seed, schema, box_le
                     why = f"all {len(ids[split])} were skipped" if ids[split] else "the source lists none"
                     raise BuildError(f"split {split!r} has no document to write ({why}); nothing was written")
         for by_split in stats.values():
-            for split, s in by_split.items():
-                for key_ in ("documents", "words", "source_words", "tokens", "box_changed", "text_changed",
-                             "words_removed"):
-                    s.setdefault(key_, 0)
-                s["labels"] = dict(sorted(s.get("labels", Counter()).items()))
-                s["skips"] = dict(sorted(s.get("skips", Counter()).items()))
-                s["shift_counts"], s["tallies"] = split_tallies(s.get("shift_counts", Counter()))
+            for s in by_split.values():
+                card_stats.finish(s)
         splits_info = {
             config: {
                 split: {
@@ -375,7 +292,7 @@ def _build_locked(recipe, out, sources, ids, names, chains, seed, schema, box_le
         }
         skipped_ids = {(s["split"], s["id"]) for s in report.skipped}
         previews = write_previews(tmp, chains, sources, ids, seed, skipped_ids)
-        credits = photo_credits(chains, stats)
+        credits = card_stats.credits(chains, stats)
         if credits:
             (tmp / ATTRIBUTION).write_text(attribution_file(credits), encoding="utf-8")
         card = render_card(
@@ -427,24 +344,6 @@ def _build_locked(recipe, out, sources, ids, names, chains, seed, schema, box_le
         if tmp.exists() and not (tmp / _KEY).exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return report
-
-
-def photo_credits(chains, stats) -> list[dict[str, Any]]:
-    """Credits of the third-party material the build used (the COCO photos), from each shift's tallies, by id."""
-    found: dict[str, dict[str, Any]] = {}
-    for config, chain in chains.items():
-        for shift in chain:
-            tallies = {}
-            for s in stats[config].values():
-                for key, values in (s.get("tallies") or {}).items():
-                    name, _, field_ = key.partition(": ")
-                    if name == shift.name:
-                        merged = tallies.setdefault(field_, {})
-                        for value, n in values.items():
-                            merged[value] = merged.get(value, 0) + n
-            for credit in shift.credits(tallies):
-                found.setdefault(str(credit["id"]), credit)
-    return [found[k] for k in sorted(found, key=lambda k: (len(k), k))]
 
 
 def _load_path(out: Path) -> str:
@@ -512,12 +411,6 @@ def _jsonable(value):
     if isinstance(value, Counter):
         return dict(value)
     raise TypeError(f"cannot store {type(value).__name__} in a shard record")
-
-
-def _as_counters(stats: dict[str, Any]) -> dict[str, Any]:
-    """A shard record's statistics with the per-name tallies as Counters again (for :func:`_add_stats`)."""
-    return {k: Counter(v) if isinstance(v, dict) else v for k, v in stats.items()}
-
 
 
 def write_previews(folder: Path, chains, sources, ids, seed: int, skipped: set) -> dict[str, str]:

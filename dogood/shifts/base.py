@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -127,14 +128,18 @@ class Shift:
 
     @classmethod
     def describe(cls) -> list[dict[str, str]]:
-        """One row per declared parameter: ``name``, ``type``, ``default``, ``range``, ``description``."""
+        """One row per parameter: ``name``, ``type``, ``default``, ``range``, ``description``, ``aliases`` (old
+        names). A shift not yet declared gets rows from its constructor's signature, with no range or description."""
+        if not _declared(cls):
+            return [{"name": p.name, "type": "" if p.annotation is inspect.Parameter.empty else str(p.annotation),
+                     "default": _shown(p.default), "range": "", "description": "", "aliases": ""}
+                    for p in list(inspect.signature(cls.__init__).parameters.values())[1:]]
         rows = []
         for name, field in cls.Params.model_fields.items():
-            default = field.get_default(call_default_factory=True)
             rows.append({
                 "name": name,
                 "type": declared.expected(field),
-                "default": "null" if default is None else repr(_plain(default)) if not isinstance(default, str) else default,
+                "default": _shown(field.get_default(call_default_factory=True)),
                 "range": declared.value_range(field),
                 "description": field.description or "",
                 "aliases": ", ".join(a for a in declared.accepted_names(cls.Params) if a in declared._alias_names(field)),
@@ -184,6 +189,10 @@ class Shift:
            for kind in ("date", "money", "number", "digits", "other", "company", "address", "city", "name")},
     }
 
+    #: What each tally (``apply``'s per-document values, e.g. ``{"photo": {"397133": 1}}``, summed in the card)
+    #: means; a shift with tallies adds its own.
+    tallies_help: ClassVar[dict[str, str]] = {}
+
     def check_box_level(self, box_level: str) -> None:
         """Raise ``ValueError`` saying why this shift cannot be written under ``box_level``; pass otherwise."""
         if box_level not in self.box_levels:
@@ -227,6 +236,13 @@ class Shift:
 def _declared(cls: type[Shift]) -> bool:
     """Whether a shift's parameters come from its ``Params`` declaration (it keeps :class:`Shift`'s constructor)."""
     return cls.__init__ is Shift.__init__
+
+
+def _shown(default: Any) -> str:
+    """A parameter's default as a recipe writes it (``null``, ``false``, ``[1, 2]``; strings bare)."""
+    if default is inspect.Parameter.empty:
+        return "(required)"
+    return default if isinstance(default, str) else json.dumps(_plain(default), ensure_ascii=False)
 
 
 def _plain(value: Any) -> Any:

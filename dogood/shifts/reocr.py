@@ -34,6 +34,7 @@ class ReOCR(Shift):
 
     name = "reocr"
     family = "image"
+    reads_words = True
     counts_help = {
         **Shift.counts_help,
         "words_before": "words before the shifted page was read again",
