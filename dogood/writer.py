@@ -19,7 +19,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
 from jinja2 import Environment, StrictUndefined
@@ -27,8 +26,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 from datasets.info import DatasetInfo, DatasetInfosDict
 from datasets.splits import SplitDict, SplitInfo
 
-from dogood.document import Document
-from dogood.schema import document_to_row, features_for
+from dogood.schema import features_for
 
 ROW_GROUP_SIZE = 100
 
@@ -73,13 +71,6 @@ class ShardFile:
         self.num_bytes += table.nbytes
         self._writer.write_table(table)
         self._rows = []
-
-
-def documents_to_dataset(docs: list[Document], schema: str) -> datasets.Dataset:
-    """An in-memory ``datasets.Dataset`` of documents, with the schema's features."""
-    features = features_for(schema)
-    table = pa.Table.from_pylist([document_to_row(d, schema) for d in docs], schema=features.arrow_schema)
-    return datasets.Dataset(table)
 
 
 def card_template_path() -> Path:
@@ -130,14 +121,17 @@ def render_card(
     ``seed`` the seed the build used (default: the recipe's); ``limit`` the
     ``--limit`` of a partial build; ``chain_params[config]`` each step's shift
     and full parameters (default: the recipe's chain); ``credits`` the
-    third-party material used (:func:`dogood.build.photo_credits`);
+    third-party material used (:func:`dogood.stats.credits`);
     ``load_path`` the folder's name in the load example when there is no repo.
 
     Every statement in the card is a fact of the build: values come from the
     build's record (``dogood_build.json``), never from what the recipe asked.
     """
+    from dogood.describe import cited_keys, inspired_lines, shift_classes
+    from dogood.papers import CITATIONS
     from dogood.schema import DEFAULT_BOX_LEVEL
     from dogood.shifts import SHIFTS
+    from dogood.stats import finish, from_record
 
     box_level = box_level or DEFAULT_BOX_LEVEL[schema]
     seed = recipe.seed if seed is None else seed
@@ -175,6 +169,8 @@ def render_card(
         infos[config] = DatasetInfo(features=features, splits=split_dict, config_name=config, version=recipe.version)
     DatasetInfosDict(infos).to_dataset_card_data(card_data)
     chains = {config: recipe.configs[config] for config in splits_info}
+    stats = {config: {split: finish(from_record(s)) for split, s in by_split.items()} for config, by_split in stats.items()}
+    used = shift_classes(spec.get("shift", "") for chain in chains.values() for spec in chain)
     steps = {config: _steps(config, chains, chain_params) for config in chains}
     box_notes = {
         config: [(spec["shift"], SHIFTS[spec["shift"]].box_levels.get(box_level, ""))
@@ -197,15 +193,19 @@ def render_card(
         previews=previews or {},
         repo_id=repo_id,
         results=[_result_table(r, set(chains)) for r in results or []],
-        papers=papers_for(chains),
-        licence_tallies=_licence_tallies(stats),
+        papers=[CITATIONS[key].markdown() for key in cited_keys(used)],
+        inspired=inspired_lines(used),
+        glossary=_parameter_glossary(used),
+        licences=_licences(credits),
         box_level=box_level,
         box_notes=box_notes,
         seed=seed,
         limit=limit,
         steps=steps,
-        words_line={config: _words_line(chain, schema) for config, chain in chains.items()},
-        count_help=_count_help(chains, stats),
+        words_line={config: _words_line(shift_classes(s.get("shift", "") for s in chain), schema)
+                    for config, chain in chains.items()},
+        count_help=_count_help(stats),
+        shown={config: {split: _shown(s) for split, s in by_split.items()} for config, by_split in stats.items()},
         credits=credits,
         attribution=ATTRIBUTION,
         load_path=load_path or "PATH",
@@ -265,83 +265,55 @@ def _steps(config: str, chains, chain_params) -> list[tuple[str, list[tuple[str,
     return [(spec["shift"], sorted((k, v) for k, v in spec.items() if k != "shift")) for spec in chains[config]]
 
 
-def _words_line(chain: list[dict[str, Any]], schema: str) -> str:
-    """Where a config's words come from: kept from the source, or re-read by OCR."""
-    names = [spec.get("shift") for spec in chain]
-    if "reocr" in names:
-        return "Words: re-read by Tesseract on the shifted page (`reocr`)."
+def _words_line(shifts: list[type], schema: str) -> str:
+    """Where a config's words come from: kept from the source, or re-read from the shifted page (``reads_words``)."""
+    readers = [cls.name for cls in shifts if cls.reads_words]
+    if readers:
+        return f"Words: re-read from the shifted page by {', '.join(f'`{n}`' for n in readers)} (see its note)."
     origin = "Tesseract on the source page" if schema in ("rvl_cdip",) else "the source"
     return f"Words: from {origin}; no OCR is run on the shifted page."
 
 
-def _count_help(chains, stats) -> dict[str, str]:
-    """What each count that the card shows means, from the shifts' ``counts_help``."""
+def _count_help(stats) -> dict[str, str]:
+    """What each count and tally the card shows means (``shift: name`` -> the shift's ``counts_help`` or
+    ``tallies_help``), in the order of those keys."""
     from dogood.shifts import SHIFTS
 
-    shown = {key for by_split in stats.values() for s in by_split.values()
-             for key in list(s.get("shift_counts") or {}) + list(s.get("tallies") or {})}
     out = {}
-    for key in sorted(shown):
-        name, _, count = key.partition(": ")
-        meaning = getattr(SHIFTS.get(name), "counts_help", {}).get(count)
-        if meaning:
-            out[key] = meaning
-    return out
-
-
-#: Papers a card cites, by the shifts its configs use (Do-GOOD is always cited).
-PAPERS = {
-    "do-good": "He et al. *Do-GOOD: Towards Distribution Shift Evaluation for Pre-Trained Visual Document "
-               "Understanding Models.* SIGIR 2023.",
-    "form-attacks": "*Form field extractor robustness via 14 form transformations* (OCR-level, background and "
-                    "field-value transformations).",
-    "moradi": "Moradi and Samwald. *Evaluating the Robustness of Neural Language Models to Input Perturbations.* "
-              "EMNLP 2021.",
-    "bert-attack": "Li et al. *BERT-ATTACK: Adversarial Attack Against BERT Using BERT.* EMNLP 2020.",
-    "textattack": "Morris et al. *TextAttack: A Framework for Adversarial Attacks, Data Augmentation, and Adversarial "
-                  "Training in NLP.* EMNLP 2020 (demos).",
-    "counter-fitting": "Mrkšić et al. *Counter-fitting Word Vectors to Linguistic Constraints.* NAACL 2016.",
-    "coco": "Lin et al. *Microsoft COCO: Common Objects in Context.* ECCV 2014.",
-    "docunet": "Ma et al. *DocUNet: Document Image Unwarping via a Stacked U-Net.* CVPR 2018.",
-}
-_SHIFT_PAPERS = {
-    "bert_attack": ("bert-attack",),
-    "embedding_swap": ("textattack", "counter-fitting"),
-    "homoglyph_swap": ("textattack",),
-    "number_swap": ("textattack",),
-    "char_deletion": ("textattack",),
-    "char_perturbation": ("moradi",),
-    "word_perturbation": ("moradi",),
-    "natural_background": ("coco",),
-    "distort": ("docunet",),
-}
-_FORM_ATTACKS = {"bg_typo", "bg_synonym", "bg_adversarial", "key_drop", "value_text_augment", "center_shift",
-                 "box_stretch", "margin_padding", "global_shuffle", "neighbor_shuffle", "non_neighbor_shuffle",
-                 "bg_drop", "neighbor_bg_drop", "value_location_augment"}
-
-
-def papers_for(chains: dict[str, list[dict[str, Any]]]) -> list[str]:
-    """The papers to cite for these chains: Do-GOOD first, then those of the shifts used, in a fixed order."""
-    keys = {"do-good"}
-    for chain in chains.values():
-        for spec in chain:
-            name = spec.get("shift", "")
-            keys.update(_SHIFT_PAPERS.get(name, ()))
-            if name in _FORM_ATTACKS:
-                keys.add("form-attacks")
-    return [PAPERS[k] for k in PAPERS if k in keys]
-
-
-def _licence_tallies(stats) -> dict[str, int]:
-    """Photos per licence over all configs and splits (from the shifts' ``licence=`` tallies)."""
-    total: dict[str, int] = {}
     for by_split in stats.values():
         for s in by_split.values():
-            for name, values in (s.get("tallies") or {}).items():
-                if name.endswith(": licence"):
-                    for licence, n in values.items():
-                        total[licence] = total.get(licence, 0) + n
-    return dict(sorted(total.items()))
+            for name, done in s["shifts"].items():
+                cls = SHIFTS.get(name)
+                if cls is None:
+                    continue
+                for count in done["counts"]:
+                    out[f"{name}: {count}"] = cls.counts_help.get(count, "")
+                for tally in done["tallies"]:
+                    out[f"{name}: {tally}"] = cls.tallies_help.get(tally) or cls.counts_help.get(tally, "")
+    return {key: meaning for key, meaning in sorted(out.items()) if meaning}
+
+
+def _shown(s: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A config's and split's shift counts and tallies as the card lists them, keyed ``shift: name``."""
+    return {
+        "counts": {f"{name}: {count}": n for name, done in s["shifts"].items() for count, n in done["counts"].items()},
+        "tallies": {f"{name}: {tally}": values for name, done in s["shifts"].items()
+                    for tally, values in done["tallies"].items()},
+    }
+
+
+def _parameter_glossary(shifts: list[type]) -> dict[str, list[dict[str, str]]]:
+    """Per shift used, its declared parameters that have a description (:meth:`Shift.describe`)."""
+    glossary = {cls.name: [row for row in cls.describe() if row["description"]] for cls in shifts}
+    return {name: rows for name, rows in glossary.items() if rows}
+
+
+def _licences(credits: list[dict[str, Any]]) -> dict[str, int]:
+    """Credited items per licence."""
+    out: dict[str, int] = {}
+    for c in credits:
+        out[c["license"]] = out.get(c["license"], 0) + 1
+    return dict(sorted(out.items()))
 
 
 def _result_table(report: dict[str, Any], configs: set[str] | None = None) -> dict[str, Any]:

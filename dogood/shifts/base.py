@@ -242,7 +242,7 @@ def _shown(default: Any) -> str:
     """A parameter's default as a recipe writes it (``null``, ``false``, ``[1, 2]``; strings bare)."""
     if default is inspect.Parameter.empty:
         return "(required)"
-    return default if isinstance(default, str) else json.dumps(_plain(default), ensure_ascii=False)
+    return default if isinstance(default, str) and default else json.dumps(_plain(default), ensure_ascii=False)
 
 
 def _plain(value: Any) -> Any:
