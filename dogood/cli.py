@@ -1,4 +1,4 @@
-"""The ``dogood`` command: list, build, show and preview recipes; train the baseline; evaluate models.
+"""The ``dogood`` command: list, build, show and preview recipes; describe shifts; train the baseline; evaluate models.
 
 Exit codes: 0 success, 1 bad input or a failed build (the message names the
 file or document), 2 wrong usage, 130 interrupted (Ctrl-C).
@@ -101,6 +101,12 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="list the recipes, one line each")
     p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("describe", help="what a shift does: parameters, box conventions, counts, papers "
+                                        "(no shift: list them all)")
+    p.add_argument("shift", nargs="?", help="a shift's recipe name, e.g. char_deletion")
+    p.add_argument("--markdown", action="store_true", help="print the README's shift table (Markdown)")
+    p.set_defaults(func=cmd_describe)
 
     p = sub.add_parser("build", help="build a recipe into a dataset folder")
     p.add_argument("recipe", help="recipe name (see `dogood list`) or path to a recipe YAML")
@@ -233,6 +239,22 @@ def cmd_list(args) -> int:
         print("no recipes found (looked in ./recipes and the recipes shipped with dogood)")
     for recipe in recipes:
         print(recipe.summary())
+    return 0
+
+
+def cmd_describe(args) -> int:
+    from dogood.describe import describe_shift, shift_list, shift_table_markdown
+    from dogood.shifts import SHIFTS
+
+    if args.markdown:
+        sys.stdout.write(shift_table_markdown())
+    elif args.shift is None:
+        sys.stdout.write(shift_list())
+    elif args.shift not in SHIFTS:
+        _say(f"dogood: error: unknown shift {args.shift!r}; known shifts: {', '.join(sorted(SHIFTS))}")
+        return 2
+    else:
+        sys.stdout.write(describe_shift(args.shift))
     return 0
 
 
