@@ -8,6 +8,7 @@ import sys
 
 import datasets
 import numpy as np
+import pytest
 from PIL import Image
 
 from dogood.cli import main
@@ -98,3 +99,21 @@ def test_console_script_runs():
     assert res.returncode == 0 and res.stdout.startswith("dogood ")
     res = subprocess.run([sys.executable, "-m", "dogood.cli", "build"], capture_output=True, text=True, env=env)
     assert res.returncode == 2 and "recipe" in res.stderr
+
+
+@pytest.mark.xfail(strict=False, reason="word_perturbation checks WordNet in its constructor until the text shifts land")
+def test_list_needs_no_data(tmp_path):
+    """`dogood list` reads recipes only: it runs with no NLTK data and no dogood data folder."""
+    from pathlib import Path
+
+    from dogood.recipe import list_recipes
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k not in ("NLTK_DATA", "DOGOOD_DATA_DIR")}
+    env["PYTHONPATH"] = str(repo)
+    env["HOME"] = str(tmp_path)  # no ~/nltk_data either
+    done = subprocess.run([sys.executable, "-m", "dogood.cli", "list"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    printed = {line.split()[0] for line in done.stdout.splitlines() if line.strip()}
+    assert printed >= {recipe.name for recipe in list_recipes()}
