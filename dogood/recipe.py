@@ -57,7 +57,6 @@ import yaml
 from dogood.errors import RecipeError
 from dogood.safety import NAME, load_yaml
 from dogood.schema import BOX_LEVELS, SCHEMAS
-from dogood.seeds import derive_seed  # noqa: F401  (re-exported: dogood.recipe.derive_seed)
 from dogood.shifts import Shift, make_shift
 
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")

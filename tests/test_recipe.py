@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dogood.errors import RecipeError
-from dogood.recipe import derive_seed, list_recipes, load_recipe, parse_recipe
-from dogood.seeds import step_key, step_seed
+from dogood.recipe import list_recipes, load_recipe, parse_recipe
+from dogood.seeds import derive_seed, step_key, step_seed
 
 BASE = {"name": "x", "version": "1.0.0", "source": {"kind": "funsd"}, "configs": {"a": []}}
 
