@@ -93,8 +93,14 @@ def describe_shift(name: str) -> str:
 
 def shift_list() -> str:
     """``dogood describe``: every shift with its family and summary."""
-    ordered = sorted(SHIFTS.values(), key=lambda c: (_family_rank(c.family), c.name))
-    return "\n".join(_table([[c.name, c.family, summary(c)] for c in ordered])) + "\n"
+    return "\n".join(_table([[c.name, c.family, summary(c)] for c in shipped_shifts()])) + "\n"
+
+
+def shipped_shifts() -> list[type[Shift]]:
+    """The shifts dogood ships (defined under :mod:`dogood.shifts`; not those a test or a user registered),
+    by family then name."""
+    shipped = [c for c in SHIFTS.values() if c.__module__.split(".")[:2] == ["dogood", "shifts"]]
+    return sorted(shipped, key=lambda c: (_family_rank(c.family), c.name))
 
 
 def _family_rank(family: str) -> int:
@@ -108,7 +114,7 @@ def _cell(text: str) -> str:
 def shift_table_markdown() -> str:
     """The README's shift table: one row per shift, with family, parameters and defaults, and papers."""
     lines = ["| shift | family | parameters (default) | papers |", "|---|---|---|---|"]
-    for cls in sorted(SHIFTS.values(), key=lambda c: (_family_rank(c.family), c.name)):
+    for cls in shipped_shifts():
         params = ", ".join(f"`{r['name']}={r['default']}`" for r in cls.describe()) or "none"
         papers = "; ".join(short_name(c.citation) + (f" {c.section}" if c.section else "")
                            + (" (inspired by)" if c.inspired_by else "") for c in cls.papers) or "–"

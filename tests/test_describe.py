@@ -48,8 +48,9 @@ def test_describe_shows_inspired_by_with_the_difference(monkeypatch):
 def test_describe_lists_every_shift_with_family_and_summary(capsys):
     assert main(["describe"]) == 0
     rows = {line.split()[0]: line.split(None, 2)[1:] for line in capsys.readouterr().out.splitlines()}
-    assert set(rows) == set(SHIFTS)
-    for name, cls in SHIFTS.items():
+    shipped = {name: cls for name, cls in SHIFTS.items() if cls.__module__.startswith("dogood.shifts.")}
+    assert set(rows) == set(shipped) and "char_deletion" in rows
+    for name, cls in shipped.items():
         family, text = rows[name]
         assert family == cls.family and text == (cls.__doc__ or "").strip().splitlines()[0].strip()
 
@@ -83,6 +84,21 @@ def test_short_names():
     assert short_name(CITATIONS["do-good"]) == "Do-GOOD (He et al. 2023)"
     assert short_name(CITATIONS["moradi"]) == "Moradi and Samwald 2021"
     assert short_name(CITATIONS["form-attacks"]) == "Xue et al. 2021"
+
+
+def test_shifts_registered_outside_dogood_are_not_listed():
+    from dogood.describe import shift_list
+
+    class Probe(Shift):
+        """A shift a test registers."""
+
+        name = "probe_not_shipped"
+        family = "text"
+
+    try:
+        assert "probe_not_shipped" not in shift_table_markdown() and "probe_not_shipped" not in shift_list()
+    finally:
+        del SHIFTS["probe_not_shipped"]
 
 
 def test_markdown_flag_prints_the_readme_table(capsys):
