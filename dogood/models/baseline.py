@@ -75,7 +75,8 @@ import numpy as np
 import pycrfsuite
 
 from dogood.document import Document
-from dogood.models import ModelError, read_model_zip
+from dogood.models.base import ModelError, default_baseline_path
+from dogood.models.model_zip import read_model_zip
 from dogood.predictions import Prediction
 from dogood.schema import FUNSD_NER_TAGS, iob_tags
 from dogood.paths import write_zip_atomic
@@ -637,8 +638,6 @@ def default_baseline(train: bool = True) -> BaselineTagger:
     atomically, so parallel callers never read half of it; training is
     deterministic, so two that both train write the same bytes.
     """
-    from dogood.models import default_baseline_path
-
     path = default_baseline_path()
     if path.is_file() or not train:
         return BaselineTagger.load(path)
