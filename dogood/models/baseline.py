@@ -6,7 +6,7 @@ the order of :func:`dogood.schema.iob_tags`) with the 7 IOB tags of
 pretrained weights: :func:`train_baseline` fits it on FUNSD train in 5-15 s
 on two cores, and :class:`BaselineTagger` saves it as one file (about 1 MB).
 It is the model ``dogood eval --model baseline`` scores, and the
-semantic-strength scorer of the Move shift (:meth:`BaselineTagger.marginals`).
+semantic-strength scorer of the Move shift (its :meth:`~BaselineTagger.predict`).
 
 Engine
     CRFsuite (``python-crfsuite``), first-order linear chain, trained with
