@@ -45,7 +45,8 @@ def load_hf_config(name: str):
 def tokenizer_with_prefix_space(tokenizer, source: str):
     """``tokenizer``, loaded again from ``source`` with ``add_prefix_space=True`` when it is a byte-level BPE
     (RoBERTa...) that needs it for pre-split words."""
-    if getattr(tokenizer, "add_prefix_space", None) is False and "boxes" not in inspect.signature(tokenizer.__call__).parameters:
+    takes_boxes = "boxes" in inspect.signature(tokenizer.__call__).parameters
+    if getattr(tokenizer, "add_prefix_space", None) is False and not takes_boxes:
         from transformers import AutoTokenizer
 
         return AutoTokenizer.from_pretrained(source, use_fast=True, add_prefix_space=True)

@@ -115,9 +115,8 @@ def _run_shards(plan: BuildPlan, work: Path, shards: list[Shard], *, num_proc: i
     results = run_tasks(tasks, plan.worker_spec(), num_proc=num_proc, ray=ray)
     try:
         written = write_shards(plan, work, shards, results, bar)
-    except BaseException:
-        results.close()  # stop the workers
-        raise
+    finally:
+        results.close()  # stops the workers, at once when a document stopped the build
     bar.close()
     return written
 

@@ -53,7 +53,7 @@ class BuildPlan:
 
     @cached_property
     def source_info(self) -> dict[str, Any]:
-        """The first split's source as the card describes it, with no local path (once: describing FUNSD hashes its files)."""
+        """The first split's source as the card describes it, no local path (described once: FUNSD hashes files)."""
         return portable(next(iter(self.sources.values())).describe())
 
     def key(self) -> dict[str, Any]:
@@ -87,7 +87,8 @@ def plan_build(recipe: Recipe, out: str | Path, *, source_path: str | Path | Non
     for chain in chains.values():
         for shift in chain:
             shift.prepare()  # models and tables load once, here, before any worker starts
-    notes = {name: [line for shift in chain for line in shift.card_notes(schema=schema)] for name, chain in chains.items()}
+    notes = {name: [line for shift in chain for line in shift.card_notes(schema=schema)]
+             for name, chain in chains.items()}
     shared = shared_prefixes({name: [shift.step_key() for shift in chain] for name, chain in chains.items()})
     ids = {split: src.ids()[:limit] if limit is not None else src.ids() for split, src in sources.items()}
     return BuildPlan(recipe=recipe, out=out, seed=seed, configs=names, chains=chains, sources=sources, ids=ids,
