@@ -21,9 +21,9 @@ Kinds:
 - :class:`PredictionsFile`: predictions made elsewhere, read from JSONL.
 
 The protocol, :class:`ModelError` and the default baseline paths live in
-:mod:`dogood.models.base`, the model-zip reader in :mod:`dogood.models.model_zip`,
-the Hugging Face loading helpers in :mod:`dogood.models.loading`: leaves the
-submodules (and shifts) import, never this package.
+:mod:`dogood.models.base`, the model-zip reader in :mod:`dogood.models.model_zip`
+and the Hugging Face loading helpers in :mod:`dogood.models.loading`: leaf
+modules, which the submodules and the shifts import instead of this package.
 
 :func:`load_model` turns what a user types (``baseline``, a file, a folder or
 a Hub id) into one of them.
