@@ -259,7 +259,7 @@ def cmd_describe(args) -> int:
 
 
 def cmd_build(args) -> int:
-    from dogood.build import build
+    from dogood.pipeline.build import build
     from dogood.recipe import load_recipe
 
     recipe = load_recipe(args.recipe)
@@ -294,7 +294,7 @@ def cmd_build(args) -> int:
 
 def _pick(args, need_config: bool):
     """(original, shifted or None, label) for show/preview from a recipe or a built folder."""
-    from dogood.build import apply_chain
+    from dogood.pipeline.worker import apply_chain
     from dogood.recipe import load_recipe
     from dogood.sources import open_source
 

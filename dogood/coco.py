@@ -28,7 +28,7 @@ import os
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlparse
@@ -102,10 +102,6 @@ class CocoPhoto:
     license_url: str
     coco_url: str
     flickr_url: str
-
-    def as_dict(self) -> dict:
-        """The record as a plain dict (for provenance and data cards)."""
-        return asdict(self)
 
 
 class CocoPool:

@@ -1,17 +1,18 @@
-"""Checksummed downloads and safe archive extraction into the cache.
+"""Checksummed downloads (``pooch``) and safe archive extraction into the cache.
 
-Written here rather than taken from ``datasets``' download manager because
-that one caches by URL in the HF cache and does not let us pin a sha256 and
-extract into a layout we control.
+:func:`download` fetches one file to a path we choose, checks its sha256 and
+reuses a verified copy; :func:`extract_zip` unpacks an archive atomically and
+refuses members that would land outside it. Every failure is a
+:class:`~dogood.errors.SourceError` naming the URL or the file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import tempfile
-import urllib.request
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -20,44 +21,44 @@ from tqdm.auto import tqdm
 from dogood.errors import SourceError
 
 
-def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
+def sha256_file(path: str | Path) -> str:
+    """The sha256 of a file, hex."""
     with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def download(url: str, dest: str | Path, sha256: str | None, *, timeout: float = 60.0) -> Path:
     """Download ``url`` to ``dest`` (atomically) and check its sha256.
 
-    A file already at ``dest`` with the right checksum is reused. A checksum
-    mismatch removes the download and raises :class:`SourceError`.
+    A file already at ``dest`` with the right checksum (or any file, when
+    ``sha256`` is ``None``) is reused. A checksum mismatch removes the download
+    and raises :class:`SourceError`.
     """
+    import pooch  # with requests, a tenth of a second to import: only when downloading
+    import requests
+
     dest = Path(dest)
-    if dest.exists() and (sha256 is None or sha256_file(dest) == sha256):
-        return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent)
+    # total=1: pooch uses a bar only when it is true (total > 0), then sets the total from the response
+    bar = tqdm(total=1, unit="B", unit_scale=True, desc=f"download {dest.name}", leave=False, delay=0.5)
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel("WARNING")  # pooch logs every download and fetch at INFO
     try:
-        with os.fdopen(fd, "wb") as out:
-            try:
-                with urllib.request.urlopen(url, timeout=timeout) as resp:
-                    total = int(resp.headers.get("Content-Length") or 0) or None
-                    with tqdm(total=total, unit="B", unit_scale=True, desc=f"download {dest.name}", leave=False) as bar:
-                        while block := resp.read(1 << 20):
-                            out.write(block)
-                            bar.update(len(block))
-            except OSError as exc:
-                raise SourceError(f"cannot download {url}: {exc}") from None
-        if sha256 is not None:
-            got = sha256_file(tmp)
-            if got != sha256:
-                raise SourceError(f"checksum mismatch for {url}: expected sha256 {sha256}, got {got}")
-        os.replace(tmp, dest)
+        pooch.retrieve(url, known_hash=f"sha256:{sha256}" if sha256 else None, fname=dest.name, path=dest.parent,
+                       downloader=pooch.HTTPDownloader(progressbar=bar, timeout=timeout))
+    except requests.HTTPError as exc:
+        response = exc.response
+        raise SourceError(f"cannot download {url}: HTTP Error {response.status_code}: {response.reason}") from None
+    except (requests.RequestException, OSError) as exc:
+        raise SourceError(f"cannot download {url}: {exc}") from None
+    except ValueError as exc:  # pooch: "... expected sha256:<hex> but got <hex>" (the download is removed)
+        got = re.search(r"but got (\w+)", str(exc))
+        if got is None:
+            raise SourceError(f"cannot download {url}: {exc}") from None
+        raise SourceError(f"checksum mismatch for {url}: expected sha256 {sha256}, got {got.group(1)}") from None
     finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+        logger.setLevel(level)
+        bar.close()
     return dest
 
 

@@ -383,16 +383,6 @@ def _score_row(scored: Scored, ids: Sequence[str]) -> dict[str, Any]:
     return row
 
 
-def score_dataset(model: Model, dataset: EvalDataset, *, limit: int | None = None, batch_size: int = 32,
-                  progress: bool = False) -> dict:
-    """Run ``model`` over ``dataset`` and score it; returns the dataset's row of the report (no pairing, no interval)."""
-    ids = dataset.source.ids()[:limit] if limit else dataset.source.ids()
-    if not ids:
-        raise EvalError(f"dataset {dataset.name!r} has no documents in split {dataset.split!r}")
-    scored = _predict(model, dataset, ids, batch_size=batch_size, progress=progress, kieval=False)
-    return _score_row(scored, ids)
-
-
 def model_sees(model: Any) -> frozenset[str] | None:
     """What the model is given, from its ``sees`` attribute (``text``, ``layout``, ``image``); ``None`` if it does not say."""
     sees = getattr(model, "sees", None)

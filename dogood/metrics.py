@@ -42,6 +42,8 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from rapidfuzz.distance import Levenshtein
+
 if TYPE_CHECKING:
     from dogood.document import Document
 
@@ -401,37 +403,14 @@ def accuracy(y_true: Sequence[Hashable], y_pred: Sequence[Hashable], labels: Seq
 
 
 def levenshtein(a: str, b: str) -> int:
-    """Levenshtein edit distance (insertions, deletions, substitutions, each cost 1).
-
-    Uses ``rapidfuzz`` (a dependency of dogood) when it can be imported, else a
-    plain dynamic programme; both give the same integer.
+    """Levenshtein edit distance (insertions, deletions, substitutions, each cost 1), by ``rapidfuzz``.
 
     Examples
     --------
     >>> levenshtein("kitten", "sitting")
     3
     """
-    if _rf_levenshtein is not None:
-        return int(_rf_levenshtein(a, b))
-    return _levenshtein_py(a, b)
-
-
-def _levenshtein_py(a: str, b: str) -> int:
-    if len(a) < len(b):
-        a, b = b, a
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        previous = current
-    return previous[-1]
-
-
-try:  # rapidfuzz is a declared dependency; the fallback keeps the metric usable without it
-    from rapidfuzz.distance.Levenshtein import distance as _rf_levenshtein
-except ImportError:  # pragma: no cover
-    _rf_levenshtein = None
+    return Levenshtein.distance(a, b)
 
 
 def _anls_normalise(s: str) -> str:

@@ -203,7 +203,7 @@ def ensure_build(entry: PublishEntry, build_dir: str | Path, *, source: str | No
     the build then goes to push's own folder, ``build_dir/.push/<recipe>`` (reused on a re-run
     in the same way).
     """
-    from dogood.build import build
+    from dogood.pipeline.build import build
 
     check_name(entry.recipe.name)
     user = Path(build_dir) / entry.recipe.name

@@ -7,13 +7,13 @@ import io
 import json
 import pickle
 import shutil
-import urllib.error
-import urllib.request
 import zipfile
 from pathlib import Path
 
 import numpy as np
+import pooch
 import pytest
+import requests
 from PIL import Image
 
 from dogood import coco
@@ -86,20 +86,16 @@ def _image(id_: int, file_name: str, width: int, height: int, license: int | Non
     return img
 
 
-class _FakeResponse(io.BytesIO):
-    def __init__(self, data: bytes):
-        super().__init__(data)
-        self.headers = {"Content-Length": str(len(data))}
+def _fake_http(served: dict[str, bytes], requested: list[str]):
+    """A stand-in for ``pooch.HTTPDownloader.__call__`` that serves ``served`` and records each URL asked for."""
 
-
-def _fake_urlopen(served: dict[str, bytes], requested: list[str]):
-    def urlopen(url, timeout=None):
+    def download(self, url, output_file, pooch_, check_only=False):
         requested.append(url)
         if url not in served:
-            raise urllib.error.URLError("no network in tests")
-        return _FakeResponse(served[url])
+            raise requests.ConnectionError("no network in tests")
+        Path(output_file).write_bytes(served[url])
 
-    return urlopen
+    return download
 
 
 # -- pool contents ----------------------------------------------------------------
@@ -357,7 +353,7 @@ def test_bad_annotation_files_name_the_file(tmp_path, coco_dir):
         coco_photos(root=tmp_path / "nowhere")
 
 
-# -- downloads (offline: urllib is faked) ---------------------------------------------
+# -- downloads (offline: pooch's HTTP downloader is faked) ---------------------------------------------
 
 
 def test_missing_photo_is_downloaded_into_the_cache(tmp_path, coco_dir, monkeypatch):
@@ -370,7 +366,7 @@ def test_missing_photo_is_downloaded_into_the_cache(tmp_path, coco_dir, monkeypa
     photo = pool.choose(np.random.default_rng(0))
     original = coco_dir / photo.split / photo.file_name
     requested: list[str] = []
-    monkeypatch.setattr(urllib.request, "urlopen", _fake_urlopen({photo.coco_url: original.read_bytes()}, requested))
+    monkeypatch.setattr(pooch.HTTPDownloader, "__call__", _fake_http({photo.coco_url: original.read_bytes()}, requested))
 
     pixels = pool.load(photo)
     assert requested == [photo.coco_url]
@@ -398,7 +394,7 @@ def test_corrupt_download_is_removed(tmp_path, coco_dir, monkeypatch):
     pool = coco_photos(root=root)
     photo = pool[0]
     requested: list[str] = []
-    monkeypatch.setattr(urllib.request, "urlopen", _fake_urlopen({photo.coco_url: b"<html>oops</html>"}, requested))
+    monkeypatch.setattr(pooch.HTTPDownloader, "__call__", _fake_http({photo.coco_url: b"<html>oops</html>"}, requested))
     with pytest.raises(DocumentError, match="removed from the cache"):
         pool.load(photo)
     assert not (tmp_path / "cache" / "coco" / photo.split / photo.file_name).exists()
@@ -418,7 +414,7 @@ def test_annotations_downloaded_without_local_data(tmp_path, coco_dir, raw, monk
     archive = _annotations_zip(coco_dir)
     monkeypatch.setattr(coco, "ANNOTATIONS_SHA256", hashlib.sha256(archive).hexdigest())
     requested: list[str] = []
-    monkeypatch.setattr(urllib.request, "urlopen", _fake_urlopen({coco.ANNOTATIONS_URL: archive}, requested))
+    monkeypatch.setattr(pooch.HTTPDownloader, "__call__", _fake_http({coco.ANNOTATIONS_URL: archive}, requested))
 
     pool = coco_photos()
     assert requested == [coco.ANNOTATIONS_URL]
@@ -445,7 +441,7 @@ def test_annotation_download_checks_the_sha256(tmp_path, coco_dir, monkeypatch):
     monkeypatch.setenv("DOGOOD_CACHE", str(tmp_path / "cache"))
     assert coco.ANNOTATIONS_SHA256 == "113a836d90195ee1f884e704da6304dfaaecff1f023f49b6ca93c4aaae470268"
     served = {coco.ANNOTATIONS_URL: _annotations_zip(coco_dir)}
-    monkeypatch.setattr(urllib.request, "urlopen", _fake_urlopen(served, []))
+    monkeypatch.setattr(pooch.HTTPDownloader, "__call__", _fake_http(served, []))
     with pytest.raises(SourceError, match="checksum mismatch"):
         coco_photos()
     assert not list((tmp_path / "cache" / "coco").iterdir())

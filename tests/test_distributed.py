@@ -1,4 +1,4 @@
-"""Builds on Ray Data (``dogood.distributed``): the same tuples, in the same order, as the local build."""
+"""Builds on Ray Data (``dogood.pipeline.ray_data``): the same tuples, in the same order, as the local build."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import pytest
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 
-from dogood.build import WorkerSpec, _run, build  # noqa: E402
-from dogood.distributed import ensure_ray, run_ray  # noqa: E402
+from dogood.build import build  # noqa: E402
+from dogood.pipeline.pool import run_pool  # noqa: E402
+from dogood.pipeline.ray_data import ensure_ray, run_ray  # noqa: E402
+from dogood.pipeline.worker import WorkerSpec  # noqa: E402
 from dogood.errors import DogoodError  # noqa: E402
 from dogood.recipe import load_recipe, parse_recipe  # noqa: E402
 from dogood.shifts.base import Shift  # noqa: E402
@@ -73,7 +75,7 @@ def inputs(funsd_dir):
 @pytest.fixture(scope="module")
 def both(inputs, local_ray):
     """(local results, Ray results) for the same tasks."""
-    return list(_run(*inputs, 1)), list(run_ray(*inputs, num_workers=NUM_WORKERS))
+    return list(run_pool(*inputs, 1)), list(run_ray(*inputs, num_workers=NUM_WORKERS))
 
 
 def test_ray_yields_the_local_tuples_in_task_order(inputs, both):
@@ -125,8 +127,8 @@ def test_stopping_early_releases_the_actors(inputs, local_ray):
 
 
 def test_without_ray_the_error_says_what_to_install(monkeypatch):
-    from dogood import distributed
+    from dogood.pipeline import ray_data
 
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(DogoodError, match=r"pip install 'ray\[data\]'"):
-        distributed._import_ray()
+        ray_data._import_ray()

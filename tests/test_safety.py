@@ -380,9 +380,9 @@ def test_resume_does_not_reuse_shards_of_another_source_with_the_same_ids(tiny, 
     os.utime(first, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size and mtime as in `a`
     assert first.stat().st_size == twin.stat().st_size and first.stat().st_mtime_ns == twin.stat().st_mtime_ns
 
-    import dogood.build as b_mod
+    import dogood.pipeline.worker as worker_module
 
-    real = b_mod.document_to_row
+    real = worker_module.document_to_row
     calls = []
 
     def interrupt(*args, **kwargs):  # killed on the second document: the first shard is finished
@@ -392,10 +392,10 @@ def test_resume_does_not_reuse_shards_of_another_source_with_the_same_ids(tiny, 
         return real(*args, **kwargs)
 
     out = tmp_path / "out"
-    monkeypatch.setattr(b_mod, "document_to_row", interrupt)
+    monkeypatch.setattr(worker_module, "document_to_row", interrupt)
     with pytest.raises(KeyboardInterrupt):
         build(load_recipe(tiny), out, source_path=a, progress=False)
-    monkeypatch.setattr(b_mod, "document_to_row", real)
+    monkeypatch.setattr(worker_module, "document_to_row", real)
     assert (tmp_path / ".out.partial").is_dir()
     report = build(load_recipe(tiny), out, source_path=b, progress=False)
     assert report.reused_shards == 0

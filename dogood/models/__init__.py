@@ -20,6 +20,11 @@ Kinds:
   classification models by name or path (LayoutLMv3, LiLT, BROS, DiT, ...);
 - :class:`PredictionsFile`: predictions made elsewhere, read from JSONL.
 
+The protocol, :class:`ModelError` and the default baseline paths live in
+:mod:`dogood.models.base`, the model-zip reader in :mod:`dogood.models.model_zip`
+and the Hugging Face loading helpers in :mod:`dogood.models.loading`: leaf
+modules, which the submodules and the shifts import instead of this package.
+
 :func:`load_model` turns what a user types (``baseline``, a file, a folder or
 a Hub id) into one of them.
 """
@@ -29,42 +34,13 @@ from __future__ import annotations
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 from dogood.document import Document
-from dogood.errors import DogoodError
-from dogood.paths import cache_dir
+from dogood.models.base import Model, ModelError, default_baseline_path, default_document_baseline_path
 from dogood.predictions import TASKS, Prediction, check_against, read_predictions
 
-
-class ModelError(DogoodError):
-    """A model cannot be found, loaded or applied to the documents."""
-
-
-@runtime_checkable
-class Model(Protocol):
-    """What ``dogood eval`` and the Move shift need of a model."""
-
-    name: str
-    task: str
-    # Optional: ``sees``, the inputs the model is given, a set of "text", "layout" and "image" (the baseline
-    # sees text and layout; Hugging Face adapters derive it from their forward inputs). dogood eval uses it to
-    # flag OOD sets whose shifts change only what the model cannot see.
-
-    def predict(self, docs: Sequence[Document]) -> dict[str, Prediction]:
-        """One prediction per document, keyed by document id."""
-        ...
-
-
-def default_baseline_path() -> Path:
-    """Where ``dogood train-baseline`` saves, and ``--model baseline`` loads, the baseline by default."""
-    return cache_dir() / "models" / "funsd-baseline.dogood-model"
-
-
-def default_document_baseline_path() -> Path:
-    """Where ``dogood train-baseline --task document`` saves, and ``--model baseline`` loads for a
-    document-classification dataset, the document baseline by default."""
-    return cache_dir() / "models" / "rvl-cdip-baseline.dogood-model"
+__all__ = ["Model", "ModelError", "PredictionsFile", "baseline_kind", "default_baseline_path",
+           "default_document_baseline_path", "load_model"]
 
 
 class PredictionsFile:
@@ -142,44 +118,6 @@ def _load_hf(name: str, task: str | None, options: dict) -> Model:
         if task is None or "cannot tell its task" not in str(exc):
             raise
         return load_hf_model(name, task=task, **options)
-
-
-def read_model_zip(path: str | Path, members: Sequence[str], *, what: str, kind: str, hint: str,
-                   format_name: str) -> tuple[dict, dict[str, bytes]]:
-    """``(meta, member bytes)`` of a dogood model zip (``meta.json`` plus ``members``), checked on the way.
-
-    Every failure is a :class:`ModelError` naming ``path``: missing, not a file, not a zip or damaged, a
-    member missing, ``meta.json`` not JSON or not of ``format_name``. ``what`` names the file in messages
-    (``"baseline model"``), ``kind`` what it should be (``"baseline"``), ``hint`` how to get one.
-    """
-    import json
-
-    path = Path(path)
-    if not path.exists():
-        raise ModelError(f"{what} file {path} does not exist: {hint}")
-    if not path.is_file():
-        raise ModelError(f"{what} {path} is not a file")
-    wanted = ["meta.json", *members]
-    try:
-        with zipfile.ZipFile(path) as zf:
-            names = set(zf.namelist())
-            missing = [m for m in wanted if m not in names]
-            if missing:
-                raise ModelError(f"{what} file {path} is not a dogood {kind}: it lacks {', '.join(missing)}")
-            raw = {m: zf.read(m) for m in wanted}
-    except ModelError:
-        raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
-        raise ModelError(f"{what} file {path} is not a valid zip file or is corrupt ({exc})") from None
-    except Exception as exc:  # zlib.error and friends from a damaged member
-        raise ModelError(f"{what} file {path} is corrupt ({type(exc).__name__}: {exc})") from None
-    try:
-        meta = json.loads(raw.pop("meta.json").decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ModelError(f"{what} file {path}: meta.json is not valid JSON ({exc})") from None
-    if not isinstance(meta, dict) or meta.get("format") != format_name:
-        raise ModelError(f"{what} file {path}: meta.json does not describe a {format_name} model")
-    return meta, raw
 
 
 def baseline_kind(path: Path) -> str | None:

@@ -6,7 +6,7 @@ the order of :func:`dogood.schema.iob_tags`) with the 7 IOB tags of
 pretrained weights: :func:`train_baseline` fits it on FUNSD train in 5-15 s
 on two cores, and :class:`BaselineTagger` saves it as one file (about 1 MB).
 It is the model ``dogood eval --model baseline`` scores, and the
-semantic-strength scorer of the Move shift (:meth:`BaselineTagger.marginals`).
+semantic-strength scorer of the Move shift (its :meth:`~BaselineTagger.predict`).
 
 Engine
     CRFsuite (``python-crfsuite``), first-order linear chain, trained with
@@ -75,7 +75,8 @@ import numpy as np
 import pycrfsuite
 
 from dogood.document import Document
-from dogood.models import ModelError, read_model_zip
+from dogood.models.base import ModelError, default_baseline_path
+from dogood.models.model_zip import read_model_zip
 from dogood.predictions import Prediction
 from dogood.schema import FUNSD_NER_TAGS, iob_tags
 from dogood.paths import write_zip_atomic
@@ -637,8 +638,6 @@ def default_baseline(train: bool = True) -> BaselineTagger:
     atomically, so parallel callers never read half of it; training is
     deterministic, so two that both train write the same bytes.
     """
-    from dogood.models import default_baseline_path
-
     path = default_baseline_path()
     if path.is_file() or not train:
         return BaselineTagger.load(path)

@@ -40,7 +40,8 @@ import cv2
 import numpy as np
 
 from dogood.document import Document
-from dogood.models import ModelError, read_model_zip
+from dogood.models.base import ModelError
+from dogood.models.model_zip import read_model_zip
 from dogood.predictions import Prediction
 from dogood.schema import RVL_CDIP_CLASSES
 from dogood.paths import write_zip_atomic

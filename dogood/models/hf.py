@@ -33,11 +33,15 @@ from typing import Any
 
 from dogood.boxes import normalize_box
 from dogood.document import Document
-from dogood.models import ModelError
+from dogood.models.base import ModelError
+from dogood.models.loading import is_local_model, load_hf_config, model_source, tokenizer_with_prefix_space
 from dogood.predictions import Prediction
 from dogood.schema import BOX_LEVELS, FUNSD_NER_TAGS, RVL_CDIP_CLASSES, iob_tags, token_boxes
 
 __all__ = ["HFDocumentClassifier", "HFTokenClassifier", "load_hf_model"]
+
+# The old private names, for dogood.shifts.bert_attack until it imports dogood.models.loading.
+_is_local, _load_config, _with_prefix_space = is_local_model, load_hf_config, tokenizer_with_prefix_space
 
 _TOKEN_ARCHITECTURES = ("ForTokenClassification",)
 _DOCUMENT_ARCHITECTURES = ("ForSequenceClassification", "ForImageClassification")
@@ -70,7 +74,7 @@ def load_hf_model(name_or_path: str | Path, task: str | None = None, **options) 
     """
     name = str(name_or_path)
     if task is None:
-        config = _load_config(name)
+        config = load_hf_config(name)
         task = _task_of(config, name)
     if task == "token":
         return HFTokenClassifier(name, **options)
@@ -94,27 +98,6 @@ def _task_of(config, name: str) -> str:
         "expected ...ForTokenClassification, ...ForSequenceClassification or ...ForImageClassification, "
         "or pass task='token' / task='document'"
     )
-
-
-def _is_local(name: str) -> bool:
-    path = Path(name).expanduser()
-    return path.exists() or name.startswith((".", "/", "~", "\\")) or name.count("/") > 1 or path.is_absolute()
-
-
-def _load_config(name: str):
-    from transformers import AutoConfig
-
-    if _is_local(name):
-        path = Path(name).expanduser()
-        if not path.is_dir():
-            raise ModelError(f"model {name!r} does not exist (expected a Hugging Face model folder)")
-        if not (path / "config.json").is_file():
-            raise ModelError(f"model {name!r} is not a Hugging Face model folder: it has no config.json")
-        name = str(path)
-    try:
-        return AutoConfig.from_pretrained(name)
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"cannot load Hugging Face model {name!r}: {exc}") from exc
 
 
 def _label_key(label: str) -> str:
@@ -174,10 +157,10 @@ class _HFModel:
         if int(batch_size) < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.name_or_path = str(name_or_path)
-        self.name = Path(self.name_or_path).name if _is_local(self.name_or_path) else self.name_or_path
+        self.name = Path(self.name_or_path).name if is_local_model(self.name_or_path) else self.name_or_path
         self.batch_size = int(batch_size)
-        self.config = _load_config(self.name_or_path)
-        self._source = str(Path(self.name_or_path).expanduser()) if _is_local(self.name_or_path) else self.name_or_path
+        self.config = load_hf_config(self.name_or_path)
+        self._source = model_source(self.name_or_path)
         for arch in getattr(self.config, "architectures", None) or []:
             if "Spade" in arch:
                 raise ModelError(f"model {self.name!r}: {arch} (entity linking heads) is not supported")
@@ -413,7 +396,7 @@ class HFTokenClassifier(_HFModel):
         self.float_boxes = self.model_type == "bros"
         self.takes_pixels = "pixel_values" in self.inputs
         tokenizer, self.image_processor = self._preprocessors(True, self.takes_pixels)
-        tokenizer = _with_prefix_space(tokenizer, self._source)
+        tokenizer = tokenizer_with_prefix_space(tokenizer, self._source)
         self.encoder = _WordEncoder(tokenizer, self.inputs, self.float_boxes, int(max_length))
         self.tokenizer = tokenizer
         self.max_length = self.encoder.max_length
@@ -471,15 +454,6 @@ class HFTokenClassifier(_HFModel):
                 raise ModelError(f"model {self.name!r}: token word {missing} of document {doc.id!r} got no sub-token")
             out[doc.id] = Prediction(doc.id, tags=tuple(tags[di]), confidences=tuple(confs[di]))  # type: ignore[arg-type]
         return out
-
-
-def _with_prefix_space(tokenizer, source: str):
-    """Byte-level BPE tokenizers (RoBERTa...) need ``add_prefix_space=True`` for pre-split words."""
-    if getattr(tokenizer, "add_prefix_space", None) is False and "boxes" not in inspect.signature(tokenizer.__call__).parameters:
-        from transformers import AutoTokenizer
-
-        return AutoTokenizer.from_pretrained(source, use_fast=True, add_prefix_space=True)
-    return tokenizer
 
 
 class HFDocumentClassifier(_HFModel):

@@ -1,8 +1,8 @@
 """Process a build's documents on a Ray cluster with Ray Data (``pip install 'ray[data]'``).
 
-:func:`run_ray` has the contract of :func:`dogood.build._run`: it yields what
-:func:`dogood.build._process` returns for each task, in task order, so a build
-that consumes it writes the same bytes as a local build. Each result crosses
+:func:`run_ray` has the contract of :func:`dogood.pipeline.pool.run_pool`: it yields
+what :func:`dogood.pipeline.worker.process_task` returns for each task, in task
+order, so a build that consumes it writes the same bytes as a local build. Each result crosses
 Ray as one pickled ``bytes`` cell: Arrow would turn tuples into lists, Counters
 into structs and fill missing keys with nulls.
 
@@ -18,6 +18,8 @@ import pickle
 from collections.abc import Iterator
 
 from dogood.errors import DogoodError
+from dogood.pipeline.pool import tasks_per_chunk
+from dogood.pipeline.worker import Task, TaskResult, WorkerSpec, init_worker, process_task
 
 #: Object store of a Ray instance that :func:`run_ray` starts itself (bytes): results are
 #: streamed to the driver with backpressure, so a small store is enough.
@@ -54,10 +56,10 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None):
 
 
 class _WorkerArgs:
-    """``_init_worker``'s arguments, with a short ``repr``: Ray Data keys actors by the repr of their arguments."""
+    """:func:`init_worker`'s argument, with a short ``repr``: Ray Data keys actors by the repr of their arguments."""
 
-    def __init__(self, spec):
-        self.spec = spec  # a dogood.build.WorkerSpec
+    def __init__(self, spec: WorkerSpec):
+        self.spec = spec
 
     def __repr__(self) -> str:
         return f"<dogood worker arguments {id(self):#x}>"
@@ -67,40 +69,33 @@ class _Worker:
     """A Ray Data actor: one dogood worker, initialised once, processing tasks one by one."""
 
     def __init__(self, args: _WorkerArgs):
-        from dogood import build
-
         for chain in args.spec.chains.values():
             for shift in chain:
                 shift.prepare()  # a no-op when the driver's prepared state came along
-        build._init_worker(args.spec)
-        self._process = build._process
+        init_worker(args.spec)
 
     def __call__(self, batch):
         import pyarrow as pa
 
         tasks = zip(batch["split"].to_pylist(), batch["index"].to_pylist(), batch["doc_id"].to_pylist())
-        results = [pickle.dumps(self._process(task), protocol=pickle.HIGHEST_PROTOCOL) for task in tasks]
+        results = [pickle.dumps(process_task(task), protocol=pickle.HIGHEST_PROTOCOL) for task in tasks]
         return pa.table({"k": batch["k"], "result": pa.array(results, type=pa.large_binary())})
 
 
-def _tasks_per_block(n: int, num_workers: int) -> int:
-    return max(1, min(8, n // (num_workers * 8) or 1))
-
-
-def run_ray(tasks, spec, num_workers: int,
-            address: str | None = None) -> Iterator[tuple[str, int, str, dict | None, tuple | None]]:
-    """Yield ``dogood.build._process(task)`` for each task, in task order, computed by Ray actors.
+def run_ray(tasks: list[Task], spec: WorkerSpec, num_workers: int,
+            address: str | None = None) -> Iterator[TaskResult]:
+    """Yield :func:`~dogood.pipeline.worker.process_task` of each task, in task order, computed by Ray actors.
 
     Parameters
     ----------
-    tasks : ``(split, index, doc_id)`` tuples, as :func:`dogood.build._run` takes.
-    spec : what each worker is initialised with (a :class:`dogood.build.WorkerSpec`).
+    tasks : ``(split, index, doc_id)`` tuples, as :func:`dogood.pipeline.pool.run_pool` takes.
+    spec : what each worker is initialised with.
     num_workers : actors in the pool, one CPU each; the output does not depend on it.
     address : ``None`` starts Ray locally (if not already initialised) with
         ``num_workers`` CPUs; ``"auto"`` or a ``ray://`` URL joins a cluster.
         Ray is left running; call ``ray.shutdown()`` when done.
 
-    A document that fails comes back as its error tuple, as with ``_run``. Closing
+    A document that fails comes back as its error tuple, as with ``run_pool``. Closing
     the generator early stops the pipeline and frees its actors.
     """
     if num_workers < 1:
@@ -110,7 +105,7 @@ def run_ray(tasks, spec, num_workers: int,
         return
     ray = ensure_ray(address, num_cpus=num_workers)
     items = [{"k": k, "split": s, "index": i, "doc_id": d} for k, (s, i, d) in enumerate(tasks)]
-    per_block = _tasks_per_block(len(tasks), num_workers)
+    per_block = tasks_per_chunk(len(tasks), num_workers)
     ds = ray.data.from_items(items, override_num_blocks=-(-len(items) // per_block))
     options = ds.context.execution_options  # this pipeline's own copy of the DataContext
     options.preserve_order = True

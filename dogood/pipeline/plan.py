@@ -1,0 +1,122 @@
+"""Plan a build: check the arguments, open the sources, make and prepare the chains, list the documents.
+
+Everything that can be refused is refused here, before a lock is taken or a file written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import dogood
+from dogood.errors import DogoodError, RecipeError
+from dogood.pipeline.worker import WorkerSpec
+from dogood.recipe import Recipe
+from dogood.safety import check_name, check_out, portable, source_fingerprint
+from dogood.schema import DEFAULT_BOX_LEVEL, check_box_level
+from dogood.seeds import shared_prefixes
+from dogood.sources import Source, open_source
+
+
+@dataclass
+class BuildPlan:
+    """What a build writes: the recipe's configs, chains and sources, resolved and checked."""
+
+    recipe: Recipe
+    out: Path
+    seed: int
+    configs: list[str]
+    chains: dict[str, list]
+    sources: dict[str, Source]
+    ids: dict[str, list[str]]  # split -> the document ids to build, in order
+    schema: str
+    box_level: str
+    limit: int | None
+    on_error: str
+    notes: dict[str, list[str]]  # config -> its shifts' lines for the card
+    shared_draws: dict[str, dict[str, int]]  # :func:`dogood.seeds.shared_prefixes`
+
+    def worker_spec(self) -> WorkerSpec:
+        return WorkerSpec(self.sources, self.chains, self.seed, self.schema, self.box_level)
+
+    def chain_params(self) -> dict[str, list[dict[str, Any]]]:
+        """config -> each step's shift name and parameters, as the card and the record show them."""
+        return {name: [{"shift": shift.name, "params": shift.params()} for shift in chain]
+                for name, chain in self.chains.items()}
+
+    def recipe_chains(self) -> dict[str, list]:
+        """config -> its chain as the recipe writes it."""
+        return {c: self.recipe.configs[c] for c in self.configs}
+
+    @cached_property
+    def source_info(self) -> dict[str, Any]:
+        """The first split's source as the card describes it, no local path (described once: FUNSD hashes files)."""
+        return portable(next(iter(self.sources.values())).describe())
+
+    def key(self) -> dict[str, Any]:
+        """Everything the rows depend on: a work folder left by a build of another key is not resumed."""
+        recipe, splits = self.recipe, self.recipe.splits
+        return {
+            "recipe": recipe.name, "version": recipe.version, "seed": self.seed, "schema": self.schema,
+            "box_level": self.box_level, "limit": self.limit, "on_error": self.on_error,
+            "shard_size": recipe.shard_size, "splits": list(splits), "chains": self.recipe_chains(),
+            "source": self.source_info, "dogood_version": dogood.__version__,
+            "ids": {split: hashlib.sha256("\n".join(self.ids[split]).encode("utf-8", "surrogateescape")).hexdigest()
+                    for split in splits},
+            "content": {split: source_fingerprint(self.sources[split], self.ids[split]) for split in splits},
+        }
+
+
+def plan_build(recipe: Recipe, out: str | Path, *, source_path: str | Path | None, seed: int | None,
+               num_proc: int, limit: int | None, on_error: str, configs: list[str] | None, overwrite: bool,
+               box_level: str | None) -> BuildPlan:
+    """Check the arguments and the recipe against the sources; make and prepare the chains (see :func:`build`)."""
+    out = Path(out)
+    check_arguments(on_error, limit, num_proc)
+    check_name(recipe.name)
+    seed = recipe.seed if seed is None else int(seed)
+    names = list(recipe.configs) if not configs else list(dict.fromkeys(configs))  # a repeated --config once
+    chains = {name: recipe.chain(name) for name in names}
+    sources = {split: open_source(recipe.source, split, source_path) for split in recipe.splits}
+    check_out(out, sources.values(), overwrite=overwrite)  # before anything is written
+    schema = recipe.schema or next(iter(sources.values())).schema
+    box_level = resolve_box_level(recipe, chains, schema, box_level)
+    for chain in chains.values():
+        for shift in chain:
+            shift.prepare()  # models and tables load once, here, before any worker starts
+    notes = {name: [line for shift in chain for line in shift.card_notes(schema=schema)]
+             for name, chain in chains.items()}
+    shared = shared_prefixes({name: [shift.step_key() for shift in chain] for name, chain in chains.items()})
+    ids = {split: src.ids()[:limit] if limit is not None else src.ids() for split, src in sources.items()}
+    return BuildPlan(recipe=recipe, out=out, seed=seed, configs=names, chains=chains, sources=sources, ids=ids,
+                     schema=schema, box_level=box_level, limit=limit, on_error=on_error, notes=notes,
+                     shared_draws=shared)
+
+
+def check_arguments(on_error: str, limit: int | None, num_proc: int) -> None:
+    """``on_error``, ``--limit`` and ``--num-proc`` have values a build can use."""
+    if on_error not in ("raise", "skip"):
+        raise RecipeError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise DogoodError(f"--limit must be a whole number of at least 1, got {limit!r}")
+    if isinstance(num_proc, bool) or not isinstance(num_proc, int) or num_proc < 1:
+        raise DogoodError(f"--num-proc must be a whole number of at least 1, got {num_proc!r}")
+
+
+def resolve_box_level(recipe: Recipe, chains: dict[str, list], schema: str, box_level: str | None) -> str:
+    """The ``bboxes`` convention: ``box_level``, else the recipe's, else the schema's; checked against every shift."""
+    box_level = box_level or recipe.box_level or DEFAULT_BOX_LEVEL[schema]
+    try:
+        check_box_level(box_level, schema)
+    except ValueError as exc:
+        raise RecipeError(f"recipe {recipe.name!r}: {exc}") from None
+    for name, chain in chains.items():
+        for shift in chain:
+            try:
+                shift.check_box_level(box_level)
+            except ValueError as exc:
+                raise RecipeError(f"recipe {recipe.name!r}, config {name!r}: {exc}") from None
+    return box_level

@@ -1,0 +1,84 @@
+"""One document through every config's chain, to rows and statistics: what a pool process or a Ray actor runs.
+
+A worker is initialised once with a :class:`WorkerSpec` (:func:`init_worker`),
+then :func:`process_task` handles one ``(split, index, doc_id)`` task at a time.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+
+from dogood.document import Document
+from dogood.errors import DogoodError
+from dogood.stats import document_stats
+from dogood.schema import document_to_row
+from dogood.seeds import step_seed
+from dogood.sources import Source
+
+#: ``(split, index in the split, document id)``
+Task = tuple[str, int, str]
+#: ``(split, index, doc_id, {config: (row, stats)} or None, (message, traceback or None) or None)``
+TaskResult = tuple[str, int, str, dict | None, tuple | None]
+
+
+@dataclass
+class WorkerSpec:
+    """What every worker (a pool process or a Ray actor) needs: sources, chains, seed, schema, box convention."""
+
+    sources: dict[str, Source]
+    chains: dict[str, list]
+    seed: int
+    schema: str
+    box_level: str
+
+
+_WORKER: dict[str, WorkerSpec] = {}
+
+
+def init_worker(spec: WorkerSpec) -> None:
+    """Make ``spec`` the one this process's :func:`process_task` uses."""
+    _WORKER["spec"] = spec
+
+
+def release_worker() -> None:
+    """Forget the spec :func:`init_worker` set."""
+    _WORKER.clear()
+
+
+def apply_chain(doc: Document, chain, recipe_seed: int) -> Document:
+    """Apply a chain of shifts to one document, step k seeded by :func:`dogood.seeds.step_seed`.
+
+    The seeds depend on the recipe seed, the document id and each step's
+    position and content, not on the config's name, so configs whose chains
+    share a prefix draw the same numbers for it.
+    """
+    doc_id = doc.id
+    for k, shift in enumerate(chain):
+        doc = shift(doc, step_seed(recipe_seed, doc_id, k, shift.step_key()))
+    return doc
+
+
+def process_task(task: Task) -> TaskResult:
+    """Load one document, apply every config's chain, make each config's row and statistics.
+
+    A failure comes back as ``(message, traceback)`` in the last field, the
+    traceback only for an unexpected error (a bug or a library's).
+    """
+    split, index, doc_id = task
+    spec = _WORKER["spec"]
+    try:
+        doc = spec.sources[split].load(doc_id)
+        doc.image.check_pixels()  # decoded once: undecodable pixel data is never written
+        results = {}
+        for config, chain in spec.chains.items():
+            shifted = apply_chain(doc, chain, spec.seed)
+            if shifted.image is not doc.image:
+                shifted.image.check_pixels()
+            row = document_to_row(shifted, spec.schema, spec.box_level)
+            results[config] = (row, document_stats(doc, shifted, row, spec.schema))
+        return split, index, doc_id, results, None
+    except DogoodError as exc:
+        return split, index, doc_id, None, (str(exc), None)
+    except Exception as exc:  # a bug or an unexpected library error: keep the traceback
+        return split, index, doc_id, None, (f"{type(exc).__name__}: {exc}", traceback.format_exc())
