@@ -85,6 +85,9 @@ def document_stats(original: Document, shifted: Document, row: dict[str, Any], s
     for r in shifted.provenance:
         for key, n in r.counts.items():
             shift_counts[f"{r.shift}: {key}"] += n
+        for name, values in r.tallies.items():  # a tally as its ``name=value`` keys, as split_tallies reads them
+            for value, n in values.items():
+                shift_counts[f"{r.shift}: {name}={value}"] += n
     return {
         "documents": 1,
         "words": len(shifted.words),

@@ -12,7 +12,7 @@ import pytest
 from dogood.document import Document, Entity, PageImage, QAPair, Word
 from dogood.errors import DocumentError, RecipeError
 from dogood.shifts import make_shift
-from dogood.shifts.distort import DistortPage  # importing registers the shift
+from dogood.shifts.image.distort import DistortPage  # importing registers the shift
 from dogood.warp import (
     KINDS,
     apply_map,
@@ -203,7 +203,7 @@ def test_compose_maps_equals_applying_one_after_the_other():
 @pytest.mark.parametrize("rgb", [False, True])
 def test_shift_keeps_text_labels_and_order(rgb):
     doc = synthetic_doc(rgb)
-    out, counts = DistortPage().apply(doc, np.random.default_rng(0))
+    out, counts, _ = DistortPage().apply(doc, np.random.default_rng(0))
     assert [w.text for w in out.words] == [w.text for w in doc.words]
     assert out.entities == doc.entities and out.label == doc.label and out.qa == doc.qa
     assert out.image.to_array().shape == doc.image.to_array().shape  # grayscale stays HxW, RGB stays HxWx3
@@ -231,7 +231,7 @@ def test_shift_on_real_funsd_pages(funsd_test):
     for doc_id in funsd_test.ids()[:3]:
         doc = funsd_test.load(doc_id)
         for mode in ("box", "ink"):
-            out, counts = DistortPage(reproject=mode, encoding="png").apply(doc, np.random.default_rng(0))
+            out, counts, _ = DistortPage(reproject=mode, encoding="png").apply(doc, np.random.default_rng(0))
             assert len(out.words) == len(doc.words) and out.word_entity() == doc.word_entity()
             assert (out.width, out.height) == (doc.width, doc.height)
             assert counts["fallback_boxes"] == 0
@@ -256,7 +256,7 @@ def test_a_registered_map_provider_is_used():
 
     register_map_provider("test-double", double)
     doc = synthetic_doc()
-    out, counts = make_shift({"shift": "distort", "map_provider": "test-double"}).apply(doc, np.random.default_rng(0))
+    out, counts, _ = make_shift({"shift": "distort", "map_provider": "test-double"}).apply(doc, np.random.default_rng(0))
     assert calls == [(360, 480)]
     assert (out.width, out.height) == (960, 720)
     ink = make_shift({"shift": "distort", "map_provider": "test-double", "reproject": "box"}).apply(
@@ -316,7 +316,7 @@ def test_tesseract_reads_the_words_where_the_reprojected_boxes_are(funsd_test):
         doc = funsd_test.load(doc_id)
         original = _tesseract(doc.image)
         kept = [i for i, w in enumerate(doc.words) if _best(w.text, w.box, original) > 0.5]
-        out, _ = DistortPage().apply(doc, np.random.default_rng(k))
+        out, _, _ = DistortPage().apply(doc, np.random.default_rng(k))
         warped = _tesseract(out.image)
         scores += [_best(out.words[i].text, out.words[i].box, warped) for i in kept]
     assert len(scores) > 100

@@ -12,7 +12,7 @@ from dogood.errors import RecipeError
 from dogood.schema import iob_tags
 from dogood.shifts import SkipDocument, make_shift
 from dogood.shifts.form_text import background_words, value_neighbours
-from dogood.shifts.ocr_level import key_value_pairs  # importing registers the shifts
+from dogood.layout import key_value_pairs
 
 ALL = ["center_shift", "box_stretch", "margin_padding", "global_shuffle", "neighbor_shuffle", "non_neighbor_shuffle",
        "bg_drop", "neighbor_bg_drop", "value_location_augment"]
@@ -26,7 +26,7 @@ def pages(funsd_test):
 
 
 def run(name, doc, seed=0, **params):
-    out, counts = make_shift({"shift": name, **params}).apply(doc, np.random.default_rng(seed))
+    out, counts, _ = make_shift({"shift": name, **params}).apply(doc, np.random.default_rng(seed))
     return out, counts
 
 
@@ -124,12 +124,13 @@ def test_pages_without_words_are_skipped(name):
 
 
 @pytest.mark.parametrize("spec, message", [
-    ({"shift": "center_shift", "delta": -0.1}, "delta must be >= 0"),
-    ({"shift": "box_stretch", "delta": float("nan")}, "delta must be a finite number"),
-    ({"shift": "margin_padding", "r": -1}, "r must be >= 0"),
-    ({"shift": "bg_drop", "p": 1.5}, "p must be in"),
-    ({"shift": "neighbor_shuffle", "n": -1}, "integer n >= 0"),
-    ({"shift": "neighbor_bg_drop", "r": -0.5}, "r >= 0"),
+    ({"shift": "center_shift", "delta": -0.1}, "parameter delta must be ≥ 0, got -0.1"),
+    ({"shift": "box_stretch", "delta": float("nan")}, "parameter delta must be a number, got nan"),
+    ({"shift": "margin_padding", "r": -1}, "parameter r must be ≥ 0, got -1"),
+    ({"shift": "bg_drop", "p": 1.5}, r"parameter p must be in \[0, 1\], got 1.5"),
+    ({"shift": "neighbor_shuffle", "n": -1}, "parameter n must be ≥ 0, got -1"),
+    ({"shift": "neighbor_shuffle", "n": 1.5}, "parameter n must be an integer, got 1.5"),
+    ({"shift": "neighbor_bg_drop", "r": -0.5}, "parameter r must be ≥ 0, got -0.5"),
     ({"shift": "value_location_augment", "swap": True}, "no parameter swap"),
 ])
 def test_bad_parameters_are_refused(spec, message):
