@@ -14,9 +14,9 @@ words before and after the value in the word order, standing in for the
 paper's Tesseract reading order).
 
 Nothing here imports :mod:`dogood.shifts` at import time (the shifts import
-this module while ``dogood.shifts`` loads); the zone-shuffle base class,
-which is a :class:`~dogood.shifts.base.Shift`, is
-:mod:`dogood.shifts.layout._zone_shuffle`.
+this module while ``dogood.shifts`` loads); the base classes (box jitter,
+zone shuffle), which are :class:`~dogood.shifts.base.Shift` classes, are in
+:mod:`dogood.shifts.layout._bases`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from pydantic import Field
 from dogood.document import Document
 from dogood.layout import drop_words
 from dogood.shifts.form_text import BACKGROUND_LABELS, background_words, value_neighbours
-from dogood.shifts.layout._zone_shuffle import NeighbourZone
+from dogood.shifts.layout._bases import NeighbourZone
 from dogood.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument

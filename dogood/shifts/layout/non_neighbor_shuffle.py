@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dogood.shifts.layout._zone_shuffle import ZoneShuffle
+from dogood.shifts.layout._bases import ZoneShuffle
 from dogood.papers import Cites
 
 
