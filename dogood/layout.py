@@ -55,12 +55,12 @@ def shuffle_among(doc: Document, rng: np.random.Generator, indices: Sequence[int
 
 # -- background drop ---------------------------------------------------------------------------------------------------
 
-def drop_words(doc: Document, dropped: list[int], erase: bool) -> Document:
-    """``doc`` without words ``dropped``; with ``erase``, their ink is inpainted away first."""
+def drop_words(doc: Document, dropped: list[int], render: bool) -> Document:
+    """``doc`` without words ``dropped``; with ``render``, their ink is inpainted away first."""
     from dogood.shifts.words import delete_words, replace_texts
 
     out = doc
-    if erase and dropped:
+    if render and dropped:
         from dogood.render import render_words
 
         blank = replace_texts(doc, {i: "" for i in dropped})

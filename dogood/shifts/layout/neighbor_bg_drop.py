@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from dogood.document import Document
 from dogood.layout import drop_words
@@ -21,7 +21,7 @@ class NeighborBackgroundDrop(Shift):
     the page, plus ``n`` words on each side in the word order); of them, the
     background token words (``other``/``header`` entity words and words in
     no entity) are all deleted with their boxes. Keys and values stay, even
-    when they neighbour a value. No randomness. ``erase`` as in
+    when they neighbour a value. No randomness. ``render`` as in
     :class:`~dogood.shifts.layout.bg_drop.BackgroundDrop`. Counts: ``eligible`` (background words),
     ``changed`` (dropped), ``neighbours`` (neighbour words of any label).
 
@@ -40,7 +40,8 @@ class NeighborBackgroundDrop(Shift):
         value_labels: params.Names = NeighbourZone.model_fields["value_labels"]
         r: params.Real = NeighbourZone.model_fields["r"]
         n: params.Integer = NeighbourZone.model_fields["n"]
-        erase: params.Flag = Field(False, description="also erase the dropped words from the image")
+        render: params.Flag = Field(False, validation_alias=AliasChoices("render", "erase"),
+                                    description="also erase the dropped words from the image (false: words only)")
 
     def apply(self, doc: Document, rng: np.random.Generator):
         if not doc.words:
@@ -49,4 +50,4 @@ class NeighborBackgroundDrop(Shift):
         background = background_words(doc, self.labels)
         dropped = [i for i in background if i in near]
         counts = {"eligible": len(background), "changed": len(dropped), "neighbours": len(near)}
-        return Outcome(drop_words(doc, dropped, self.erase), counts)
+        return Outcome(drop_words(doc, dropped, self.render), counts)
