@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import Field
@@ -94,7 +94,7 @@ class DistortPage(Shift):
                                                                                    "warp (dogood.warp.apply_map)")
         canvas: Literal[CANVASES] = Field("page", description="page: the output keeps the page's size and the "
                                                               "page shrinks to fit; grow: the canvas grows around it")
-        map_provider: params.Text | None = Field(None, description=(
+        map_provider: Annotated[params.Text | None, params.Expect("null or a string")] = Field(None, description=(
             "a registered map provider (dogood.warp.register_map_provider or the dogood.map_providers entry "
             "points), e.g. a learned warping model; its map replaces the synthetic one (kinds, strength, folds, "
             "margin and canvas are then unused) and may change the page size"))

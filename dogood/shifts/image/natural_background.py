@@ -101,7 +101,8 @@ class NaturalBackground(Shift):
         min_size: params.Integer = Field(256, description="shortest side, in pixels, of the photos drawn")
         categories: params.OptionalNames = Field(None, description="COCO category names; only photos showing one "
                                                                    "of them are drawn (null: any)")
-        annotations: Annotated[str, Strict()] | tuple[Annotated[str, Strict()], ...] | None = Field(
+        annotations: Annotated[Annotated[str, Strict()] | tuple[Annotated[str, Strict()], ...] | None,
+                               params.Expect("null, a path or a list of paths")] = Field(
             None, description="COCO annotation file(s) of the pool (null: the shared data's, else COCO 2017 val, "
                               "downloaded once; only drawn photos are fetched)")
         encoding: Literal["jpeg", "png"] = Field("jpeg", description="how the new page is stored (jpeg: quality "
