@@ -79,7 +79,7 @@ def main() -> None:
         if chain[0].name == "move":
             move = chain[0]
             move.prepare()
-            from dogood.shifts.move import entity_strength
+            from dogood.shifts.layout.move import entity_strength
 
             score = n / timed(lambda: [entity_strength(d, move.model, move.shuffles, move.score_seed) for d in docs],
                               args.repeat)

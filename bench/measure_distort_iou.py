@@ -38,7 +38,7 @@ import numpy as np
 
 from dogood.document import PageImage, Word
 from dogood.ocr import ocr_words
-from dogood.shifts.distort import DistortPage
+from dogood.shifts.image.distort import DistortPage
 from dogood.sources.funsd import FunsdSource
 
 

@@ -75,7 +75,7 @@ from measure_distort_iou import best_iou, read_page  # noqa: E402
 from dogood.document import PageImage  # noqa: E402
 from dogood.halo import edge_steps, halo_test, random_rectangles  # noqa: E402
 from dogood.ink import composite, gray, ink_matte  # noqa: E402
-from dogood.shifts.natural_background import NaturalBackground, fit_photo, readability_guard  # noqa: E402
+from dogood.shifts.image.natural_background import NaturalBackground, fit_photo, readability_guard  # noqa: E402
 from dogood.sources.funsd import FunsdSource  # noqa: E402
 
 

@@ -67,11 +67,15 @@ class AllStrong:
 
 
 def load_before(rev: str):
-    """`dogood.shifts.move` as it was at ``rev`` (from git), or None when git cannot show it."""
-    try:
-        source = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:dogood/shifts/move.py"],
-                                capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
+    """The move shift's module as it was at ``rev`` (from git), or None when git cannot show it."""
+    for path in ("dogood/shifts/layout/move.py", "dogood/shifts/move.py"):  # where it lived before issue 16
+        try:
+            source = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:{path}"],
+                                    capture_output=True, text=True, check=True).stdout
+            break
+        except (OSError, subprocess.CalledProcessError):
+            continue
+    else:
         return None
     spec = importlib.util.spec_from_loader(f"move_at_{rev}", loader=None)
     module = importlib.util.module_from_spec(spec)
@@ -269,7 +273,7 @@ def main(argv=None) -> None:
         from dogood.models.baseline import default_baseline
 
         scorer = default_baseline() if args.scorer == "baseline" else load_model(args.scorer, task="token")
-    from dogood.shifts.move import MoveEntities
+    from dogood.shifts.layout.move import MoveEntities
 
     print(f"FUNSD test, {len(docs)} pages, scorer {scorer.name}, threshold {args.threshold}, "
           f"max_moves {args.max_moves}, ink margin {args.ink_margin}")

@@ -66,17 +66,16 @@ def union_boxes(boxes: Iterable[Sequence[int]]) -> Box:
 
 
 def dilate_box(box: Sequence[int], dx: float, dy: float) -> tuple[float, float, float, float]:
-    """Grow a box by ``dx`` on the left and right and ``dy`` on top and bottom."""
+    """Grow a box by ``dx`` on the left and right and ``dy`` on top and bottom (also elementwise, as
+    :func:`boxes_intersect`)."""
     x0, y0, x1, y1 = box
     return (x0 - dx, y0 - dy, x1 + dx, y1 + dy)
 
 
 def boxes_intersect(a: Sequence[float], b: Sequence[float]) -> bool:
-    """True when closed boxes ``a`` and ``b`` share at least one point."""
-    return a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]
+    """True when closed boxes ``a`` and ``b`` share at least one point.
 
-
-def box_inside(box: Sequence[float], width: int, height: int) -> bool:
-    """True when ``box`` lies within the page and has non-negative size."""
-    x0, y0, x1, y1 = box
-    return 0 <= x0 <= x1 <= width and 0 <= y0 <= y1 <= height
+    Also elementwise: with arrays for coordinates (``a = boxes.T``, shape ``(4, ...)``) the answer is a
+    boolean array (numpy broadcasting), as :func:`dogood.shifts.layout.merge.merge_boxes` uses it.
+    """
+    return (a[0] <= b[2]) & (b[0] <= a[2]) & (a[1] <= b[3]) & (b[1] <= a[3])

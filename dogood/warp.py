@@ -8,10 +8,10 @@ the source coordinate ``(sx, sy)`` to sample (the convention of
 where every output pixel comes from, each word box can be carried through it
 exactly (:func:`reproject_boxes`).
 
-Generators (:func:`fold_map`, :func:`curve_map`, :func:`curl_map`,
-:func:`perspective_map`, or several kinds at once with
-:func:`distortion_map`) take the page size ``(width, height)``, strength knobs
-and a ``numpy.random.Generator``. The folds and curves are DocUNet's (Ma et
+:func:`distortion_map` makes one map for one or several kinds of
+distortion (:func:`fold_warp`, :func:`curve_warp`, :func:`curl_warp`,
+:func:`perspective_warp`) from the page size ``(width, height)``, strength
+knobs and a ``numpy.random.Generator``. The folds and curves are DocUNet's (Ma et
 al., "DocUNet: Document Image Unwarping via a Stacked U-Net", CVPR 2018): a
 random line through the page and a random displacement ``v`` weighted by the
 normalised distance ``d`` to the line, ``w = alpha / (d + alpha)`` (fold) or
@@ -29,6 +29,12 @@ Learned warping or dewarping models (DocGeoNet, Feng et al., ECCV 2022, and
 the like) plug in as *map providers*: ``fn(pixels, rng) -> backward map``,
 registered with :func:`register_map_provider` or through the Python entry
 point group ``dogood.map_providers``. A recipe can only name one.
+
+Written here rather than taken from a library: OpenCV gives the resampling
+(``cv2.remap``), but augmentation libraries move a box by its corners or
+its rectangle, which for a folded or curved page does not bound the warped
+word; none carries each word's ink through one dense map to a tight box,
+or fits DocUNet's folds and curves into the canvas.
 """
 
 from __future__ import annotations
@@ -63,8 +69,6 @@ _CURL_BEND = 0.2
 _PERSPECTIVE_AMOUNT = 0.07
 # Largest Lipschitz constant of one fold's or curve's displacement (< 1: invertible).
 _MAX_SLOPE = 0.5
-# Where a composed map points when its position lies outside the first map.
-_OUTSIDE = -1.0e6
 
 Size = tuple[int, int]
 
@@ -82,26 +86,6 @@ class Warp(NamedTuple):
 
 
 # -- generic maps ------------------------------------------------------------------------------------------------------
-
-def identity_map(size: Size) -> np.ndarray:
-    """The backward map that changes nothing: output pixel ``(x, y)`` samples ``(x, y)``."""
-    width, height = _check_size(size)
-    xs, ys = np.meshgrid(np.arange(width, dtype=np.float32), np.arange(height, dtype=np.float32))
-    return np.dstack([xs, ys])
-
-
-def compose_maps(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """The backward map of applying warp ``first``, then warp ``second``.
-
-    ``total(p) = first(second(p))``: ``first`` is sampled bilinearly at the
-    positions ``second`` gives. The result has ``second``'s shape; where
-    ``second`` points outside ``first``, the result points far outside the
-    source, so those pixels take the border value.
-    """
-    first, second = check_map(first, "first map"), check_map(second, "second map")
-    return cv2.remap(first, second, None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
-                     borderValue=(_OUTSIDE, _OUTSIDE, 0, 0))
-
 
 def apply_map(pixels: np.ndarray, backward_map: np.ndarray, border_value: int = 0,
               interpolation: str = "linear") -> np.ndarray:
@@ -386,30 +370,6 @@ def distortion_map(size: Size, rng: np.random.Generator, kinds: Sequence[str] = 
             repeat = folds if kind in ("fold", "curve") else 1
             warps += [_WARPS[kind]((width, height), rng, strength) for _ in range(repeat)]
     return warps_map((width, height), warps, margin=margin, step=step, canvas=canvas)
-
-
-def fold_map(size: Size, rng: np.random.Generator, *, count: int = 1, strength: float = 0.5,
-             margin: float = 0.05, step: int = 8) -> np.ndarray:
-    """Backward map of ``count`` DocUNet folds (:func:`fold_warp`), fitted into the canvas."""
-    return distortion_map(size, rng, ("fold",), strength=strength, folds=count, margin=margin, step=step)
-
-
-def curve_map(size: Size, rng: np.random.Generator, *, count: int = 1, strength: float = 0.5,
-              margin: float = 0.05, step: int = 8) -> np.ndarray:
-    """Backward map of ``count`` DocUNet curves (:func:`curve_warp`), fitted into the canvas."""
-    return distortion_map(size, rng, ("curve",), strength=strength, folds=count, margin=margin, step=step)
-
-
-def curl_map(size: Size, rng: np.random.Generator, *, strength: float = 0.5, margin: float = 0.05,
-             step: int = 8) -> np.ndarray:
-    """Backward map of a page curl near one edge (:func:`curl_warp`), fitted into the canvas."""
-    return distortion_map(size, rng, ("curl",), strength=strength, margin=margin, step=step)
-
-
-def perspective_map(size: Size, rng: np.random.Generator, *, strength: float = 0.5, margin: float = 0.05,
-                    step: int = 8) -> np.ndarray:
-    """Backward map of a random perspective (:func:`perspective_warp`), fitted into the canvas."""
-    return distortion_map(size, rng, ("perspective",), strength=strength, margin=margin, step=step)
 
 
 def _check_size(size: Size) -> tuple[int, int]:

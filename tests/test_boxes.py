@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dogood.boxes import box_inside, boxes_intersect, clip_box, denormalize_box, dilate_box, normalize_box, union_boxes
+from dogood.boxes import boxes_intersect, clip_box, denormalize_box, dilate_box, normalize_box, union_boxes
 
 # -- normalize_box ----------------------------------------------------------------
 
@@ -163,21 +164,14 @@ def test_boxes_intersect(a, b, expected):
     assert boxes_intersect(b, a) is expected
 
 
-# -- box_inside ----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("box", "expected"),
-    [
-        ((0, 0, 754, 1000), True),  # the whole page
-        ((5, 5, 5, 5), True),  # zero size is allowed
-        ((0, 0, 755, 1000), False),  # one past the right edge
-        ((0, 0, 754, 1001), False),  # one past the bottom edge
-        ((-1, 0, 10, 10), False),
-        ((0, -1, 10, 10), False),
-        ((10, 0, 5, 10), False),  # negative width
-        ((0, 10, 10, 5), False),  # negative height
-    ],
-)
-def test_box_inside(box, expected):
-    assert box_inside(box, 754, 1000) is expected
+def test_boxes_intersect_elementwise_matches_one_pair_at_a_time():
+    """merge's vectorised test is this one function on coordinate arrays (shape (4, ...))."""
+    rng = np.random.default_rng(0)
+    xy = rng.integers(0, 50, size=(30, 2))
+    boxes = np.concatenate([xy, xy + rng.integers(0, 20, size=(30, 2))], axis=1)
+    grown = dilate_box(boxes.T[:, :, None], 3, 1.5)
+    table = boxes_intersect(grown, boxes.T[:, None, :])
+    assert table.shape == (30, 30)
+    for i in range(30):
+        for j in range(30):
+            assert table[i, j] == boxes_intersect(dilate_box(boxes[i], 3, 1.5), boxes[j])

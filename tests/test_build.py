@@ -180,7 +180,7 @@ def test_on_error_skip_finishes_and_lists_the_skipped(broken_funsd, tmp_path):
 
 
 def test_interrupted_build_leaves_no_dataset(funsd_dir, tmp_path, monkeypatch):
-    from dogood.shifts.merge import MergeBoxes
+    from dogood.shifts.layout.merge import MergeBoxes
 
     calls = {"n": 0}
     original = MergeBoxes.apply

@@ -12,20 +12,20 @@ import pytest
 from dogood.document import Document, Entity, PageImage, QAPair, Word
 from dogood.errors import DocumentError, RecipeError
 from dogood.shifts import make_shift
-from dogood.shifts.distort import DistortPage  # importing registers the shift
+from dogood.shifts.image.distort import DistortPage  # importing registers the shift
 from dogood.warp import (
     KINDS,
     apply_map,
-    compose_maps,
-    curl_map,
-    curve_map,
     distortion_map,
-    fold_map,
-    identity_map,
-    perspective_map,
     register_map_provider,
     reproject_boxes,
 )
+
+def identity_map(size):
+    """The backward map that changes nothing: output pixel ``(x, y)`` samples ``(x, y)``."""
+    xs, ys = np.meshgrid(np.arange(size[0], dtype=np.float32), np.arange(size[1], dtype=np.float32))
+    return np.dstack([xs, ys])
+
 
 needs_tesseract = pytest.mark.skipif(shutil.which("tesseract") is None, reason="the tesseract binary is not installed")
 
@@ -136,16 +136,16 @@ def test_reprojected_boxes_enclose_the_warped_ink(kind, mode, interpolation):
             assert dark[ny0:ny1, nx0:nx1].sum() >= 0.99 * total, (kind, seed, (x0, y0, x1, y1))
 
 
-@pytest.mark.parametrize("make", [fold_map, curve_map, curl_map, perspective_map])
-def test_generators_keep_the_page_inside_the_canvas(make):
+@pytest.mark.parametrize("kind", KINDS)
+def test_generators_keep_the_page_inside_the_canvas(kind):
     for size in [(480, 360), (760, 1000), (90, 300)]:
         for seed in range(4):
-            backward = make(size, np.random.default_rng(seed), strength=1.0, margin=0.03)
+            backward = distortion_map(size, np.random.default_rng(seed), (kind,), strength=1.0, margin=0.03)
             assert backward.shape == (size[1], size[0], 2) and backward.dtype == np.float32
             assert np.isfinite(backward).all()
             warped = apply_map(np.full((size[1], size[0]), 255, np.uint8), backward, border_value=0)
             ring = np.concatenate([warped[0], warped[-1], warped[:, 0], warped[:, -1]])
-            assert (ring == 0).all(), f"{make.__name__} {size} seed {seed}: the page reaches the canvas edge"
+            assert (ring == 0).all(), f"{kind} {size} seed {seed}: the page reaches the canvas edge"
             assert (warped == 255).mean() > 0.5  # and the page is still mostly there
 
 
@@ -175,35 +175,12 @@ def test_grow_canvas_keeps_the_scale():
     assert np.array_equal(flat, identity_map((440, 330)) - np.array([20, 15], np.float32))
 
 
-# -- (d) composition ---------------------------------------------------------------------------------------------------
-
-def test_compose_maps_equals_applying_one_after_the_other():
-    size = (320, 240)
-    smooth = cv2.GaussianBlur(np.random.default_rng(0).integers(0, 256, (240, 320)).astype(np.uint8), (0, 0), 4)
-    smooth = cv2.normalize(smooth, None, 0, 255, cv2.NORM_MINMAX)
-    first = curve_map(size, np.random.default_rng(1), strength=1.0)
-    second = perspective_map(size, np.random.default_rng(2), strength=1.0)
-    composed = compose_maps(first, second)
-    one_after_other = apply_map(apply_map(smooth, first, border_value=0), second, border_value=0).astype(float)
-    at_once = apply_map(smooth, composed, border_value=0).astype(float)
-    inside = (composed[..., 0] > 3) & (composed[..., 0] < 316) & (composed[..., 1] > 3) & (composed[..., 1] < 236)
-    assert inside.mean() > 0.5
-    diff = np.abs(one_after_other - at_once)[inside]
-    assert diff.mean() < 1.0 and np.percentile(diff, 99) < 4
-    # exact for whole-pixel translations, and outside stays outside
-    shift_a = identity_map(size) + np.array([3, -2], np.float32)
-    shift_b = identity_map(size) + np.array([-7, 5], np.float32)
-    both = compose_maps(shift_a, shift_b)
-    assert np.array_equal(both[10:-10, 10:-10], (identity_map(size) + np.array([-4, 3], np.float32))[10:-10, 10:-10])
-    assert (both[:, :7] < -1000).all()  # second points left of the first map: no source there
-
-
 # -- (f) the shift: what it keeps, determinism -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("rgb", [False, True])
 def test_shift_keeps_text_labels_and_order(rgb):
     doc = synthetic_doc(rgb)
-    out, counts = DistortPage().apply(doc, np.random.default_rng(0))
+    out, counts, _ = DistortPage().apply(doc, np.random.default_rng(0))
     assert [w.text for w in out.words] == [w.text for w in doc.words]
     assert out.entities == doc.entities and out.label == doc.label and out.qa == doc.qa
     assert out.image.to_array().shape == doc.image.to_array().shape  # grayscale stays HxW, RGB stays HxWx3
@@ -231,7 +208,7 @@ def test_shift_on_real_funsd_pages(funsd_test):
     for doc_id in funsd_test.ids()[:3]:
         doc = funsd_test.load(doc_id)
         for mode in ("box", "ink"):
-            out, counts = DistortPage(reproject=mode, encoding="png").apply(doc, np.random.default_rng(0))
+            out, counts, _ = DistortPage(reproject=mode, encoding="png").apply(doc, np.random.default_rng(0))
             assert len(out.words) == len(doc.words) and out.word_entity() == doc.word_entity()
             assert (out.width, out.height) == (doc.width, doc.height)
             assert counts["fallback_boxes"] == 0
@@ -256,7 +233,7 @@ def test_a_registered_map_provider_is_used():
 
     register_map_provider("test-double", double)
     doc = synthetic_doc()
-    out, counts = make_shift({"shift": "distort", "map_provider": "test-double"}).apply(doc, np.random.default_rng(0))
+    out, counts, _ = make_shift({"shift": "distort", "map_provider": "test-double"}).apply(doc, np.random.default_rng(0))
     assert calls == [(360, 480)]
     assert (out.width, out.height) == (960, 720)
     ink = make_shift({"shift": "distort", "map_provider": "test-double", "reproject": "box"}).apply(
@@ -316,7 +293,7 @@ def test_tesseract_reads_the_words_where_the_reprojected_boxes_are(funsd_test):
         doc = funsd_test.load(doc_id)
         original = _tesseract(doc.image)
         kept = [i for i, w in enumerate(doc.words) if _best(w.text, w.box, original) > 0.5]
-        out, _ = DistortPage().apply(doc, np.random.default_rng(k))
+        out, _, _ = DistortPage().apply(doc, np.random.default_rng(k))
         warped = _tesseract(out.image)
         scores += [_best(out.words[i].text, out.words[i].box, warped) for i in kept]
     assert len(scores) > 100

@@ -425,7 +425,7 @@ def recipe_with(spec: dict) -> dict:
     ({"shift": "reocr", "lang": ["eng"]}, "parameter lang must be a string"),
     ({"shift": "distort", "kinds": 3}, "parameter kinds must be a string or a list of strings"),
     ({"shift": "natural_background", "licenses": ["cc-by"]}, "parameter licenses must be a list of integers"),
-    ({"shift": "move", "shuffles": True}, "parameter shuffles must be a number, got True"),
+    ({"shift": "move", "shuffles": True}, "parameter shuffles must be an integer, got True"),
     ({"shift": "merge", "lambda_x": -1}, "lambda"),  # right type, wrong value: the shift's own check
     ({"shift": "merge", "level": "page"}, "level"),
 ])

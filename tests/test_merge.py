@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from dogood.document import Document, Entity, PageImage, Word
 from dogood.shifts import MergeBoxes, SkipDocument, make_shift
-from dogood.shifts.merge import merge_boxes
+from dogood.shifts.layout.merge import merge_boxes
 
 
 def page(w=200, h=100):

@@ -547,7 +547,7 @@ def test_dogood_eval_scores_a_tiny_layoutlmv3_on_built_id_and_ood_datasets(funsd
 
 
 def test_move_takes_a_hugging_face_token_model_as_scorer(docs, layoutlmv3_dir, question_dir):
-    from dogood.shifts.move import MoveEntities, entity_strength, model_fingerprint
+    from dogood.shifts.layout.move import MoveEntities, entity_strength, model_fingerprint
 
     doc = docs[0]
     shift = MoveEntities(scorer=str(question_dir), shuffles=3, cache=False)

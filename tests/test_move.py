@@ -13,7 +13,7 @@ from dogood.errors import RecipeError
 from dogood.predictions import Prediction
 from dogood.schema import iob_tags
 from dogood.shifts import MoveEntities, make_shift
-from dogood.shifts.move import (
+from dogood.shifts.layout.move import (
     cached_entity_strength,
     empty_places,
     entity_strength,
@@ -88,7 +88,7 @@ def test_strength_counts_unchanged_shuffles(two_entities):
     assert strength[0] == 1.0 and 0.3 < strength[1] < 1.0 and 0.3 < strength[2] < 1.0
     # by hand: "value" keeps ANSWER exactly in the shuffles that give it a left box
     from dogood.seeds import derive_seed
-    from dogood.shifts.move import shuffled_layouts
+    from dogood.shifts.layout.move import shuffled_layouts
 
     variants = shuffled_layouts(doc, 60, np.random.default_rng(derive_seed("move-strength", 0, doc.id)))
     assert strength[1] == np.mean([v.words[1].box[0] < 200 for v in variants])

@@ -17,7 +17,7 @@ from dogood.halo import edge_steps, halo_test, random_rectangles
 from dogood.ink import composite, gray, ink_matte
 from dogood.recipe import load_recipe
 from dogood.shifts import NaturalBackground
-from dogood.shifts.natural_background import fit_photo, guard_reach, readability_guard
+from dogood.shifts.image.natural_background import fit_photo, guard_reach, readability_guard
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +49,10 @@ def test_background_comes_from_the_photo_and_ink_is_kept(pages):
         assert np.array_equal(pixels[full], np.repeat(page[full][:, None], 3, axis=1))  # ink tone kept exactly
         # The background is not the page's any more: away from the words it is the photo.
         assert np.abs(pixels[no_ink].mean(axis=1) - page[no_ink]).mean() > 20
-        counts = out.provenance[-1].counts
-        assert counts[f"photo={photo.id}"] == 1
+        record = out.provenance[-1]
+        assert record.tallies["photo"] == {str(photo.id): 1} and record.tallies["licence"] == {photo.license_name: 1}
+        assert f'"photo={photo.id}": 1' in record.counts_json()  # stored as before, as a name=value key
+        assert not any("=" in key for key in record.counts)
         assert photo.license_id not in (3, 6)  # no NoDerivs photo by default
 
 
@@ -71,7 +73,7 @@ def test_words_boxes_and_labels_unchanged_and_deterministic(pages):
         assert a.words == doc.words and a.entities == doc.entities and a.label == doc.label
         assert np.array_equal(a.image.to_array(), b.image.to_array())
         assert a.image.encoded_bytes() == b.image.encoded_bytes()
-    draws = {next(k for k in shift(pages[0], s).provenance[-1].counts if k.startswith("photo=")) for s in range(8)}
+    draws = {next(iter(shift(pages[0], s).provenance[-1].tallies["photo"])) for s in range(8)}
     assert len(draws) > 3  # the seed picks the photo
 
 

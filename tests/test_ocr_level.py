@@ -12,7 +12,7 @@ from dogood.errors import RecipeError
 from dogood.schema import iob_tags
 from dogood.shifts import SkipDocument, make_shift
 from dogood.shifts.form_text import background_words, value_neighbours
-from dogood.shifts.ocr_level import key_value_pairs  # importing registers the shifts
+from dogood.layout import key_value_pairs
 
 ALL = ["center_shift", "box_stretch", "margin_padding", "global_shuffle", "neighbor_shuffle", "non_neighbor_shuffle",
        "bg_drop", "neighbor_bg_drop", "value_location_augment"]
@@ -26,7 +26,7 @@ def pages(funsd_test):
 
 
 def run(name, doc, seed=0, **params):
-    out, counts = make_shift({"shift": name, **params}).apply(doc, np.random.default_rng(seed))
+    out, counts, _ = make_shift({"shift": name, **params}).apply(doc, np.random.default_rng(seed))
     return out, counts
 
 
@@ -124,17 +124,32 @@ def test_pages_without_words_are_skipped(name):
 
 
 @pytest.mark.parametrize("spec, message", [
-    ({"shift": "center_shift", "delta": -0.1}, "delta must be >= 0"),
-    ({"shift": "box_stretch", "delta": float("nan")}, "delta must be a finite number"),
-    ({"shift": "margin_padding", "r": -1}, "r must be >= 0"),
-    ({"shift": "bg_drop", "p": 1.5}, "p must be in"),
-    ({"shift": "neighbor_shuffle", "n": -1}, "integer n >= 0"),
-    ({"shift": "neighbor_bg_drop", "r": -0.5}, "r >= 0"),
+    ({"shift": "center_shift", "delta": -0.1}, "parameter delta must be ≥ 0, got -0.1"),
+    ({"shift": "box_stretch", "delta": float("nan")}, "parameter delta must be a number, got nan"),
+    ({"shift": "margin_padding", "r": -1}, "parameter r must be ≥ 0, got -1"),
+    ({"shift": "bg_drop", "p": 1.5}, r"parameter p must be in \[0, 1\], got 1.5"),
+    ({"shift": "neighbor_shuffle", "n": -1}, "parameter n must be ≥ 0, got -1"),
+    ({"shift": "neighbor_shuffle", "n": 1.5}, "parameter n must be an integer, got 1.5"),
+    ({"shift": "neighbor_bg_drop", "r": -0.5}, "parameter r must be ≥ 0, got -0.5"),
     ({"shift": "value_location_augment", "swap": True}, "no parameter swap"),
 ])
 def test_bad_parameters_are_refused(spec, message):
     with pytest.raises(RecipeError, match=message):
         make_shift(spec)
+
+
+@pytest.mark.parametrize("name", ["bg_drop", "neighbor_bg_drop"])
+def test_the_drops_take_the_team_names_and_their_old_ones(name):
+    """``fraction`` and ``render``, as every shift calls them; the form-attack names ``p`` and ``erase`` still read."""
+    share = {"fraction": 0.3} if name == "bg_drop" else {}
+    old = {"p": 0.3} if name == "bg_drop" else {}
+    new = make_shift({"shift": name, **share, "render": True})
+    assert make_shift({"shift": name, **old, "erase": True}).params() == new.params()
+    assert new.render is True and set(new.params()) >= {"render"} and "erase" not in new.params()
+    if name == "bg_drop":
+        assert new.fraction == 0.3 and "p" not in new.params()
+        with pytest.raises(RecipeError, match="parameter fraction must be in"):
+            make_shift({"shift": name, "fraction": 2})
 
 
 # -- box jitter --------------------------------------------------------------------------------------------------------
@@ -258,7 +273,7 @@ def test_neighbour_shuffle_leaves_a_page_without_values_alone():
 @pytest.mark.parametrize("p", [0.1, 0.13, 0.5])
 def test_bg_drop_drops_exactly_p_of_the_background(p, pages):
     for seed, doc in enumerate(pages):
-        out, counts = run("bg_drop", doc, seed, p=p)
+        out, counts = run("bg_drop", doc, seed, fraction=p)
         background = background_words(doc)
         kept = kept_indices(doc, out)
         dropped = sorted(set(range(len(doc.words))) - set(kept))
@@ -281,7 +296,7 @@ def test_bg_drop_drops_exactly_p_of_the_background(p, pages):
 
 def test_bg_drop_removes_emptied_entities_and_their_links():
     doc = swap_form()
-    out, counts = run("bg_drop", doc, 0, p=1.0)
+    out, counts = run("bg_drop", doc, 0, fraction=1.0)
     assert counts == {"eligible": 2, "changed": 2}
     assert [w.text for w in out.words] == [w.text for w in doc.words if w.text not in ("FORM", "note")]
     assert 10 not in {e.id for e in out.entities}
@@ -290,10 +305,10 @@ def test_bg_drop_removes_emptied_entities_and_their_links():
 
 
 @pytest.mark.parametrize("name", ["bg_drop", "neighbor_bg_drop"])
-def test_erase_inpaints_only_the_dropped_words(name, pages):
+def test_render_inpaints_only_the_dropped_words(name, pages):
     doc = pages[0]
-    out, counts = run(name, doc, 0, p=0.3, erase=True) if name == "bg_drop" else run(name, doc, 0, erase=True)
-    plain, _ = run(name, doc, 0, p=0.3) if name == "bg_drop" else run(name, doc, 0)
+    out, counts = run(name, doc, 0, fraction=0.3, render=True) if name == "bg_drop" else run(name, doc, 0, render=True)
+    plain, _ = run(name, doc, 0, fraction=0.3) if name == "bg_drop" else run(name, doc, 0)
     assert plain.words == out.words and plain.image is doc.image
     dropped = sorted(set(range(len(doc.words))) - set(kept_indices(doc, out)))
     assert dropped and len(dropped) == counts["changed"]

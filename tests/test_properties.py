@@ -224,7 +224,7 @@ VARIANTS = {
     "word_perturbation:negation": ("word_perturbation", {"kind": "negation", "fraction": 0.5}),
     "word_perturbation:word_order": ("word_perturbation", {"kind": "word_order", "fraction": 0.5}),
     "char_perturbation:swap-render": ("char_perturbation", {"kind": "swap", "fraction": 0.5, "render": True}),
-    "bg_drop:erase": ("bg_drop", {"p": 0.5, "erase": True}),
+    "bg_drop:render": ("bg_drop", {"fraction": 0.5, "render": True}),
     "key_drop:render": ("key_drop", {"render": True}),
     "merge:entity": ("merge", {"level": "entity"}),
     "distort:grow-box": ("distort", {"canvas": "grow", "reproject": "box", "kinds": ["curl", "fold"]}),
@@ -438,7 +438,7 @@ def check_layout(case: str, name: str, doc: Document, out: Document) -> None:
     elif name == "value_location_augment":
         assert sorted(new) == sorted(old), (case, "value location augment trades boxes only")
     elif name in REORDERS or name in ("bg_drop", "neighbor_bg_drop"):
-        if not out.provenance[-1].params.get("erase"):
+        if not out.provenance[-1].params.get("render"):
             assert out.image == doc.image
 
 

@@ -27,7 +27,7 @@ def test_every_shipped_recipe_loads():
         ({"version": "1.0"}, "version must look like 1.0.0"),
         ({"configs": {}}, "configs must be a non-empty mapping"),
         ({"configs": {"a": [{"shift": "nope"}]}}, "unknown shift 'nope'"),
-        ({"configs": {"a": [{"shift": "merge", "lambda_x": -3}]}}, "dilation distances must be >= 0"),
+        ({"configs": {"a": [{"shift": "merge", "lambda_x": -3}]}}, "parameter lambda_x must be ≥ 0, got -3"),
         ({"configs": {"bad name": []}}, "config name 'bad name'"),
         ({"source": "funsd"}, "source must be a mapping"),
         ({"seed": "zero"}, "seed must be an integer"),

@@ -7,7 +7,7 @@ import pytest
 
 from dogood.document import Document, Entity, PageImage, Word
 from dogood.shifts import ReOCR
-from dogood.shifts.reocr import transfer_owners
+from dogood.shifts.image.reocr import transfer_owners
 
 
 def test_transfer_owners_by_covered_area():

@@ -18,7 +18,7 @@ SCRIPT = textwrap.dedent(
     import sys, time
     from dogood.build import build
     from dogood.recipe import load_recipe
-    from dogood.shifts.merge import MergeBoxes
+    from dogood.shifts.layout.merge import MergeBoxes
 
     slow = MergeBoxes.apply
     def apply(self, doc, rng):  # slow enough to be killed halfway

@@ -1,32 +1,33 @@
 """Shifts: image, text and layout distribution shifts on :class:`~dogood.document.Document`.
 
-One shift per module; each registers itself under its ``name`` for recipes.
+One shift per module, ``dogood/shifts/<family>/<recipe key>.py`` for the
+converted ones (``image/``, ``layout/``); each registers itself under its
+``name`` for recipes when imported here. Shared machinery lives outside the
+shift modules (e.g. :mod:`dogood.layout`, :mod:`dogood.warp`, :mod:`dogood.ink`).
 """
 
 from dogood.shifts.base import SHIFTS, Shift, SkipDocument, make_shift
 from dogood.shifts.bert_attack import BertAttack
 from dogood.shifts.char_deletion import CharacterDeletion
 from dogood.shifts.char_perturbation import CharPerturbation
-from dogood.shifts.distort import DistortPage
+from dogood.shifts.image.distort import DistortPage
 from dogood.shifts.embedding_swap import EmbeddingSwap
 from dogood.shifts.form_text import BackgroundAdversarial, BackgroundSynonym, BackgroundTypo, KeyDrop, ValueTextAugment
 from dogood.shifts.homoglyph_swap import HomoglyphSwap
-from dogood.shifts.merge import MergeBoxes
-from dogood.shifts.natural_background import NaturalBackground
-from dogood.shifts.move import MoveEntities
+from dogood.shifts.image.natural_background import NaturalBackground
+from dogood.shifts.image.reocr import ReOCR
+from dogood.shifts.layout.bg_drop import BackgroundDrop
+from dogood.shifts.layout.box_stretch import BoxStretch
+from dogood.shifts.layout.center_shift import CenterShift
+from dogood.shifts.layout.global_shuffle import GlobalShuffle
+from dogood.shifts.layout.margin_padding import MarginPadding
+from dogood.shifts.layout.merge import MergeBoxes
+from dogood.shifts.layout.move import MoveEntities
+from dogood.shifts.layout.neighbor_bg_drop import NeighborBackgroundDrop
+from dogood.shifts.layout.neighbor_shuffle import NeighborShuffle
+from dogood.shifts.layout.non_neighbor_shuffle import NonNeighborShuffle
+from dogood.shifts.layout.value_location_augment import ValueLocationAugment
 from dogood.shifts.number_swap import NumberSwap
-from dogood.shifts.ocr_level import (
-    BackgroundDrop,
-    BoxStretch,
-    CenterShift,
-    GlobalShuffle,
-    MarginPadding,
-    NeighborBackgroundDrop,
-    NeighborShuffle,
-    NonNeighborShuffle,
-    ValueLocationAugment,
-)
-from dogood.shifts.reocr import ReOCR
 from dogood.shifts.word_perturbation import WordPerturbation
 
 __all__ = [

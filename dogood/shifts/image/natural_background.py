@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Annotated, ClassVar, Literal
 
 import cv2
 import numpy as np
+from pydantic import Field, Strict
 
 from dogood.document import PageImage
 from dogood.ink import InkMatte, composite, gray, ink_matte
-from dogood.shifts.base import Shift
+from dogood.papers import Cites
+from dogood.resources import resource
+from dogood.shifts import params
+from dogood.shifts.base import Outcome, Shift
 
 #: COCO licence ids without "NoDerivs": a background swap makes a derivative image.
 DERIVATIVE_LICENSES = (1, 2, 4, 5, 7)
@@ -57,74 +61,62 @@ class NaturalBackground(Shift):
 
     The page becomes RGB.
 
-    Parameters
-    ----------
-    region : ``"words"`` (ink inside word boxes; table rules and logos outside
-        them go with the background, as in Do-GOOD) or ``"page"`` (all foreground ink).
-    fit : ``"cover"`` (scale the photo to cover the page, keeping its aspect,
-        and crop at a random offset) or ``"stretch"`` (resize to the page, as Do-GOOD did).
-    min_contrast : the guard's target (grey levels, 0-255); 0 turns the guard off.
-    licenses : COCO licence ids the photos may carry (default: all but the
-        NoDerivs ones, 3 and 6).
-    min_size : shortest side, in pixels, of the photos drawn.
-    categories : COCO category names; only photos showing one of them are drawn.
-    annotations : COCO annotation file(s) of the pool (default: the shared
-        data's, else COCO 2017 val, downloaded once; only drawn photos are fetched).
-    encoding : how the new page is stored, ``"jpeg"`` (quality 95, like the
-        photos) or ``"png"``.
+    Parameters: :class:`NaturalBackground.Params`.
 
     Counts: ``words``, ``ink_words`` (ink found in the box), ``no_ink``,
-    ``guarded`` (words the guard lightened or darkened under), and per
-    document ``photo=<COCO id>`` and ``licence=<name>`` (tallied in the card).
+    ``guarded`` (words the guard lightened or darkened under); tallies, per
+    document: ``photo`` (the COCO id) and ``licence`` (its name), summed in the card.
     """
 
     name = "natural_background"
     family = "image"
+    papers = (Cites("do-good", "3.1 (RVL-CDIP-I1, natural images)",
+                    inspired_by="a soft ink matte instead of every non-white pixel in an OCR box, one photo drawn per "
+                                "document from derivative-friendly licences, scaled to cover the page, and a "
+                                "readability guard the paper does not have"),
+              Cites("coco"))
+    tallies_help: ClassVar[dict[str, str]] = {
+        "photo": "the COCO image id of the photo behind each page (pages per photo)",
+        "licence": "the Flickr licence of those photos (pages per licence)",
+    }
     counts_help = {
         **Shift.counts_help,
         "ink_words": "words whose box held ink, composited on the photo",
         "no_ink": "words whose box held no ink (nothing to composite)",
         "guarded": "words under which the readability guard lightened or darkened the photo",
-        "photo": "the COCO image id of the photo behind each page (pages per photo)",
-        "licence": "the Flickr licence of those photos (pages per licence)",
+        **tallies_help,  # the card's writer looks tallies up here too
     }
 
-    def __init__(
-        self,
-        region: str = "words",
-        fit: str = "cover",
-        min_contrast: int = 60,
-        licenses: Sequence[int] = DERIVATIVE_LICENSES,
-        min_size: int = 256,
-        categories: Sequence[str] | None = None,
-        annotations: str | Sequence[str] | None = None,
-        encoding: str = "jpeg",
-    ):
-        if region not in ("words", "page"):
-            raise ValueError(f"region must be 'words' or 'page', got {region!r}")
-        if fit not in ("cover", "stretch"):
-            raise ValueError(f"fit must be 'cover' or 'stretch', got {fit!r}")
-        if not 0 <= min_contrast <= 255:
-            raise ValueError(f"min_contrast must be within 0-255, got {min_contrast}")
-        if encoding not in ("jpeg", "png"):
-            raise ValueError(f"encoding must be 'jpeg' or 'png', got {encoding!r}")
-        self.region = region
-        self.fit = fit
-        self.min_contrast = int(min_contrast)
-        self.licenses = tuple(int(i) for i in licenses)
-        self.min_size = int(min_size)
-        self.categories = tuple(categories) if categories else None
-        self.annotations = annotations if annotations is None or isinstance(annotations, str) else tuple(annotations)
-        self.encoding = encoding
+    class Params(params.Params):
+        region: Literal["words", "page"] = Field("words", description=(
+            "words: ink inside word boxes (rules and logos outside them go with the background, as in Do-GOOD); "
+            "page: all foreground ink"))
+        fit: Literal["cover", "stretch"] = Field("cover", description=(
+            "cover: scale the photo to cover the page, keeping its aspect, and crop at a random offset; "
+            "stretch: resize to the page, as Do-GOOD did"))
+        min_contrast: params.Integer = Field(60, ge=0, le=255, description="the readability guard's target (grey "
+                                                                          "levels); 0 turns the guard off")
+        licenses: params.Integers = Field(DERIVATIVE_LICENSES, description="COCO licence ids the photos may carry "
+                                                                           "(default: all but NoDerivs, 3 and 6)")
+        min_size: params.Integer = Field(256, description="shortest side, in pixels, of the photos drawn")
+        categories: params.OptionalNames = Field(None, description="COCO category names; only photos showing one "
+                                                                   "of them are drawn (null: any)")
+        annotations: Annotated[Annotated[str, Strict()] | tuple[Annotated[str, Strict()], ...] | None,
+                               params.Expect("null, a path or a list of paths")] = Field(
+            None, description="COCO annotation file(s) of the pool (null: the shared data's, else COCO 2017 val, "
+                              "downloaded once; only drawn photos are fetched)")
+        encoding: Literal["jpeg", "png"] = Field("jpeg", description="how the new page is stored (jpeg: quality "
+                                                                     "95, like the photos)")
+
+    def setup(self) -> None:
+        self.categories = self.categories or None
 
     # -- the photo pool -------------------------------------------------------
     @property
     def pool(self):
-        from dogood.coco import coco_photos
-
-        return coco_photos(
-            annotations=self.annotations, licenses=self.licenses, min_size=self.min_size, categories=self.categories
-        )
+        """The COCO photo pool, the resource ``coco-photos`` (:mod:`dogood.resources`; cached per process)."""
+        return resource("coco-photos", annotations=self.annotations, licenses=self.licenses, min_size=self.min_size,
+                        categories=self.categories)
 
     def prepare(self) -> None:
         """Read the COCO annotation file(s) once (downloading them on first use)."""
@@ -167,15 +159,9 @@ class NaturalBackground(Shift):
             background, guarded = readability_guard(background, matte, boxes, self.min_contrast)
         out = composite(background, matte)
         n_ink = int(matte.has_ink.sum())
-        counts = {
-            "words": len(doc.words),
-            "ink_words": n_ink,
-            "no_ink": len(doc.words) - n_ink,
-            "guarded": guarded,
-            f"photo={photo.id}": 1,
-            f"licence={photo.license_name}": 1,
-        }
-        return doc.replace(image=PageImage.from_array(out, encoding=self.encoding)), counts
+        counts = {"words": len(doc.words), "ink_words": n_ink, "no_ink": len(doc.words) - n_ink, "guarded": guarded}
+        tallies = {"photo": {str(photo.id): 1}, "licence": {photo.license_name: 1}}
+        return Outcome(doc.replace(image=PageImage.from_array(out, encoding=self.encoding)), counts, tallies)
 
 
 def fit_photo(photo: np.ndarray, width: int, height: int, fit: str, rng: np.random.Generator) -> np.ndarray:

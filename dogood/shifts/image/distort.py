@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Annotated, Literal
 
 import numpy as np
+from pydantic import Field
 
-from dogood.document import ENCODINGS, Document, PageImage, Word
+from dogood.document import Document, PageImage, Word
 from dogood.errors import DocumentError
-from dogood.shifts.base import Shift
+from dogood.papers import Cites
+from dogood.shifts import params
+from dogood.shifts.base import Outcome, Shift
 from dogood.warp import (
     CANVASES,
     INTERPOLATIONS,
@@ -55,81 +58,55 @@ class DistortPage(Shift):
     drops whole blocks of text on pages framed in mid grey: median IoU 0.47
     with grey 150, 0.80 with 96, 0.87 with black).
 
-    Parameters
-    ----------
-    kinds : distortions among ``fold``, ``curve``, ``curl``, ``perspective``;
-        applied in that order whatever the order given (paper, then camera).
-    strength : 0-1, scales every displacement (0: the page only shrinks into the margin).
-    folds : how many folds, and how many curves, when those kinds are asked for.
-    margin : fraction of the page's width and height kept as border on every side.
-    border_value : grey level (0-255) of the canvas outside the page (black by default).
-    reproject : ``"ink"`` (the warped ink inside each word box) or ``"box"`` (the warped word box).
-    encoding : how the new page is stored, ``"jpeg"`` (quality 95) or ``"png"``.
-    interpolation : ``"cubic"``, ``"linear"`` or ``"lanczos"`` (:func:`~dogood.warp.apply_map`).
-    canvas : ``"page"`` (the output has the page's size and the page shrinks to
-        fit) or ``"grow"`` (the page keeps its scale and the canvas grows around it).
-    map_provider : name of a registered map provider
-        (:func:`dogood.warp.register_map_provider` or the ``dogood.map_providers``
-        entry point group), e.g. a learned warping model such as DocGeoNet; its
-        backward map replaces the synthetic one (``kinds``, ``strength``,
-        ``folds``, ``margin`` and ``canvas`` are then unused) and may change
-        the page size.
+    Inspired by Do-GOOD's I2: the paper used DocGeoNet's distorted images; dogood warps with its own synthetic
+    map (DocUNet-style folds and curves, a curl, a perspective) or a registered map provider.
+
+    Parameters: :class:`DistortPage.Params`.
     """
 
     name = "distort"
     family = "image"
+    papers = (Cites("do-good", "3.1 (RVL-CDIP-I2, distorted images)",
+                    inspired_by="the paper took DocGeoNet-distorted images and lost the word boxes; here the page is "
+                                "warped through one synthetic backward map and every box is re-projected through it"),
+              Cites("docunet", "3 (synthetic folds and curves)",
+                    inspired_by="DocUNet's fold and curve displacements, composed with a curl and a perspective"))
     counts_help = {
         **Shift.counts_help,
         "fallback_boxes": "words whose ink was not found after the warp: their whole box was re-projected instead",
     }
 
-    def __init__(
-        self,
-        kinds: Sequence[str] = ("perspective", "curve", "fold"),
-        strength: float = 0.5,
-        folds: int = 1,
-        margin: float = 0.04,
-        border_value: int = 0,
-        reproject: str = "ink",
-        encoding: str = "jpeg",
-        interpolation: str = "cubic",
-        canvas: str = "page",
-        map_provider: str | None = None,
-    ):
-        if isinstance(kinds, str):
-            kinds = (kinds,)
-        unknown = [k for k in kinds if k not in KINDS]
-        if unknown or not kinds:
-            raise ValueError(f"kinds must be some of {', '.join(KINDS)}, got {list(kinds)}")
-        if not 0 <= float(strength) <= 1:
-            raise ValueError(f"strength must be within [0, 1], got {strength}")
-        if int(folds) != folds or folds < 1:
-            raise ValueError(f"folds must be a positive integer, got {folds}")
-        if not 0 <= float(margin) < 0.5:
-            raise ValueError(f"margin must be within [0, 0.5), got {margin}")
-        if int(border_value) != border_value or not 0 <= border_value <= 255:
-            raise ValueError(f"border_value must be a grey level within 0-255, got {border_value}")
-        if reproject not in REPROJECT:
-            raise ValueError(f"reproject must be one of {', '.join(REPROJECT)}, got {reproject!r}")
-        if encoding not in ENCODINGS:
-            raise ValueError(f"encoding must be one of {', '.join(ENCODINGS)}, got {encoding!r}")
-        if interpolation not in INTERPOLATIONS:
-            raise ValueError(f"interpolation must be one of {', '.join(INTERPOLATIONS)}, got {interpolation!r}")
-        if canvas not in CANVASES:
-            raise ValueError(f"canvas must be one of {', '.join(CANVASES)}, got {canvas!r}")
-        if map_provider is not None and map_provider not in map_provider_names():
+    class Params(params.Params):
+        kinds: params.Names = Field(("perspective", "curve", "fold"), description=(
+            "distortions among fold, curve, curl, perspective; applied in that order whatever the order given"))
+        strength: params.Real = Field(0.5, ge=0, le=1, description="scales every displacement (0: the page only "
+                                                                   "shrinks into the margin)")
+        folds: params.Integer = Field(1, ge=1, description="how many folds, and how many curves, when those kinds "
+                                                           "are asked for")
+        margin: params.Real = Field(0.04, ge=0, lt=0.5, description="fraction of the page's width and height kept "
+                                                                    "as border on every side")
+        border_value: params.Integer = Field(0, ge=0, le=255, description="grey level of the canvas outside the "
+                                                                          "page (black by default)")
+        reproject: Literal[REPROJECT] = Field("ink", description="ink: the warped ink inside each word box; box: "
+                                                                 "the warped word box")
+        encoding: Literal["jpeg", "png"] = Field("jpeg", description="how the new page is stored (jpeg: quality 95)")
+        interpolation: Literal[tuple(INTERPOLATIONS)] = Field("cubic", description="pixel interpolation of the "
+                                                                                   "warp (dogood.warp.apply_map)")
+        canvas: Literal[CANVASES] = Field("page", description="page: the output keeps the page's size and the "
+                                                              "page shrinks to fit; grow: the canvas grows around it")
+        map_provider: Annotated[params.Text | None, params.Expect("null or a string")] = Field(None, description=(
+            "a registered map provider (dogood.warp.register_map_provider or the dogood.map_providers entry "
+            "points), e.g. a learned warping model; its map replaces the synthetic one (kinds, strength, folds, "
+            "margin and canvas are then unused) and may change the page size"))
+
+    def setup(self) -> None:
+        unknown = [k for k in self.kinds if k not in KINDS]
+        if unknown or not self.kinds:
+            raise ValueError(f"kinds must be some of {', '.join(KINDS)}, got {list(self.kinds)}")
+        if self.map_provider is not None and self.map_provider not in map_provider_names():
             known = ", ".join(map_provider_names()) or "none"
-            raise ValueError(f"unknown map provider {map_provider!r}; known map providers: {known}")
-        self.kinds = tuple(dict.fromkeys(kinds))
-        self.strength = float(strength)
-        self.folds = int(folds)
-        self.margin = float(margin)
-        self.border_value = int(border_value)
-        self.reproject = reproject
-        self.encoding = encoding
-        self.interpolation = interpolation
-        self.canvas = canvas
-        self.map_provider = map_provider
+            raise ValueError(f"unknown map provider {self.map_provider!r}; known map providers: {known}")
+        self.kinds = tuple(dict.fromkeys(self.kinds))
 
     def card_notes(self, schema: str = "funsd") -> list[str]:
         how = ("the bounds of the word's ink (Otsu within its box) carried through the map: tight, as OCR draws boxes"
@@ -161,4 +138,4 @@ class DistortPage(Shift):
         counts = {"words": len(words), "fallback_boxes": found["fallback_boxes"]}
         if "no_ink" in found:
             counts["no_ink"] = found["no_ink"]
-        return out, counts
+        return Outcome(out, counts)

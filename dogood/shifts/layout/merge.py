@@ -27,11 +27,19 @@ What the paper leaves open, and what we chose:
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from dogood.document import Document, Word
+from pydantic import Field
+
+from dogood.boxes import boxes_intersect, dilate_box
+from dogood.document import Document
+from dogood.layout import with_boxes
+from dogood.papers import Cites
+from dogood.shifts import params
 from dogood.shifts.base import Shift, SkipDocument
 
 
@@ -84,13 +92,7 @@ def _merge_until_stable(boxes: np.ndarray, dx: float, dy: float) -> tuple[np.nda
     group = np.arange(len(boxes))
     rect = boxes
     while True:
-        a, b = rect[:, None, :], rect[None, :, :]
-        touch = (
-            (a[..., 0] - dx <= b[..., 2])
-            & (b[..., 0] <= a[..., 2] + dx)
-            & (a[..., 1] - dy <= b[..., 3])
-            & (b[..., 1] <= a[..., 3] + dy)
-        )
+        touch = boxes_intersect(dilate_box(rect.T[:, :, None], dx, dy), rect.T[:, None, :])  # (groups, groups)
         k, label = connected_components(csr_matrix(touch), directed=False)
         if k == len(rect):
             break
@@ -125,22 +127,17 @@ def _absorb(g: int, hits: np.ndarray, rect: np.ndarray, alive: np.ndarray, owner
 
 def _touching(box: np.ndarray, rects: np.ndarray, dx: float, dy: float) -> np.ndarray:
     """Mask of ``rects`` that the dilated ``box`` intersects (closed boxes)."""
-    x0, y0, x1, y1 = box[0] - dx, box[1] - dy, box[2] + dx, box[3] + dy
-    return (x0 <= rects[:, 2]) & (rects[:, 0] <= x1) & (y0 <= rects[:, 3]) & (rects[:, 1] <= y1)
+    return boxes_intersect(dilate_box(box, dx, dy), rects.T)
 
 
 class MergeBoxes(Shift):
     """Merge word (or entity) boxes by dilation (Do-GOOD 3.3, Algorithm 1).
 
     Keeps text, labels, entities, links and pixels; every word takes the box
-    of its merged group, which encloses the word's original box.
+    of its merged group, which encloses the word's original box. What the
+    paper leaves open and what we chose: see the module docstring.
 
-    Parameters
-    ----------
-    lambda_x : horizontal dilation distance λ1, in pixels (>= 0).
-    lambda_y : vertical dilation distance λ2, in pixels (>= 0).
-    level : ``"word"`` or ``"entity"``: which boxes are merged.
-    until_stable : merge groups that grew into each other (default) or make one pass.
+    Parameters: :class:`MergeBoxes.Params`.
 
     Box conventions (``box_level`` of the build): under ``word`` boxes, use
     ``level="word"``: each token gets its merged block's box (the paper's
@@ -153,20 +150,20 @@ class MergeBoxes(Shift):
 
     name = "merge"
     family = "layout"
+    papers = (Cites("do-good", "3.3, Algorithm 1 (merge boxes by dilation)"),)
     box_levels = {
         "word": "each token gets the box of its merged group (level: word merges word boxes, level: entity segments)",
         "segment": "segments merge (level: entity): each token gets the box of its merged group of segments",
     }
 
-    def __init__(self, lambda_x: float = 10, lambda_y: float = 5, level: str = "word", until_stable: bool = True):
-        if lambda_x < 0 or lambda_y < 0:
-            raise ValueError(f"dilation distances must be >= 0, got lambda_x={lambda_x}, lambda_y={lambda_y}")
-        if level not in ("word", "entity"):
-            raise ValueError(f"level must be 'word' or 'entity', got {level!r}")
-        self.lambda_x = lambda_x
-        self.lambda_y = lambda_y
-        self.level = level
-        self.until_stable = bool(until_stable)
+    class Params(params.Params):
+        lambda_x: params.Number = Field(10, ge=0, description="horizontal dilation distance λ1, in pixels (the "
+                                                              "paper gives none)")
+        lambda_y: params.Number = Field(5, ge=0, description="vertical dilation distance λ2, in pixels")
+        level: Literal["word", "entity"] = Field("word", description="which boxes are merged: word boxes or "
+                                                                     "entity (segment) boxes")
+        until_stable: params.Flag = Field(True, description="merge groups that grew into each other (false: "
+                                                            "Algorithm 1's single pass)")
 
     def check_box_level(self, box_level: str) -> None:
         super().check_box_level(box_level)
@@ -184,9 +181,7 @@ class MergeBoxes(Shift):
         else:
             unit_of_word, unit_boxes = _entity_units(doc)
         group, merged = merge_boxes(unit_boxes, self.lambda_x, self.lambda_y, until_stable=self.until_stable)
-        new_boxes = merged[group[unit_of_word]]
-        words = tuple(Word(w.text, tuple(int(v) for v in b)) for w, b in zip(doc.words, new_boxes))
-        return doc.replace(words=words)
+        return with_boxes(doc, merged[group[unit_of_word]])
 
 
 def _entity_units(doc: Document) -> tuple[np.ndarray, np.ndarray]:

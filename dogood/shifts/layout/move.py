@@ -19,7 +19,9 @@ What the paper leaves open, and what we chose:
   (default) asks for "unchanged" in all shuffles, as the paper says.
 - *The scorer* is any token model of :func:`dogood.models.load_model`:
   ``baseline`` (dogood's CRF, trained on FUNSD train and cached on first use
-  when missing), a ``.dogood-model`` file, or a Hugging Face model. Scores
+  when missing), a ``.dogood-model`` file, or a Hugging Face model, loaded in
+  ``prepare()`` as the declared resource ``token-scorer``
+  (:mod:`dogood.resources`; this module imports no model code). Scores
   are cached per model and document (:func:`strength_cache_path`); the
   shuffles are seeded from ``(score_seed, document id)``, not from the
   shift's seed, so every config and seed shares them.
@@ -89,9 +91,14 @@ from pathlib import Path
 
 import numpy as np
 
+from pydantic import Field
+
 from dogood.document import Document, PageImage, Word
+from dogood.papers import Cites
 from dogood.paths import cache_dir, write_atomic
-from dogood.shifts.base import Shift, SkipDocument
+from dogood.resources import resource
+from dogood.shifts import params
+from dogood.shifts.base import Outcome, Shift, SkipDocument
 
 #: Version of the strength computation: part of every cache key.
 STRENGTH_VERSION = 1
@@ -330,26 +337,18 @@ class MoveEntities(Shift):
     order, labels and links are kept; the moved words' boxes shift by the
     same offset as their pixels.
 
-    Parameters
-    ----------
-    scorer : the model that scores strength: ``baseline`` (default), a
-        ``.dogood-model`` file, a Hugging Face token model name or folder.
-    shuffles : layout shuffles per document (paper: 10, or 30 in section 4.2).
-    threshold : least strength (share of unchanged shuffles) of a movable
-        entity; 1.0 = unchanged in all.
-    max_moves : most entities moved per page.
-    labels : entity labels that may move (default: all).
-    margin : pixels kept free around the moved footprint and other content.
-    ink_threshold : grey level below which a pixel is ink (0: words' boxes only, no ink moves with them).
-    ink_margin : an ink component within this many pixels of an entity's
-        word box is the entity's (unless shared or large, see the module
-        docstring) and moves with it.
-    score_seed : seeds the shuffles (with the document id).
-    cache : read and write the strength cache.
+    Inspired by Do-GOOD: strength is scored by dogood's models (the CRF
+    baseline by default), not by the paper's fine-tuned models.
+
+    Parameters: :class:`MoveEntities.Params`.
     """
 
     name = "move"
     family = "layout"
+    papers = (Cites("do-good", "3.3 (moving entities with strong text semantics; Figure 2e), 4.2",
+                    inspired_by="strength is scored by a dogood token model (by default its CRF baseline), not by "
+                                "the paper's fine-tuned models; the moved entity takes its ink along and lands on a "
+                                "place free of words and ink"),)
     counts_help = {
         **Shift.counts_help,
         "entities": "entities on the pages",
@@ -364,56 +363,33 @@ class MoveEntities(Shift):
         "ink_components_texture": "specks of a shaded background near a moved entity (left in place)",
     }
 
-    def __init__(
-        self,
-        scorer: str = "baseline",
-        shuffles: int = 10,
-        threshold: float = 1.0,
-        max_moves: int = 3,
-        labels: tuple[str, ...] | None = None,
-        margin: int = 5,
-        ink_threshold: int = 128,
-        ink_margin: int = 2,
-        score_seed: int = 0,
-        cache: bool = True,
-    ):
-        if int(shuffles) != shuffles or shuffles < 1:
-            raise ValueError(f"shuffles must be a positive integer, got {shuffles}")
-        if not 0.0 <= float(threshold) <= 1.0:
-            raise ValueError(f"threshold must be in [0, 1], got {threshold}")
-        if int(max_moves) != max_moves or max_moves < 1:
-            raise ValueError(f"max_moves must be a positive integer, got {max_moves}")
-        if int(margin) != margin or margin < 0 or not 0 <= int(ink_threshold) <= 256:
-            raise ValueError(f"margin must be >= 0 and ink_threshold in [0, 256], got {margin}, {ink_threshold}")
-        if int(ink_margin) != ink_margin or ink_margin < 0:
-            raise ValueError(f"ink_margin must be an integer >= 0, got {ink_margin}")
-        self.scorer = str(scorer)
-        self.shuffles = int(shuffles)
-        self.threshold = float(threshold)
-        self.max_moves = int(max_moves)
-        self.labels = None if labels is None else ((labels,) if isinstance(labels, str) else tuple(labels))
-        self.margin = int(margin)
-        self.ink_threshold = int(ink_threshold)
-        self.ink_margin = int(ink_margin)
-        self.score_seed = int(score_seed)
-        self.cache = bool(cache)
+    class Params(params.Params):
+        scorer: params.Text = Field("baseline", description="the model that scores strength: baseline, a "
+                                                            ".dogood-model file, a Hugging Face token model name or folder")
+        shuffles: params.Integer = Field(10, ge=1, description="layout shuffles per document (paper: 10, or 30 in "
+                                                               "section 4.2)")
+        threshold: params.Real = Field(1.0, ge=0, le=1, description="least strength (share of unchanged shuffles) "
+                                                                    "of a movable entity; 1.0 = unchanged in all")
+        max_moves: params.Integer = Field(3, ge=1, description="most entities moved per page")
+        labels: params.OptionalNames = Field(None, description="entity labels that may move (null: all)")
+        margin: params.Integer = Field(5, ge=0, description="pixels kept free around the moved footprint and other "
+                                                            "content")
+        ink_threshold: params.Integer = Field(128, ge=0, le=256, description="grey level below which a pixel is ink "
+                                                                            "(0: words' boxes only, no ink moves)")
+        ink_margin: params.Integer = Field(2, ge=0, description="an ink component within this many pixels of an "
+                                                                "entity's word box is the entity's and moves with it")
+        score_seed: params.Integer = Field(0, description="seeds the shuffles (with the document id)")
+        cache: params.Flag = Field(True, description="read and write the strength cache")
+
+    def setup(self) -> None:
         self._model = None
 
     # -- the scorer: loaded once per process (build calls prepare() before starting workers) --------
     def prepare(self) -> None:
-        """Load the scorer (training and caching the baseline first when ``scorer='baseline'`` and none exists)."""
+        """Load the scorer, the resource ``token-scorer`` (training and caching the baseline first when
+        ``scorer='baseline'`` and none exists)."""
         if self._model is None:
-            from dogood.models import load_model
-
-            if self.scorer == "baseline":
-                from dogood.models.baseline import default_baseline
-
-                self._model = default_baseline()
-            else:
-                self._model = load_model(self.scorer, task="token")
-            if getattr(self._model, "task", "token") != "token":
-                raise ValueError(f"the move scorer must tag words (a token model); {self.scorer!r} is a "
-                                 f"{self._model.task} model")
+            self._model = resource("token-scorer", spec=self.scorer)
 
     @property
     def model(self):
@@ -432,7 +408,7 @@ class MoveEntities(Shift):
             return cached_entity_strength(doc, self.model, self.shuffles, self.score_seed)
         return entity_strength(doc, self.model, self.shuffles, self.score_seed), False
 
-    def apply(self, doc: Document, rng: np.random.Generator) -> tuple[Document, dict[str, int]]:
+    def apply(self, doc: Document, rng: np.random.Generator) -> Outcome:
         if not doc.entities:
             raise SkipDocument("no entities to move")
         strength, _ = self.strength(doc)  # whether it was cached stays out of the counts: output is the same
@@ -443,7 +419,7 @@ class MoveEntities(Shift):
         strong = [e for e in allowed if strength[e] >= self.threshold]
         counts["strong"] = len(strong)
         if not strong:
-            return doc, counts
+            return Outcome(doc, counts)
         pixels = doc.image.to_array()
         gray = pixels if pixels.ndim == 2 else pixels[..., :3].mean(axis=2)
         mask = occupied(gray, [w.box for w in doc.words], self.ink_threshold, self.margin)
@@ -486,9 +462,9 @@ class MoveEntities(Shift):
         for (fx0, fy0, fx1, fy1), (dx, dy), moving in pastes:  # no later blank can touch a pasted pixel
             out[fy0 + dy : fy1 + dy, fx0 + dx : fx1 + dx][moving] = pixels[fy0:fy1, fx0:fx1][moving]
         if not counts["moved"]:
-            return doc, counts
+            return Outcome(doc, counts)
         words = tuple(Word(w.text, tuple(b)) for w, b in zip(doc.words, boxes))
-        return doc.replace(words=words, image=PageImage.from_array(out)), counts
+        return Outcome(doc.replace(words=words, image=PageImage.from_array(out)), counts)
 
 
 def _overlap(a: Sequence[int], b: Sequence[int]) -> bool:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field
 
 from dogood.document import Entity
-from dogood.shifts.base import Shift
+from dogood.papers import Cites
+from dogood.resources import resource
+from dogood.shifts import params
+from dogood.shifts.base import Outcome, Shift
 
 
 class ReOCR(Shift):
@@ -21,11 +25,7 @@ class ReOCR(Shift):
     word that covers most of it (at least ``min_overlap`` of its area); links
     are kept. The document label and QA pairs are unchanged.
 
-    Parameters
-    ----------
-    lang : Tesseract language(s), e.g. ``"eng"``.
-    config : extra Tesseract options, e.g. ``"--psm 6"``.
-    min_overlap : share of an OCR word's box an old word must cover to pass its entity on.
+    Parameters: :class:`ReOCR.Params`.
 
     Counts: ``words_before``, ``words_after`` and, on pages with entities,
     ``labelled`` (OCR words that joined an entity), ``unlabelled``,
@@ -35,6 +35,8 @@ class ReOCR(Shift):
     name = "reocr"
     family = "image"
     reads_words = True
+    papers = (Cites("do-good", "3.1 (RVL-CDIP-I1/I2: OCR on the new images)",
+                    inspired_by="Tesseract re-reads the page; entity labels pass to OCR words by box overlap"),)
     counts_help = {
         **Shift.counts_help,
         "words_before": "words before the shifted page was read again",
@@ -44,17 +46,14 @@ class ReOCR(Shift):
         "entities_lost": "entities no OCR word joined",
     }
 
-    def __init__(self, lang: str = "eng", config: str = "", min_overlap: float = 0.5):
-        if not 0 < min_overlap <= 1:
-            raise ValueError(f"min_overlap must be in (0, 1], got {min_overlap}")
-        self.lang = lang
-        self.config = config
-        self.min_overlap = float(min_overlap)
+    class Params(params.Params):
+        lang: params.Text = Field("eng", description="Tesseract language(s), e.g. eng")
+        config: params.Text = Field("", description="extra Tesseract options, e.g. --psm 6")
+        min_overlap: params.Real = Field(0.5, gt=0, le=1, description="share of an OCR word's box an old word must "
+                                                                      "cover to pass its entity on")
 
     def prepare(self) -> None:
-        from dogood.ocr import tesseract_version
-
-        tesseract_version()  # a clear error now when Tesseract is missing, not in a worker
+        resource("tesseract")  # a clear error now when Tesseract is missing, not in a worker
 
     def card_notes(self, schema: str = "funsd") -> list[str]:
         from dogood.ocr import tesseract_version
@@ -84,7 +83,7 @@ class ReOCR(Shift):
             counts["labelled"] = labelled
             counts["unlabelled"] = len(words) - labelled
             counts["entities_lost"] = sum(1 for k, e in enumerate(doc.entities) if e.word_ids and not members[k])
-        return doc.replace(words=words, entities=entities), counts
+        return Outcome(doc.replace(words=words, entities=entities), counts)
 
 
 def transfer_owners(old: np.ndarray, new: np.ndarray, min_overlap: float, group: np.ndarray | None = None) -> np.ndarray:

@@ -1,0 +1,82 @@
+"""Base classes the layout shifts share (machinery, no shift): box jitter, and the neighbour-zone shuffle.
+
+They live in the shifts package, not in :mod:`dogood.layout`, because they
+are :class:`~dogood.shifts.base.Shift` classes: a module outside the package
+that imports the base would be half-loaded when ``dogood.shifts`` imports
+the shifts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import Field
+
+from dogood.document import Document
+from dogood.layout import changed_boxes, shuffle_among, with_boxes
+from dogood.shifts import params
+from dogood.shifts.base import Outcome, Shift, SkipDocument
+from dogood.shifts.form_text import value_neighbours
+
+
+class BoxJitter(Shift):
+    """Base of Center Shift and Box Stretch: every word box moves by normal draws scaled by its size.
+
+    A subclass implements :meth:`jitter`. Counts: ``eligible`` (words),
+    ``changed`` (boxes that changed), ``clipped`` (boxes that reached past the
+    page edge). Word boxes only (``box_level: word``): a segment box, the
+    union of its jittered words, would hide most of the jitter the paper
+    applied to OCR word boxes.
+    """
+
+    family = "layout"
+    box_levels = {"word": "each token gets its own jittered box (the paper's LayoutLM took word boxes)"}
+
+    class Params(params.Params):
+        delta: params.Real = Field(0.1, ge=0, description="standard deviation of the moves, as a fraction of the box "
+                                                          "size (the paper gives none; 0.1 is a moderate choice)")
+
+    def jitter(self, doc: Document, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """The new ``(n, 4)`` boxes, and which of them reached past the page edge before they were brought back."""
+        raise NotImplementedError
+
+    def apply(self, doc: Document, rng: np.random.Generator):
+        if not doc.words:
+            raise SkipDocument("no words")
+        new, clipped = self.jitter(doc, rng)
+        counts = {"eligible": len(doc.words), "changed": changed_boxes(doc.boxes, new), "clipped": int(clipped.sum())}
+        return Outcome(with_boxes(doc, new), counts)
+
+
+class NeighbourZone(params.Params):
+    """The parameters of a value's neighbour zone (:func:`~dogood.shifts.form_text.value_neighbours`)."""
+
+    value_labels: params.Names = Field(("answer",), description="entity labels that are values")
+    r: params.Real = Field(0.02, ge=0, description="neighbour zone growth, as a fraction of the page width/height "
+                                                   "on each side (paper: 0.02)")
+    n: params.Integer = Field(2, ge=0, description="reading-order neighbours on each side of a value (paper: 2)")
+
+
+class ZoneShuffle(Shift):
+    """Base of Neighbor and Non-neighbor Shuffle: shuffle the neighbours of values, or the other words.
+
+    A subclass sets ``neighbours_move``: ``True`` shuffles the values'
+    neighbours among their places, ``False`` every word that is neither a
+    value nor a neighbour. Counts: ``eligible``, ``changed``, ``neighbours``.
+    """
+
+    family = "layout"
+    neighbours_move: bool
+    Params = NeighbourZone
+
+    def apply(self, doc: Document, rng: np.random.Generator):
+        if not doc.words:
+            raise SkipDocument("no words")
+        near = value_neighbours(doc, self.value_labels, self.r, self.n)
+        if self.neighbours_move:
+            movers = near
+        else:
+            values = {i for e in doc.entities if e.label in self.value_labels for i in e.word_ids}
+            movers = set(range(len(doc.words))) - near - values
+        out, counts = shuffle_among(doc, rng, movers)
+        counts["neighbours"] = len(near)
+        return Outcome(out, counts)

@@ -1,0 +1,56 @@
+"""BG Drop: background words vanish with their boxes, as if OCR missed them (form-attack paper)."""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import AliasChoices, Field
+
+from dogood.document import Document
+from dogood.layout import drop_words
+from dogood.shifts.form_text import BACKGROUND_LABELS, background_words
+from dogood.papers import Cites
+from dogood.shifts import params
+from dogood.shifts.base import Outcome, Shift, SkipDocument
+
+
+class BackgroundDrop(Shift):
+    """BG Drop: background words vanish with their boxes, as if OCR missed them (form-attack paper).
+
+    The paper removes each background word with probability ``p``; like
+    :func:`~dogood.shifts.form_text._change_each` we drop exactly
+    ``round(fraction * n)`` of the ``n`` background token words, drawn in
+    random order, so the measured share is ``fraction`` (the paper's ``p``). Background on FUNSD: words of
+    ``other`` and ``header`` entities and words in no entity; key
+    (``question``) and value (``answer``) words are never dropped. An entity
+    left without words goes, with its links
+    (:func:`~dogood.shifts.words.delete_words`). By default the pixels stay
+    (OCR missed a word that is on the page); ``render=True`` inpaints the
+    dropped words' ink (:func:`dogood.render.render_words` with blank text),
+    so image and words agree. Counts: ``eligible`` (background words),
+    ``changed`` (words dropped).
+
+    Parameters: :class:`BackgroundDrop.Params`.
+    """
+
+    name = "bg_drop"
+    family = "layout"
+    papers = (Cites("form-attacks", "Background manipulation: BG Drop",
+                    inspired_by="exactly round(fraction * n) of the n background words are dropped (the paper drops "
+                                "each with probability p)"),)
+
+    class Params(params.Params):
+        fraction: params.Real = Field(0.1, ge=0, le=1, validation_alias=AliasChoices("fraction", "p"),
+                                      description="share of the background words dropped (the paper's p: 0.1; 0.13 "
+                                                  "to match Neighbor BG Drop's count)")
+        labels: params.Names = Field(BACKGROUND_LABELS, description="entity labels whose words are background "
+                                                                    "(words in no entity always are)")
+        render: params.Flag = Field(False, validation_alias=AliasChoices("render", "erase"),
+                                    description="also erase the dropped words from the image (false: words only)")
+
+    def apply(self, doc: Document, rng: np.random.Generator):
+        if not doc.words:
+            raise SkipDocument("no words")
+        background = background_words(doc, self.labels)
+        target = int(round(self.fraction * len(background)))
+        dropped = sorted(background[int(j)] for j in rng.permutation(len(background))[:target])
+        return Outcome(drop_words(doc, dropped, self.render), {"eligible": len(background), "changed": len(dropped)})

@@ -1,0 +1,30 @@
+"""Global Shuffle: the words in a random order (form-attack paper, OCR level transformations)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dogood.document import Document
+from dogood.layout import shuffle_among
+from dogood.papers import Cites
+from dogood.shifts.base import Outcome, Shift, SkipDocument
+
+
+class GlobalShuffle(Shift):
+    """Global Shuffle: the words in a random order (form-attack paper, poor reading order).
+
+    Only the order of the word sequence changes (a uniform random
+    permutation): texts, boxes and pixels stay, and each entity keeps its
+    words (renumbered, in the entity's own order, so IOB tags stay with the
+    same words; :func:`~dogood.shifts.words.reorder_words`). Counts:
+    ``eligible`` (words), ``changed`` (words whose place changed). No parameters.
+    """
+
+    name = "global_shuffle"
+    family = "layout"
+    papers = (Cites("form-attacks", "OCR level transformations: Global Shuffle"),)
+
+    def apply(self, doc: Document, rng: np.random.Generator):
+        if not doc.words:
+            raise SkipDocument("no words")
+        return Outcome(*shuffle_among(doc, rng, range(len(doc.words))))

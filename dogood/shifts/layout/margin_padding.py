@@ -1,0 +1,47 @@
+"""Margin Padding: white margins around the page, so every word moves (form-attack paper, OCR level transformations)."""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import Field
+
+from dogood.document import Document, PageImage
+from dogood.layout import with_boxes
+from dogood.papers import Cites
+from dogood.shifts import params
+from dogood.shifts.base import Outcome, Shift
+
+
+class MarginPadding(Shift):
+    """Margin Padding: white margins around the page, so every word moves (form-attack paper).
+
+    The left and right margins are each a random whole number of pixels from
+    1 to ``r`` times the page width, the top and bottom ones from 1 to ``r``
+    times the page height (at least 1). The page grows by the margins, the
+    image is padded with white (255, grayscale or RGB as the page is; the
+    paper pads white, as a scanner does) and every box moves by ``(left,
+    top)``. Texts, order and entities are unchanged. Pages without words are
+    padded too. Counts: ``eligible`` and ``changed`` (words, all moved), and
+    the margins ``margin_left``, ``margin_right``, ``margin_top``, ``margin_bottom`` in pixels.
+
+    Parameters: :class:`MarginPadding.Params`.
+    """
+
+    name = "margin_padding"
+    family = "layout"
+    papers = (Cites("form-attacks", "OCR level transformations: Margin Padding"),)
+
+    class Params(params.Params):
+        r: params.Real = Field(0.3, ge=0, description="largest margin as a fraction of the page size (paper: 0.3)")
+
+    def apply(self, doc: Document, rng: np.random.Generator):
+        most_x, most_y = max(1, int(self.r * doc.width)), max(1, int(self.r * doc.height))
+        left, right = (int(v) for v in rng.integers(1, most_x + 1, size=2))
+        top, bottom = (int(v) for v in rng.integers(1, most_y + 1, size=2))
+        pixels = doc.image.to_array()
+        pad = ((top, bottom), (left, right)) + (((0, 0),) if pixels.ndim == 3 else ())
+        image = PageImage.from_array(np.pad(pixels, pad, mode="constant", constant_values=255))
+        out = with_boxes(doc, doc.boxes + np.array([left, top, left, top]), image=image)
+        n = len(doc.words)
+        return Outcome(out, {"eligible": n, "changed": n, "margin_left": left, "margin_right": right,
+                             "margin_top": top, "margin_bottom": bottom})
