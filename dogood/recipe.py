@@ -221,14 +221,20 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
 
 
 def recipe_dirs() -> list[Path]:
-    """Where recipes are looked up by name: ``./recipes``, then the ones shipped with dogood."""
-    dirs = [Path.cwd() / "recipes"]
-    try:
-        shipped = Path(str(importlib.resources.files("dogood.recipes")))
-        dirs.append(shipped)
+    """Where recipes are looked up by name: the ones shipped with dogood first, then ``./recipes``.
+
+    A recipe in ``./recipes`` adds a name; it never replaces a shipped recipe
+    (pass its path to build a changed copy), so where a command runs does not
+    change what a shipped name means.
+    """
+    dirs = []
+    try:  # an installed wheel; a namespace package's files() is no folder, hence the guard
+        shipped = importlib.resources.files("dogood.recipes")
+        if isinstance(shipped, Path):
+            dirs.append(shipped)
     except (ModuleNotFoundError, TypeError):
         pass
-    dirs.append(Path(__file__).resolve().parents[1] / "recipes")
+    dirs += [Path(__file__).resolve().parents[1] / "recipes", Path.cwd() / "recipes"]
     unique: list[Path] = []
     for d in dirs:
         if d.is_dir() and d.resolve() not in [u.resolve() for u in unique]:

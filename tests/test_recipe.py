@@ -79,3 +79,18 @@ def test_combinations_expand_pairs_and_triples_in_order():
     for bad in ({"of": ["a", "zzz"]}, {"of": ["a", "b"], "sizes": [3]}, {"of": ["a", "a"]}, {"sizes": [2]}, ["a"]):
         with pytest.raises(RecipeError):
             parse_recipe({**data, "combinations": bad})
+
+
+def test_a_recipes_folder_where_dogood_runs_adds_names_but_never_shadows_a_shipped_recipe(tmp_path, monkeypatch):
+    from dogood.recipe import list_recipes, load_recipe
+
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "funsd-l.yaml").write_text(
+        "name: funsd-l\nversion: 9.9.9\nsource: {kind: funsd}\nconfigs:\n  original: []\n", encoding="utf-8")
+    (tmp_path / "recipes" / "mine.yaml").write_text(
+        "name: mine\nversion: 0.0.1\nsource: {kind: funsd}\nconfigs:\n  original: []\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert load_recipe("funsd-l").version != "9.9.9"
+    assert load_recipe("mine").version == "0.0.1"
+    by_name = {r.name: r.version for r in list_recipes()}
+    assert by_name["mine"] == "0.0.1" and by_name["funsd-l"] != "9.9.9"
