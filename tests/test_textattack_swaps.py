@@ -17,7 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("textattack")
+from dogood.errors import SourceError  # noqa: E402
+from dogood.text.lexicons import import_textattack  # noqa: E402
+
+try:
+    import_textattack()  # quietly, offline; needs NLTK's stopwords (NLTK_DATA or $DOGOOD_DATA_DIR/nltk_data)
+except SourceError as exc:
+    pytest.skip(f"TextAttack cannot be used here: {exc}", allow_module_level=True)
 
 from dogood.document import Document, Entity, PageImage, Word  # noqa: E402
 from dogood.text.embeddings import (  # noqa: E402
