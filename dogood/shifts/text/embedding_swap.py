@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
 from pydantic import Field
@@ -95,7 +96,7 @@ class EmbeddingSwap(WordSwapShift):
         embedding: params.Text = Field("counter-fitted-glove", description=(
             "counter-fitted-glove (dogood's build from $DOGOOD_DATA_DIR), paragramcf (TextAttack's download) or a "
             "path to an .npz of vectors"))
-        vocab_size: params.Integer | None = Field(None, ge=2, description=(
+        vocab_size: Annotated[params.Integer | None, params.Expect("null or an integer")] = Field(None, ge=2, description=(
             "with counter-fitted-glove, keep GloVe's most frequent vocab_size words (null: all 50,000)"))
 
     def prepare(self) -> None:
