@@ -306,7 +306,7 @@ def test_same_seed_same_output(cls, pages):
     a, b, c = shift(doc, 7), shift(doc, 7), shift(doc, 8)
     assert a.words == b.words and a.entities == b.entities
     assert a.words != c.words
-    assert a.provenance[-1].params["p"] == 0.5 and a.provenance[-1].counts["eligible"] > 0
+    assert a.provenance[-1].params["fraction"] == 0.5 and a.provenance[-1].counts["eligible"] > 0
     with pytest.raises(Exception, match="p must be in"):
         make_shift({"shift": cls.name, "p": 1.5})
 

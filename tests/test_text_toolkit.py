@@ -74,3 +74,17 @@ def test_text_shifts_construct_without_any_data():
     assert out.returncode == 0, out.stderr
     if out.stdout:  # NLTK's own folders may hold the data on some machines
         assert "corpora/wordnet" in out.stdout and "nltk.downloader" in out.stdout
+
+
+def test_rate_knob_is_fraction_and_old_p_is_accepted():
+    import pytest
+
+    from dogood.errors import RecipeError
+    from dogood.shifts import make_shift
+
+    for name in ("bg_typo", "bg_synonym", "bg_adversarial", "value_text_augment", "key_drop"):
+        old = make_shift({"shift": name, "p": 0.3})
+        assert old.params() == make_shift({"shift": name, "fraction": 0.3}).params()
+        assert old.params()["fraction"] == 0.3 and "p" not in old.params()
+        with pytest.raises(RecipeError, match="parameter p must be in"):
+            make_shift({"shift": name, "p": 1.5})

@@ -1,10 +1,10 @@
-"""What the form-attack paper's background text shifts share: background words, a share ``p`` of them changed.
+"""What the form-attack paper's background text shifts share: background words, a share ``fraction`` of them changed.
 
 Xue et al. (2021), form-level transformations, "Background manipulation":
 BG Typo, BG Synonyms and BG Adversarial select each background word with
-probability p and replace it. Here ``round(p * n)`` of the ``n`` eligible
-background words change (:mod:`dogood.text.budget`), so the measured share
-meets ``p``; background on FUNSD is :func:`dogood.text.selection.background_words`.
+probability p and replace it. Here ``round(fraction * n)`` of the ``n``
+eligible background words change (:mod:`dogood.text.budget`), so the measured
+share meets ``fraction`` (the paper's p; ``p`` is still accepted); background on FUNSD is :func:`dogood.text.selection.background_words`.
 Like the paper, these shifts change the OCR words only (boxes, labels, IOB
 tags and links stay); with ``render=True`` the changed words are also redrawn
 in the page image. Words longer than :data:`MAX_WORD_LENGTH` characters are
@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 import numpy as np
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from dogood.document import Document
 from dogood.shifts import params
@@ -31,7 +31,7 @@ MAX_WORD_LENGTH = 40
 
 
 class BackgroundWordShift(Shift):
-    """Base of BG Typo, BG Synonyms and BG Adversarial: change a share ``p`` of the background words.
+    """Base of BG Typo, BG Synonyms and BG Adversarial: change a share ``fraction`` of the background words.
 
     A subclass sets ``name`` and implements :meth:`change`; one with more
     candidates' bookkeeping (BG Adversarial) overrides :meth:`apply` and uses
@@ -42,8 +42,8 @@ class BackgroundWordShift(Shift):
     max_word_length: ClassVar[int] = MAX_WORD_LENGTH
 
     class Params(params.Params):
-        p: params.Real = Field(0.1, ge=0, le=1, description=(
-            "share of the background words changed (paper: each selected with probability 0.1)"))
+        fraction: params.Real = Field(0.1, ge=0, le=1, validation_alias=AliasChoices("fraction", "p"), description=(
+            "share of the background words changed (paper: p, each selected with probability 0.1)"))
         labels: params.Names = Field(BACKGROUND_LABELS, description=(
             "entity labels whose words are background (words in no entity always are)"))
         render: params.Flag = Field(False, description="also redraw the changed words in the page image (the paper "
@@ -55,12 +55,12 @@ class BackgroundWordShift(Shift):
 
     def change_some(self, doc: Document, rng: np.random.Generator, words: Sequence[int],
                     change: Callable[[str, np.random.Generator], str | None]) -> tuple[dict[int, str], dict[str, int]]:
-        """Change ``round(p * len(words))`` of ``words`` with ``change(old text, rng)``; changes and counts."""
+        """Change ``round(fraction * len(words))`` of ``words`` with ``change(old text, rng)``; changes and counts."""
         def one(i: int, r: np.random.Generator) -> str | None:
             old = doc.words[i].text
             return change(old, r) if len(old) <= self.max_word_length else None
 
-        return change_words(doc, rng, self.p, one, words)
+        return change_words(doc, rng, self.fraction, one, words)
 
     def apply(self, doc: Document, rng: np.random.Generator) -> Outcome:
         if not doc.words:

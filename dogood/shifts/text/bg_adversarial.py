@@ -17,7 +17,7 @@ from dogood.text.values import faker_for, faker_note, random_value
 
 
 class BackgroundAdversarial(BackgroundWordShift):
-    """BG Adversarial: a share ``p`` of the background words become random dates, numbers or money (Xue et al. 2021).
+    """BG Adversarial: a share ``fraction`` of the background words become random dates, numbers or money (Xue et al. 2021).
 
     Adds distractors of the values' data types. Background on FUNSD: words of
     ``other`` and ``header`` entities and words in no entity; ``question``

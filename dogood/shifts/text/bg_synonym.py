@@ -28,7 +28,7 @@ def synonym_of(word: str, rng: np.random.Generator) -> str | None:
 
 
 class BackgroundSynonym(BackgroundWordShift):
-    """BG Synonyms: a share ``p`` of the background words become a WordNet synonym (Xue et al. 2021).
+    """BG Synonyms: a share ``fraction`` of the background words become a WordNet synonym (Xue et al. 2021).
 
     Background on FUNSD: words of ``other`` and ``header`` entities and words
     in no entity; ``question`` (key) and ``answer`` (value) words are never

@@ -12,7 +12,7 @@ from dogood.text.words import is_latin
 
 
 class BackgroundTypo(BackgroundWordShift):
-    """BG Typo: a share ``p`` of the background words get one OCR-style typo (Xue et al. 2021).
+    """BG Typo: a share ``fraction`` of the background words get one OCR-style typo (Xue et al. 2021).
 
     Background on FUNSD: words of ``other`` and ``header`` entities and words
     in no entity; keys (``question``) and values (``answer``) are never

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from dogood.document import Document
 from dogood.papers import Cites
@@ -35,8 +35,8 @@ class ValueTextAugment(Shift):
     """Value Text Augment: answer texts replaced by random values of the same data type (form-attack paper).
 
     Values on FUNSD are ``answer`` entities (keys are ``question``). Each
-    value entity is selected with probability ``p`` (the paper augments all
-    values: ``p=1``) and its text typed by :func:`dogood.text.values.data_type`:
+    value entity is selected with probability ``fraction`` (the paper augments all
+    values: ``fraction=1``) and its text typed by :func:`dogood.text.values.data_type`:
 
     - ``date``, ``number``, ``money``: a new value by the paper's procedure
       (as in BG Adversarial; a number keeps a ``#``/``No.`` prefix, money
@@ -66,7 +66,8 @@ class ValueTextAugment(Shift):
                                     "(SROIE values with Faker); parameters in Implementation Details"),)
 
     class Params(params.Params):
-        p: params.Real = Field(1.0, ge=0, le=1, description="probability that a value entity is replaced (paper: all, 1.0)")
+        fraction: params.Real = Field(1.0, ge=0, le=1, validation_alias=AliasChoices("fraction", "p"),
+                                      description="probability that a value entity is replaced (paper: all, 1.0)")
         labels: params.Names = Field(("answer",), description="entity labels that are values")
         key_labels: params.Names = Field(("question",), description=(
             "labels of the linked entities whose text hints at a Faker kind"))
@@ -80,7 +81,7 @@ class ValueTextAugment(Shift):
             raise SkipDocument("no words")
         by_id = {e.id: e for e in doc.entities}
         values = [e for e in doc.entities if e.label in self.labels and any(doc.words[i].text.strip() for i in e.word_ids)]
-        picked = [e for e, u in zip(values, rng.random(len(values))) if u < self.p]
+        picked = [e for e, u in zip(values, rng.random(len(values))) if u < self.fraction]
         fake = faker_for(rng)
         changes: dict[int, str] = {}
         counts = {"eligible": len(values), "changed": 0, "unchangeable": 0}
