@@ -149,6 +149,23 @@ class SamplePerturbation(Shift):
         parts = split_word(doc.words[i].text)
         return None if core_problem(parts[1], self.max_word_length) else parts
 
+    def replace_cores(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits,
+                      new_core: Callable[[str], str | None]) -> int:
+        """Give up to ``k`` words of ``sample`` (drawn in random order) the core ``new_core(core)``, their
+        punctuation kept; words left alone or with no new core (``None`` or the same) are passed over."""
+        def attempt(i: int) -> bool:
+            parts = self.plain(doc, i)
+            if parts is None:
+                return False
+            prefix, core, suffix = parts
+            new = new_core(core)
+            if new is None or new == core:
+                return False
+            edits.replace[i] = prefix + new + suffix
+            return True
+
+        return perturb_words(sample, k, rng, attempt)
+
     def apply(self, doc: Document, rng: np.random.Generator) -> Outcome:
         self.prepare()
         edits, counts = perturb_samples(

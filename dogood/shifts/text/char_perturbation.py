@@ -34,7 +34,7 @@ from dogood.document import Document
 from dogood.papers import Cites
 from dogood.text.chars import CHAR_KINDS, perturb_core
 from dogood.text.edits import Edits
-from dogood.text.samples import SamplePerturbation, perturb_words
+from dogood.text.samples import SamplePerturbation
 
 
 class CharPerturbation(SamplePerturbation):
@@ -60,15 +60,4 @@ class CharPerturbation(SamplePerturbation):
         kind: Literal[CHAR_KINDS] = Field("insertion", description="the character perturbation (the paper's Table 2)")
 
     def perturb(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
-        def attempt(i: int) -> bool:
-            parts = self.plain(doc, i)
-            if parts is None:
-                return False
-            prefix, core, suffix = parts
-            new = perturb_core(core, self.kind, rng)
-            if new is None or new == core:
-                return False
-            edits.replace[i] = prefix + new + suffix
-            return True
-
-        return perturb_words(sample, k, rng, attempt)
+        return self.replace_cores(doc, sample, k, rng, edits, lambda core: perturb_core(core, self.kind, rng))

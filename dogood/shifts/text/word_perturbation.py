@@ -205,18 +205,11 @@ class WordPerturbation(SamplePerturbation):
         return perturb_words(sample, k, rng, attempt)
 
     def _synonym(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
-        def attempt(i):
-            parts = self.plain(doc, i)
-            if parts is None:
-                return False
-            prefix, core, suffix = parts
+        def synonym(core: str) -> str | None:
             options = first_sense_synonyms(core.lower())
-            if not options:
-                return False
-            edits.replace[i] = prefix + case_like(options[int(rng.integers(len(options)))], core) + suffix
-            return True
+            return case_like(options[int(rng.integers(len(options)))], core) if options else None
 
-        return perturb_words(sample, k, rng, attempt)
+        return self.replace_cores(doc, sample, k, rng, edits, synonym)
 
     def _negation(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
         words = doc.words
@@ -249,18 +242,7 @@ class WordPerturbation(SamplePerturbation):
         return perturb_words(sample, k, rng, attempt)
 
     def _verb(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
-        def attempt(i):
-            parts = self.plain(doc, i)
-            if parts is None:
-                return False
-            prefix, core, suffix = parts
-            new = swap_verb(core, self.kind)
-            if new is None or new == core:
-                return False
-            edits.replace[i] = prefix + new + suffix
-            return True
-
-        return perturb_words(sample, k, rng, attempt)
+        return self.replace_cores(doc, sample, k, rng, edits, lambda core: swap_verb(core, self.kind))
 
     _singular_plural_verb = _verb
     _verb_tense = _verb
