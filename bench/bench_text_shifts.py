@@ -80,13 +80,13 @@ def augmenter_rate(augmenter, texts: list[str], budget: float) -> str:
 
 
 def textattack_transformations() -> dict:
-    from dogood.shifts._textattack import import_textattack
-    from dogood.shifts.embedding_swap import _tools
+    from dogood.text.lexicons import import_textattack
+    from dogood.shifts.text.embedding_swap import _tools
 
     import_textattack()
     from textattack.transformations import WordSwapChangeNumber, WordSwapRandomCharacterDeletion
 
-    from dogood.shifts.homoglyph_swap import _transformation as homoglyphs
+    from dogood.shifts.text.homoglyph_swap import _transformation as homoglyphs
 
     return {
         "embedding_swap": _tools("counter-fitted-glove", None, 50).transformation,

@@ -4,10 +4,10 @@ Machinery for :mod:`dogood.shifts.layout` (the form-attack OCR-level shifts of
 Xue et al. 2021: Center Shift, Box Stretch, Margin Padding, the shuffles, the
 background drops, Value Location Augment). No shift lives here.
 
-Roles on FUNSD, as in :mod:`dogood.shifts.form_text`: keys are ``question``
+Roles on FUNSD, as in :mod:`dogood.text.selection`: keys are ``question``
 entities, values ``answer`` entities, background the words of ``header`` and
 ``other`` entities and words in no entity. Neighbours of a value come from
-:func:`~dogood.shifts.form_text.value_neighbours` (any overlap with the value
+:func:`~dogood.text.selection.value_neighbours` (any overlap with the value
 box grown by ``r`` of the page size, where the paper asks IoU > 0.5, which a
 word seldom reaches against a zone larger than itself; plus the ``n`` token
 words before and after the value in the word order, standing in for the
@@ -44,7 +44,7 @@ def changed_boxes(old: np.ndarray, new: np.ndarray) -> int:
 
 def shuffle_among(doc: Document, rng: np.random.Generator, indices: Sequence[int]) -> tuple[Document, dict[str, int]]:
     """``doc`` with the words at ``indices`` shuffled among those places; every other word keeps its place."""
-    from dogood.shifts.words import reorder_words
+    from dogood.text.edits import reorder_words
 
     places = sorted(indices)
     order = np.arange(len(doc.words))
@@ -57,7 +57,7 @@ def shuffle_among(doc: Document, rng: np.random.Generator, indices: Sequence[int
 
 def drop_words(doc: Document, dropped: list[int], render: bool) -> Document:
     """``doc`` without words ``dropped``; with ``render``, their ink is inpainted away first."""
-    from dogood.shifts.words import delete_words, replace_texts
+    from dogood.text.edits import delete_words, replace_texts
 
     out = doc
     if render and dropped:

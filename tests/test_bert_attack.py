@@ -22,10 +22,12 @@ from dogood.document import Document, Entity, PageImage, Word  # noqa: E402
 from dogood.errors import RecipeError  # noqa: E402
 from dogood.models import ModelError  # noqa: E402
 from dogood.recipe import parse_recipe  # noqa: E402
-from dogood.shifts import bert_attack as ba  # noqa: E402
+from dogood.shifts.text import bert_attack as ba  # noqa: E402
 from dogood.shifts.base import make_shift  # noqa: E402
-from dogood.shifts.bert_attack import BertAttack, best_combinations, masked_lm, split_word  # noqa: E402
-from dogood.shifts.selection import word_labels  # noqa: E402
+from dogood.shifts.text.bert_attack import BertAttack, best_combinations, masked_lm  # noqa: E402
+from dogood.text.lexicons import stopwords  # noqa: E402
+from dogood.text.selection import word_labels  # noqa: E402
+from dogood.text.words import split_word  # noqa: E402
 
 MAX_LENGTH = 64  # the tiny model's limit: long words and long windows are cut to it
 
@@ -47,7 +49,7 @@ def docs(funsd_test):
 @pytest.fixture(scope="module")
 def stop():
     try:
-        return ba.english_stopwords()
+        return stopwords()
     except Exception as exc:  # noqa: BLE001
         pytest.skip(f"NLTK stopwords missing (set NLTK_DATA): {exc}")
 
@@ -185,7 +187,7 @@ def test_changed_fraction_boxes_and_labels_on_funsd(docs, model_dir, fraction):
     shift = BertAttack(fraction=fraction, model=model_dir)
     changed = eligible = 0
     for k, doc in enumerate(docs):
-        out, counts = shift.apply(doc, np.random.default_rng(k))
+        out, counts, _ = shift.apply(doc, np.random.default_rng(k))
         assert counts["changed"] == round(fraction * counts["eligible"])  # enough candidates: the draw is met
         assert counts["unchangeable"] == sum(counts[r] for r in ba.REASONS)
         changed += counts["changed"]
@@ -217,7 +219,7 @@ def test_labels_restrict_the_changes_to_answers(docs, model_dir):
     shift = BertAttack(fraction=0.5, labels=["answer"], model=model_dir)
     touched = 0
     for k, doc in enumerate(docs[:4]):
-        out, counts = shift.apply(doc, np.random.default_rng(k))
+        out, counts, _ = shift.apply(doc, np.random.default_rng(k))
         labels = word_labels(doc)
         assert counts["eligible"] == sum(1 for w, lab in zip(doc.words, labels) if lab == "answer" and w.text.strip())
         for i, (a, b) in enumerate(zip(doc.words, out.words)):
@@ -232,7 +234,7 @@ def test_bad_words_stay_and_are_counted(model_dir):
     huge_word = "abcdefghij" * 20  # beyond WordPiece's 100 characters: the unknown token
     texts = ["12345", "Ωμέγα", "R&D", ":", "the", "X", long_word, huge_word, "", "Invoice", "payment:"]
     doc = _doc(texts, (Entity(0, "answer", tuple(range(len(texts)))),))
-    out, counts = BertAttack(fraction=1.0, model=model_dir).apply(doc, np.random.default_rng(0))
+    out, counts, _ = BertAttack(fraction=1.0, model=model_dir).apply(doc, np.random.default_rng(0))
     assert counts == {"eligible": 10, "changed": 2, "unchangeable": 8, "stopword": 1, "one_letter": 1,
                       "not_alphabetic": 4, "too_long": 1, "unknown_word": 1, "no_candidate": 0}
     assert [w.text for w in out.words[:9]] == texts[:9]
@@ -242,7 +244,7 @@ def test_bad_words_stay_and_are_counted(model_dir):
 
 def test_unmasked_input_as_li_et_al(docs, model_dir):
     shift = BertAttack(fraction=0.1, model=model_dir, mask=False)
-    out, counts = shift.apply(docs[0], np.random.default_rng(0))
+    out, counts, _ = shift.apply(docs[0], np.random.default_rng(0))
     assert counts["changed"] == round(0.1 * counts["eligible"]) > 0
     masked = BertAttack(model=model_dir).candidates(docs[0], [21])[21]
     assert shift.candidates(docs[0], [21])[21] != masked
@@ -254,7 +256,7 @@ def test_the_model_loads_once_and_a_document_takes_few_forward_passes(docs, mode
     calls = []
     handle = lm.model.register_forward_pre_hook(lambda m, args: calls.append(1))
     try:
-        _, counts = BertAttack(fraction=0.3, model=model_dir).apply(docs[2], np.random.default_rng(0))
+        _, counts, _ = BertAttack(fraction=0.3, model=model_dir).apply(docs[2], np.random.default_rng(0))
     finally:
         handle.remove()
     assert counts["changed"] >= 2 * ba.BATCH_ROWS
@@ -266,9 +268,9 @@ def test_render_redraws_only_when_asked(docs, model_dir, monkeypatch):
 
     seen = []
     monkeypatch.setattr(dogood.render, "render_words", lambda doc, indices, original=None: seen.append(list(indices)) or doc)
-    out, counts = BertAttack(model=model_dir).apply(docs[0], np.random.default_rng(0))
+    out, counts, _ = BertAttack(model=model_dir).apply(docs[0], np.random.default_rng(0))
     assert seen == []
-    out, counts = BertAttack(model=model_dir, render=True).apply(docs[0], np.random.default_rng(0))
+    out, counts, _ = BertAttack(model=model_dir, render=True).apply(docs[0], np.random.default_rng(0))
     assert seen == [[i for i, (a, b) in enumerate(zip(docs[0].words, out.words)) if a.text != b.text]]
 
 

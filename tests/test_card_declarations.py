@@ -23,7 +23,6 @@ def _card(recipe, stats_by_config=None, credits=None):
                        stats=by_config, skipped=[], dogood_version="test", credits=credits)
 
 
-@pytest.mark.xfail(strict=False, reason="the form-attack shifts declare their papers when the shift engineers land")
 def test_funsd_fa_card_cites_the_form_attack_paper_with_authors_and_arxiv_id():
     text = _card(load_recipe("funsd-fa"))
     cite = text.split("## Cite")[1]
@@ -31,7 +30,6 @@ def test_funsd_fa_card_cites_the_form_attack_paper_with_authors_and_arxiv_id():
     assert "Le Xue, Mingfei Gao, Zeyuan Chen, Caiming Xiong and Ran Xu" in cite and "arXiv:2110.04413" in cite
 
 
-@pytest.mark.xfail(strict=False, reason="the shifts declare their papers when the shift engineers land")
 def test_every_shift_of_a_shipped_recipe_declares_a_paper():
     used = {spec["shift"] for recipe in list_recipes() for chain in recipe.configs.values() for spec in chain}
     undeclared = sorted(name for name in used if not SHIFTS[name].papers)

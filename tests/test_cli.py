@@ -101,7 +101,6 @@ def test_console_script_runs():
     assert res.returncode == 2 and "recipe" in res.stderr
 
 
-@pytest.mark.xfail(strict=False, reason="word_perturbation checks WordNet in its constructor until the text shifts land")
 def test_list_needs_no_data(tmp_path):
     """`dogood list` reads recipes only: it runs with no NLTK data and no dogood data folder."""
     from pathlib import Path

@@ -11,7 +11,8 @@ import pytest
 from dogood.build import build
 from dogood.errors import DocumentError, SourceError
 from dogood.recipe import parse_recipe
-from dogood.shifts.selection import answer_words, change_fraction, eligible_words
+from dogood.text.budget import change_fraction
+from dogood.text.selection import answer_words, eligible_words
 from dogood.sources import open_source
 from dogood.sources.hf import HFDatasetSource
 

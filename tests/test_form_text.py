@@ -13,19 +13,11 @@ from hypothesis import strategies as st
 from dogood.document import Document, Entity, PageImage, Word
 from dogood.schema import iob_tags
 from dogood.shifts import SkipDocument, make_shift
-from dogood.shifts.form_text import (
-    BackgroundAdversarial,
-    BackgroundSynonym,
-    BackgroundTypo,
-    KeyDrop,
-    ValueTextAugment,
-    background_words,
-    data_type,
-    split_into,
-    synonyms,
-    typo,
-    value_neighbours,
-)
+from dogood.shifts.text import BackgroundAdversarial, BackgroundSynonym, BackgroundTypo, KeyDrop, ValueTextAugment
+from dogood.text.chars import typo
+from dogood.text.lexicons import all_sense_synonyms as synonyms
+from dogood.text.selection import background_words, value_neighbours
+from dogood.text.values import data_type, split_into
 
 BACKGROUND = {"other", "header", None}
 PAPER_DATE_FORMATS = ("%m/%d/%y", "%y-%m-%d", "%d/%B/%y", "%d/%b/%y")
@@ -95,7 +87,7 @@ def test_bg_typo_changes_only_background_at_rate_p_by_one_edit(funsd_test):
     shift = BackgroundTypo(p=0.1)
     eligible = changed = 0
     for k, doc in enumerate(funsd_test.load(i) for i in funsd_test.ids()):  # all 50 pages: ~2,800 background words
-        out, counts = shift.apply(doc, np.random.default_rng(k))
+        out, counts, _ = shift.apply(doc, np.random.default_rng(k))
         idx = changed_words(doc, out)
         labels = labels_of(doc)
         assert all(labels[i] in BACKGROUND for i in idx)
@@ -126,10 +118,10 @@ def test_typo_kinds_keep_punctuation():
 def test_bad_words_are_left_alone_and_counted():
     words = [Word(t, (10 * i, 0, 10 * i + 8, 10)) for i, t in enumerate(["", "---", "日本語", "1,234.56", "x" * 60, "ok"])]
     doc = Document("bad", PageImage.from_array(np.full((20, 100), 255, np.uint8)), tuple(words))
-    out, counts = BackgroundTypo(p=1.0).apply(doc, np.random.default_rng(0))
+    out, counts, _ = BackgroundTypo(p=1.0).apply(doc, np.random.default_rng(0))
     assert changed_words(doc, out) == [5]
     assert counts == {"eligible": 5, "changed": 1, "unchangeable": 4}
-    out, counts = BackgroundSynonym(p=1.0).apply(doc, np.random.default_rng(0))
+    out, counts, _ = BackgroundSynonym(p=1.0).apply(doc, np.random.default_rng(0))
     assert changed_words(doc, out) == [5] and counts["unchangeable"] == 4  # "ok" -> "fine"...
     empty = Document("empty", doc.image)
     for shift in (BackgroundTypo(), BackgroundSynonym(), BackgroundAdversarial(), ValueTextAugment(), KeyDrop()):
@@ -144,7 +136,7 @@ def test_bg_synonym_uses_wordnet_synonyms_of_background_words(pages):
     shift = BackgroundSynonym(p=0.3)
     total = 0
     for k, doc in enumerate(pages[:5]):
-        out, counts = shift.apply(doc, np.random.default_rng(k))
+        out, counts, _ = shift.apply(doc, np.random.default_rng(k))
         idx = changed_words(doc, out)
         labels = labels_of(doc)
         total += len(idx)
@@ -162,7 +154,7 @@ def test_bg_synonym_uses_wordnet_synonyms_of_background_words(pages):
 
 def test_synonym_keeps_case_and_punctuation():
     doc = form()
-    out, _ = BackgroundSynonym(p=1.0, labels=("header", "question")).apply(doc, np.random.default_rng(3))
+    out, _, _ = BackgroundSynonym(p=1.0, labels=("header", "question")).apply(doc, np.random.default_rng(3))
     assert out.words[1].text != "Date:" and out.words[1].text.endswith(":") and out.words[1].text[0].isupper()
     assert out.words[0].text.isupper() and out.words[0].text.lower() in synonyms("invoice")
     assert synonyms("in") == () and synonyms("1995") == ()  # stopwords and numbers have none
@@ -174,7 +166,7 @@ def test_bg_adversarial_values_follow_the_paper_and_spare_value_neighbours(pages
     shift = BackgroundAdversarial(p=0.5)
     kinds = set()
     for k, doc in enumerate(pages):
-        out, counts = shift.apply(doc, np.random.default_rng(k))
+        out, counts, _ = shift.apply(doc, np.random.default_rng(k))
         idx = changed_words(doc, out)
         labels = labels_of(doc)
         tokens = [i for i, w in enumerate(doc.words) if w.text.strip()]
@@ -204,7 +196,7 @@ def test_bg_adversarial_values_follow_the_paper_and_spare_value_neighbours(pages
 
 def test_bg_adversarial_on_a_hand_made_form():
     doc = form()
-    out, counts = BackgroundAdversarial(p=1.0).apply(doc, np.random.default_rng(0))
+    out, counts, _ = BackgroundAdversarial(p=1.0).apply(doc, np.random.default_rng(0))
     # The keys touch their values' zones; "INVOICE" is two words before the date and "Please remit" two
     # words after the money in the word order; "promptly" and "thanks" are neither (the blank word is no token).
     assert value_neighbours(doc) == {0, 1, 5, 8, 9}
@@ -237,7 +229,7 @@ def test_value_text_augment_keeps_types_words_and_boxes(pages):
     shift = ValueTextAugment()
     changed = 0
     for k, doc in enumerate(pages):
-        out, counts = shift.apply(doc, np.random.default_rng(k))
+        out, counts, _ = shift.apply(doc, np.random.default_rng(k))
         idx = changed_words(doc, out)
         labels = labels_of(doc)
         assert all(labels[i] == "answer" for i in idx)
@@ -254,7 +246,7 @@ def test_value_text_augment_keeps_types_words_and_boxes(pages):
 
 def test_value_text_augment_on_a_hand_made_form():
     doc = form()
-    out, counts = ValueTextAugment().apply(doc, np.random.default_rng(1))
+    out, counts, _ = ValueTextAugment().apply(doc, np.random.default_rng(1))
     date = out.entity_text(out.entities[2])
     money = out.entity_text(out.entities[4])
     assert data_type(date) == "date" and date != "March 17, 1995"
@@ -272,7 +264,7 @@ def test_value_text_augment_names_from_the_key():
             Entity(2, "question", (3,), ((2, 3),)), Entity(3, "answer", (4, 5), ((2, 3),)),
             Entity(4, "question", (6,), ((4, 5),)), Entity(5, "answer", (7,), ((4, 5),))]
     doc = Document("n", PageImage.from_array(np.full((60, 200), 255, np.uint8)), tuple(words), tuple(ents))
-    out, counts = ValueTextAugment().apply(doc, np.random.default_rng(0))
+    out, counts, _ = ValueTextAugment().apply(doc, np.random.default_rng(0))
     assert changed_words(doc, out) == [1, 2]  # the name; free text and N/A stay
     assert out.words[1].text.isupper() and out.words[2].text.isupper()
     assert counts == {"eligible": 3, "changed": 1, "unchangeable": 2, "changed_name": 1}
@@ -282,7 +274,7 @@ def test_value_text_augment_names_from_the_key():
 
 def test_key_drop_removes_question_words_and_their_links(pages):
     for k, doc in enumerate(pages[:5]):
-        out, counts = KeyDrop().apply(doc, np.random.default_rng(k))
+        out, counts, _ = KeyDrop().apply(doc, np.random.default_rng(k))
         kept = [w for w, lab in zip(doc.words, labels_of(doc)) if lab != "question"]
         assert list(out.words) == kept
         assert all(e.label != "question" for e in out.entities)
@@ -297,8 +289,8 @@ def test_key_drop_removes_question_words_and_their_links(pages):
 def test_key_drop_with_probability():
     doc = form()
     outs = [KeyDrop(p=0.5).apply(doc, np.random.default_rng(s)) for s in range(20)]
-    assert {c["changed"] for _, c in outs} == {0, 1, 2}
-    for out, c in outs:
+    assert {c["changed"] for _, c, _ in outs} == {0, 1, 2}
+    for out, c, _ in outs:
         assert len(out.words) == len(doc.words) - c["dropped"] and c["eligible"] == 2
 
 
@@ -314,7 +306,7 @@ def test_same_seed_same_output(cls, pages):
     a, b, c = shift(doc, 7), shift(doc, 7), shift(doc, 8)
     assert a.words == b.words and a.entities == b.entities
     assert a.words != c.words
-    assert a.provenance[-1].params["p"] == 0.5 and a.provenance[-1].counts["eligible"] > 0
+    assert a.provenance[-1].params["fraction"] == 0.5 and a.provenance[-1].counts["eligible"] > 0
     with pytest.raises(Exception, match="p must be in"):
         make_shift({"shift": cls.name, "p": 1.5})
 
@@ -322,7 +314,7 @@ def test_same_seed_same_output(cls, pages):
 @pytest.mark.parametrize("cls", [BackgroundTypo, ValueTextAugment])
 def test_render_changes_pixels_inside_changed_boxes_only(cls, pages):
     doc = pages[0]
-    out, _ = cls(p=0.5, render=True).apply(doc, np.random.default_rng(0))
+    out, _, _ = cls(p=0.5, render=True).apply(doc, np.random.default_rng(0))
     before, after = doc.image.to_array(), out.image.to_array()
     idx = changed_words(doc, out)
     assert idx
@@ -332,13 +324,13 @@ def test_render_changes_pixels_inside_changed_boxes_only(cls, pages):
         mask[y0:y1, x0:x1] = True
     assert np.array_equal(before[~mask], after[~mask])
     assert not np.array_equal(before[mask], after[mask])
-    plain, _ = cls(p=0.5).apply(doc, np.random.default_rng(0))
+    plain, _, _ = cls(p=0.5).apply(doc, np.random.default_rng(0))
     assert plain.words == out.words and plain.image is doc.image
 
 
 def test_key_drop_render_erases_the_keys(pages):
     doc = pages[0]
-    out, counts = KeyDrop(render=True).apply(doc, np.random.default_rng(0))
+    out, counts, _ = KeyDrop(render=True).apply(doc, np.random.default_rng(0))
     before, after = doc.image.to_array(), out.image.to_array()
     for w, lab in zip(doc.words, labels_of(doc)):
         if lab == "question" and w.text.strip():

@@ -11,7 +11,7 @@ from dogood.document import Document, Entity, PageImage, Word
 from dogood.errors import RecipeError
 from dogood.schema import iob_tags
 from dogood.shifts import SkipDocument, make_shift
-from dogood.shifts.form_text import background_words, value_neighbours
+from dogood.text.selection import background_words, value_neighbours
 from dogood.layout import key_value_pairs
 
 ALL = ["center_shift", "box_stretch", "margin_padding", "global_shuffle", "neighbor_shuffle", "non_neighbor_shuffle",

@@ -13,18 +13,13 @@ from dogood.document import Document, Entity, PageImage, Word
 from dogood.errors import RecipeError
 from dogood.schema import iob_tags
 from dogood.shifts import make_shift
-from dogood.shifts.char_perturbation import (
-    CHAR_KINDS,
-    KEYBOARD_NEIGHBOURS,
-    Edits,
-    apply_edits,
-    MISSPELLINGS,
-    CharPerturbation,
-    core_problem,
-    split_word,
-    text_samples,
-)
-from dogood.shifts.word_perturbation import WORD_KINDS, WordPerturbation, synonyms
+from dogood.shifts.text.char_perturbation import CharPerturbation
+from dogood.shifts.text.word_perturbation import WORD_KINDS, WordPerturbation
+from dogood.text.chars import CHAR_KINDS, KEYBOARD_NEIGHBOURS, MISSPELLINGS
+from dogood.text.edits import Edits, apply_edits
+from dogood.text.lexicons import first_sense_synonyms as synonyms
+from dogood.text.selection import text_samples
+from dogood.text.words import core_problem, split_word
 
 # -- helpers ----------------------------------------------------------------------------------
 
@@ -76,15 +71,16 @@ def changed_pairs(before, after):
 @pytest.fixture(scope="module")
 def wordnet():
     """NLTK's WordNet (``NLTK_DATA`` or ``$DOGOOD_DATA_DIR/nltk_data``); skipped when missing, except on CI."""
-    from dogood.shifts.word_perturbation import _wordnet, check_resources
+    from dogood.errors import SourceError
+    from dogood.text.lexicons import require, wordnet
 
     try:
-        check_resources("synonym")
-    except ValueError as exc:
+        require("synonym", "lemminflect", "wordnet", "stopwords")
+    except SourceError as exc:
         if os.environ.get("CI"):
             raise
         pytest.skip(str(exc))
-    return _wordnet()
+    return wordnet()
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +135,7 @@ def test_each_char_kind_does_what_it_says_on_funsd(kind, funsd_docs):
         for old, new in changed_pairs(doc, out):
             (p0, c0, s0), (p1, c1, s1) = split_word(old), split_word(new)
             assert (p0, s0) == (p1, s1), (old, new)  # punctuation around the word is kept
-            assert core_problem(c0) is None
+            assert core_problem(c0, 25) is None
             assert _obeys(kind, c0, c1), (kind, old, new)
             seen += 1
         assert [w.box for w in out.words] == [w.box for w in doc.words]
@@ -192,7 +188,7 @@ def test_perturbations_never_crash_and_keep_entities(wordnet, word_texts, kind, 
         out = CharPerturbation(kind=kind, per_sample=3, fraction=1.0)(doc, seed)
         assert [w.box for w in out.words] == [w.box for w in doc.words]
         for a, b in zip(doc.words, out.words):
-            assert a.text == b.text or core_problem(split_word(a.text)[1]) is None
+            assert a.text == b.text or core_problem(split_word(a.text)[1], 25) is None
     else:
         out = WordPerturbation(kind=kind, per_sample=3, fraction=1.0)(doc, seed)
     assert [(e.id, e.label, e.links) for e in out.entities] == [(e.id, e.label, e.links) for e in doc.entities]
@@ -219,7 +215,7 @@ def test_per_sample_gives_k_perturbations_per_chosen_sample(k, funsd_docs):
         assert counts["changed"] == counts["perturbations"] == sum(a != b for a, b in zip(texts(doc), texts(out)))
         for ent in doc.entities:
             changed = sum(doc.words[i].text != out.words[i].text for i in ent.word_ids)
-            able = sum(core_problem(split_word(doc.words[i].text)[1]) is None
+            able = sum(core_problem(split_word(doc.words[i].text)[1], 25) is None
                        and len(split_word(doc.words[i].text)[1]) >= 3 for i in ent.word_ids)
             assert changed == min(k, able)  # fraction=1: every entity that can change does
             full += able >= k

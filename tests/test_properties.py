@@ -239,7 +239,7 @@ def tiny_mlm(tmp_path_factory):
     pytest.importorskip("transformers")
     from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
-    from dogood.shifts.bert_attack import english_stopwords
+    from dogood.text.lexicons import stopwords as english_stopwords
 
     try:
         stop = sorted(english_stopwords())

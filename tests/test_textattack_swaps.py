@@ -17,10 +17,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("textattack")
+from dogood.errors import SourceError  # noqa: E402
+from dogood.text.lexicons import import_textattack  # noqa: E402
+
+try:
+    import_textattack()  # quietly, offline; needs NLTK's stopwords (NLTK_DATA or $DOGOOD_DATA_DIR/nltk_data)
+except SourceError as exc:
+    pytest.skip(f"TextAttack cannot be used here: {exc}", allow_module_level=True)
 
 from dogood.document import Document, Entity, PageImage, Word  # noqa: E402
-from dogood.embeddings import (  # noqa: E402
+from dogood.text.embeddings import (  # noqa: E402
     ANTONYM_FILES,
     SYNONYM_FILES,
     counter_fitted_glove,
@@ -33,12 +39,12 @@ from dogood.embeddings import (  # noqa: E402
 )
 from dogood.paths import cache_dir  # noqa: E402
 from dogood.shifts import SHIFTS, make_shift  # noqa: E402
-from dogood.shifts._textattack import split_word  # noqa: E402
-from dogood.shifts.char_deletion import CharacterDeletion  # noqa: E402
-from dogood.shifts.embedding_swap import EmbeddingSwap  # noqa: E402
-from dogood.shifts.homoglyph_swap import HOMOGLYPHS, HomoglyphSwap  # noqa: E402
-from dogood.shifts.number_swap import NumberSwap  # noqa: E402
-from dogood.shifts.selection import word_labels  # noqa: E402
+from dogood.text.words import split_word  # noqa: E402
+from dogood.shifts.text.char_deletion import CharacterDeletion  # noqa: E402
+from dogood.shifts.text.embedding_swap import EmbeddingSwap  # noqa: E402
+from dogood.shifts.text.homoglyph_swap import HOMOGLYPHS, HomoglyphSwap  # noqa: E402
+from dogood.shifts.text.number_swap import NumberSwap  # noqa: E402
+from dogood.text.selection import word_labels  # noqa: E402
 
 VOCAB = 10_000
 NAMES = ("embedding_swap", "homoglyph_swap", "number_swap", "char_deletion")

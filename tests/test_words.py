@@ -7,7 +7,7 @@ import pytest
 
 from dogood.document import Document, Entity, PageImage, Word
 from dogood.schema import iob_tags
-from dogood.shifts.words import box_beside, delete_words, insert_words, reorder_words, replace_texts
+from dogood.text.edits import box_beside, delete_words, insert_words, reorder_words, replace_texts
 
 
 def _doc():

@@ -40,8 +40,6 @@ from dogood.schema import BOX_LEVELS, FUNSD_NER_TAGS, RVL_CDIP_CLASSES, iob_tags
 
 __all__ = ["HFDocumentClassifier", "HFTokenClassifier", "load_hf_model"]
 
-# The old private names, for dogood.shifts.bert_attack until it imports dogood.models.loading.
-_is_local, _load_config, _with_prefix_space = is_local_model, load_hf_config, tokenizer_with_prefix_space
 
 _TOKEN_ARCHITECTURES = ("ForTokenClassification",)
 _DOCUMENT_ARCHITECTURES = ("ForSequenceClassification", "ForImageClassification")

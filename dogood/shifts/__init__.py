@@ -1,19 +1,13 @@
 """Shifts: image, text and layout distribution shifts on :class:`~dogood.document.Document`.
 
-One shift per module, ``dogood/shifts/<family>/<recipe key>.py`` for the
-converted ones (``image/``, ``layout/``); each registers itself under its
-``name`` for recipes when imported here. Shared machinery lives outside the
-shift modules (e.g. :mod:`dogood.layout`, :mod:`dogood.warp`, :mod:`dogood.ink`).
+One shift per module, ``dogood/shifts/<family>/<recipe key>.py`` (``image/``,
+``layout/``, ``text/``); each registers itself under its ``name`` for recipes
+when imported here. Shared machinery lives outside the shift modules
+(:mod:`dogood.text`, :mod:`dogood.layout`, :mod:`dogood.warp`, :mod:`dogood.ink`).
 """
 
 from dogood.shifts.base import SHIFTS, Shift, SkipDocument, make_shift
-from dogood.shifts.bert_attack import BertAttack
-from dogood.shifts.char_deletion import CharacterDeletion
-from dogood.shifts.char_perturbation import CharPerturbation
 from dogood.shifts.image.distort import DistortPage
-from dogood.shifts.embedding_swap import EmbeddingSwap
-from dogood.shifts.form_text import BackgroundAdversarial, BackgroundSynonym, BackgroundTypo, KeyDrop, ValueTextAugment
-from dogood.shifts.homoglyph_swap import HomoglyphSwap
 from dogood.shifts.image.natural_background import NaturalBackground
 from dogood.shifts.image.reocr import ReOCR
 from dogood.shifts.layout.bg_drop import BackgroundDrop
@@ -27,8 +21,20 @@ from dogood.shifts.layout.neighbor_bg_drop import NeighborBackgroundDrop
 from dogood.shifts.layout.neighbor_shuffle import NeighborShuffle
 from dogood.shifts.layout.non_neighbor_shuffle import NonNeighborShuffle
 from dogood.shifts.layout.value_location_augment import ValueLocationAugment
-from dogood.shifts.number_swap import NumberSwap
-from dogood.shifts.word_perturbation import WordPerturbation
+from dogood.shifts.text import (
+    BackgroundAdversarial,
+    BackgroundSynonym,
+    BackgroundTypo,
+    BertAttack,
+    CharacterDeletion,
+    CharPerturbation,
+    EmbeddingSwap,
+    HomoglyphSwap,
+    KeyDrop,
+    NumberSwap,
+    ValueTextAugment,
+    WordPerturbation,
+)
 
 __all__ = [
     "SHIFTS",

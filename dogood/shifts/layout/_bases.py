@@ -15,7 +15,7 @@ from dogood.document import Document
 from dogood.layout import changed_boxes, shuffle_among, with_boxes
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
-from dogood.shifts.form_text import value_neighbours
+from dogood.text.selection import value_neighbours
 
 
 class BoxJitter(Shift):
@@ -48,7 +48,7 @@ class BoxJitter(Shift):
 
 
 class NeighbourZone(params.Params):
-    """The parameters of a value's neighbour zone (:func:`~dogood.shifts.form_text.value_neighbours`)."""
+    """The parameters of a value's neighbour zone (:func:`~dogood.text.selection.value_neighbours`)."""
 
     value_labels: params.Names = Field(("answer",), description="entity labels that are values")
     r: params.Real = Field(0.02, ge=0, description="neighbour zone growth, as a fraction of the page width/height "

@@ -7,7 +7,7 @@ from pydantic import AliasChoices, Field
 
 from dogood.document import Document
 from dogood.layout import drop_words
-from dogood.shifts.form_text import BACKGROUND_LABELS, background_words
+from dogood.text.selection import BACKGROUND_LABELS, background_words
 from dogood.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
@@ -17,13 +17,13 @@ class BackgroundDrop(Shift):
     """BG Drop: background words vanish with their boxes, as if OCR missed them (form-attack paper).
 
     The paper removes each background word with probability ``p``; like
-    :func:`~dogood.shifts.form_text._change_each` we drop exactly
+    :func:`~dogood.text.budget.change_words` we drop exactly
     ``round(fraction * n)`` of the ``n`` background token words, drawn in
     random order, so the measured share is ``fraction`` (the paper's ``p``). Background on FUNSD: words of
     ``other`` and ``header`` entities and words in no entity; key
     (``question``) and value (``answer``) words are never dropped. An entity
     left without words goes, with its links
-    (:func:`~dogood.shifts.words.delete_words`). By default the pixels stay
+    (:func:`~dogood.text.edits.delete_words`). By default the pixels stay
     (OCR missed a word that is on the page); ``render=True`` inpaints the
     dropped words' ink (:func:`dogood.render.render_words` with blank text),
     so image and words agree. Counts: ``eligible`` (background words),

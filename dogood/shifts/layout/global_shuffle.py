@@ -16,7 +16,7 @@ class GlobalShuffle(Shift):
     Only the order of the word sequence changes (a uniform random
     permutation): texts, boxes and pixels stay, and each entity keeps its
     words (renumbered, in the entity's own order, so IOB tags stay with the
-    same words; :func:`~dogood.shifts.words.reorder_words`). Counts:
+    same words; :func:`~dogood.text.edits.reorder_words`). Counts:
     ``eligible`` (words), ``changed`` (words whose place changed). No parameters.
     """
 

@@ -7,7 +7,7 @@ from pydantic import AliasChoices, Field
 
 from dogood.document import Document
 from dogood.layout import drop_words
-from dogood.shifts.form_text import BACKGROUND_LABELS, background_words, value_neighbours
+from dogood.text.selection import BACKGROUND_LABELS, background_words, value_neighbours
 from dogood.shifts.layout._bases import NeighbourZone
 from dogood.papers import Cites
 from dogood.shifts import params

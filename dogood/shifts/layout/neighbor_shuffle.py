@@ -9,7 +9,7 @@ from dogood.papers import Cites
 class NeighborShuffle(ZoneShuffle):
     """Neighbor Shuffle: the values' neighbour words shuffled among their own places (form-attack paper).
 
-    Neighbours (:func:`~dogood.shifts.form_text.value_neighbours`): words
+    Neighbours (:func:`~dogood.text.selection.value_neighbours`): words
     overlapping a value's box grown by ``r`` of the page width/height, and
     the ``n`` token words before and after each value in the word order.
     The paper shuffles "each value's neighbors and keeps the order of the

@@ -9,7 +9,7 @@ pixels, with ``render=True``).
 How one word is replaced
 ------------------------
 1. The words to change are drawn with
-   :func:`~dogood.shifts.selection.change_fraction`: ``round(fraction *
+   :func:`~dogood.text.budget.change_fraction`: ``round(fraction *
    eligible)`` of the token words whose entity label is in ``labels``; a word
    that cannot change is counted and the next drawn word takes its place.
 2. The word is split into leading punctuation, a core and trailing
@@ -81,24 +81,25 @@ from __future__ import annotations
 
 import copy
 import math
-import os
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from dogood.document import Document
-from dogood.errors import DogoodError
-from dogood.models import ModelError
-from dogood.paths import data_dir
-from dogood.shifts.base import Shift
-from dogood.shifts.selection import change_fraction, eligible_words
-from dogood.shifts.words import replace_texts
+from dogood.models.base import ModelError
+from dogood.papers import Cites
+from dogood.shifts import params
+from dogood.shifts.base import Outcome, Shift
+from dogood.text.budget import budget, change_fraction
+from dogood.text.edits import with_texts
+from dogood.text.lexicons import require, stopwords
+from dogood.text.selection import eligible_words
+from dogood.text.words import case_like, is_latin, split_word
 
 #: Rows (context windows) per forward pass.
 BATCH_ROWS = 32
@@ -108,67 +109,15 @@ REASONS = ("stopword", "one_letter", "not_alphabetic", "too_long", "unknown_word
 _MODELS: dict[tuple[str, str], MaskedLM] = {}
 
 
-# -- words -------------------------------------------------------------------------------
-
-
-def split_word(text: str) -> tuple[str, str, str]:
-    """``(leading punctuation, core, trailing punctuation)``: the core runs from the first to the last letter or digit."""
-    i, j = 0, len(text)
-    while i < j and not text[i].isalnum():
-        i += 1
-    while j > i and not text[j - 1].isalnum():
-        j -= 1
-    return text[:i], text[i:j], text[j:]
-
-
-@lru_cache(maxsize=65536)
-def is_latin_word(text: str) -> bool:
-    """True when ``text`` is non-empty and all Latin letters (accents allowed; no digits, no other script)."""
-    return bool(text) and all(c.isalpha() and unicodedata.name(c, "").startswith("LATIN") for c in text)
-
-
-def match_case(word: str, reference: str) -> str:
-    """``word`` in the case pattern of ``reference``: lower, UPPER (two letters or more) or Capitalized."""
-    if reference.islower():
-        return word.lower()
-    if reference.isupper() and len(reference) > 1:
-        return word.upper()
-    if reference[:1].isupper():
-        return word[:1].upper() + word[1:].lower()
-    return word.lower()
-
-
-@lru_cache(maxsize=1)
-def english_stopwords() -> frozenset[str]:
-    """NLTK's English stopwords (from ``$NLTK_DATA``, NLTK's own folders or ``$DOGOOD_DATA_DIR/nltk_data``)."""
-    try:
-        from nltk.corpus import stopwords
-
-        return frozenset(w.strip().lower() for w in stopwords.words("english") if w.strip())
-    except (ImportError, LookupError, OSError):
-        pass
-    folders = [p for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
-    if data_dir() is not None:
-        folders.append(str(data_dir() / "nltk_data"))
-    for folder in folders:
-        path = Path(folder) / "corpora" / "stopwords" / "english"
-        if path.is_file():
-            return frozenset(w.strip().lower() for w in path.read_text(encoding="utf-8").splitlines() if w.strip())
-    raise DogoodError(
-        "NLTK's English stopwords were not found: install them (python -m nltk.downloader stopwords) "
-        "or point NLTK_DATA at a folder with corpora/stopwords/english"
-    )
-
-
 # -- the model ---------------------------------------------------------------------------
 
 
 def masked_lm(name_or_path: str | Path, device: str = "cpu") -> MaskedLM:
     """The masked language model ``name_or_path`` on ``device``, loaded once per process."""
-    from dogood.models.hf import _is_local
+    from dogood.models.loading import is_local_model
 
     name = str(name_or_path)
-    key = (str(Path(name).expanduser().resolve()) if _is_local(name) else name, str(device))
+    key = (str(Path(name).expanduser().resolve()) if is_local_model(name) else name, str(device))
     if key not in _MODELS:
         _MODELS[key] = MaskedLM(name, device)
     return _MODELS[key]
@@ -186,22 +135,22 @@ class MaskedLM:
         import torch
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-        from dogood.models.hf import _is_local, _load_config, _with_prefix_space
+        from dogood.models.loading import load_hf_config, model_source, tokenizer_with_prefix_space
 
         self.name = str(name_or_path)
         hint = "bert_attack needs a Hugging Face masked language model: give model= a Hub id (online) or a local folder"
         try:
-            config = _load_config(self.name)
+            config = load_hf_config(self.name)
         except ModelError as exc:
             raise ModelError(f"{exc} ({hint})") from exc
-        source = str(Path(self.name).expanduser()) if _is_local(self.name) else self.name
+        source = model_source(self.name)
         try:
             tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ModelError(f"masked language model {self.name!r}: cannot load its tokenizer: {exc}") from exc
         if not tokenizer.is_fast:
             raise ModelError(f"masked language model {self.name!r}: a fast tokenizer is needed, got {type(tokenizer).__name__}")
-        tokenizer = _with_prefix_space(tokenizer, source)
+        tokenizer = tokenizer_with_prefix_space(tokenizer, source)
         if tokenizer.mask_token_id is None:
             raise ModelError(f"masked language model {self.name!r}: its tokenizer has no mask token")
         try:
@@ -242,11 +191,11 @@ class MaskedLM:
             else:  # no way to tell continuations: only one-piece words
                 starts, pieces = [True] * len(tokens), list(tokens)
         self.pieces = pieces
-        alpha = torch.tensor([is_latin_word(p) and i not in special for i, p in enumerate(pieces)])
+        alpha = torch.tensor([is_latin(p, letters_only=True) and i not in special for i, p in enumerate(pieces)])
         start = torch.tensor(starts)
         self.start_ok = alpha & start
         self.cont_ok = alpha & ~start
-        stop = english_stopwords()
+        stop = stopwords()
         self.word_ok = self.start_ok & torch.tensor([len(p) >= 2 and p.lower() not in stop for p in pieces])
 
     def __repr__(self) -> str:
@@ -352,53 +301,31 @@ class BertAttack(Shift):
     letters (numbers, codes, other scripts) and words the model cannot take
     are left unchanged and counted (see the module docstring for every rule).
 
-    Parameters
-    ----------
-    fraction : share of the eligible words changed (paper: 0.1).
-    labels : entity labels whose words are eligible (default: all words).
-    model : Hugging Face masked language model, Hub id or folder.
-    top_k : candidates per word (BERT-Attack: 48); one is drawn uniformly.
-    context : ``"page"`` (reading-order window) or ``"entity"`` (the word's entity).
-    window : most context words on each side of the word.
-    mask : mask the word (default) or read the unmasked input (Li et al.).
-    render : redraw the changed words in the image (:func:`dogood.render.render_words`).
-    device : torch device of the model.
+    Parameters: :class:`BertAttack.Params`.
     """
 
     name = "bert_attack"
     family = "text"
+    papers = (Cites("do-good", "3.2, BERT-Attack; Table 4"),
+              Cites("bert-attack", "3.2", inspired_by=(
+                  "candidates come from the masked word in its reading-order window (or entity), not from the unmasked "
+                  "sentence by default, and one of the top_k is drawn at random: no victim model, no antonym filter")))
 
-    def __init__(
-        self,
-        fraction: float = 0.1,
-        labels: Sequence[str] | None = None,
-        model: str = "bert-base-uncased",
-        top_k: int = 48,
-        context: str = "page",
-        window: int = 16,
-        mask: bool = True,
-        render: bool = False,
-        device: str = "cpu",
-    ):
-        if not 0.0 <= float(fraction) <= 1.0:
-            raise ValueError(f"fraction must be in [0, 1], got {fraction}")
-        if int(top_k) < 1:
-            raise ValueError(f"top_k must be at least 1, got {top_k}")
-        if context not in ("page", "entity"):
-            raise ValueError(f"context must be 'page' or 'entity', got {context!r}")
-        if int(window) < 1:
-            raise ValueError(f"window must be at least 1 word, got {window}")
-        if isinstance(labels, str):
-            labels = [labels]
-        self.fraction = float(fraction)
-        self.labels = tuple(str(x) for x in labels) if labels is not None else None
-        self.model = str(model)
-        self.top_k = int(top_k)
-        self.context = context
-        self.window = int(window)
-        self.mask = bool(mask)
-        self.render = bool(render)
-        self.device = str(device)
+    class Params(params.Params):
+        fraction: params.Real = Field(0.1, ge=0, le=1, description="share of the eligible words changed (paper: 0.1)")
+        labels: params.OptionalNames = Field(None, description="entity labels whose words are eligible (null: all words)")
+        model: params.Text = Field("bert-base-uncased", description="Hugging Face masked language model: Hub id or folder")
+        top_k: params.Integer = Field(48, ge=1, description="candidates per word (BERT-Attack: 48); one is drawn uniformly")
+        context: Literal["page", "entity"] = Field("page", description=(
+            "the word's context: page (reading-order window) or entity (the word's entity)"))
+        window: params.Integer = Field(16, ge=1, description="most context words on each side of the word")
+        mask: params.Flag = Field(True, description="mask the word (BAE) or read the unmasked input (Li et al.)")
+        render: params.Flag = Field(False, description="redraw the changed words in the page image (false: text only)")
+        device: params.Text = Field("cpu", description="torch device of the model")
+
+    def prepare(self) -> None:
+        # The model itself loads on first use in each worker (masked_lm), where a build reports a failure by config.
+        require(self.name, "stopwords")
 
     def card_notes(self, schema: str = "funsd") -> list[str]:
         where = "the page's reading order" if self.context == "page" else "its entity's text"
@@ -415,20 +342,15 @@ class BertAttack(Shift):
         plan.run(list(indices))
         return {i: (r if isinstance(r, list) else []) for i, r in ((i, plan.results[i]) for i in indices)}
 
-    def apply(self, doc: Document, rng: np.random.Generator) -> tuple[Document, dict[str, int]]:
+    def apply(self, doc: Document, rng: np.random.Generator) -> Outcome:
         plan = _Planner(self, doc, masked_lm(self.model, self.device))
         eligible = eligible_words(doc, self.labels)
         # change_fraction draws its order first; a copy of the generator tells which words come, so
         # they are batched. Only speed depends on this guess: a word outside it is computed when drawn.
         order = [eligible[int(i)] for i in copy.deepcopy(rng).permutation(len(eligible))]
-        plan.expect(order, int(round(self.fraction * len(eligible))))
+        plan.expect(order, budget(self.fraction, len(eligible)))
         changes, counts = change_fraction(doc, rng, self.fraction, plan.change, self.labels)
-        out = replace_texts(doc, changes)
-        if self.render and changes:
-            from dogood.render import render_words
-
-            out = render_words(out, sorted(changes), original=doc)
-        return out, {**counts, **{r: plan.reasons[r] for r in REASONS}}
+        return Outcome(with_texts(doc, changes, self.render), {**counts, **{r: plan.reasons[r] for r in REASONS}})
 
 
 class _Planner:
@@ -436,7 +358,7 @@ class _Planner:
 
     def __init__(self, shift: BertAttack, doc: Document, lm: MaskedLM):
         self.shift, self.doc, self.lm = shift, doc, lm
-        self.stop = english_stopwords()
+        self.stop = stopwords()
         self.word_ids = lm.tokenize([w.text for w in doc.words])
         self.results: dict[int, list[str] | str] = {}
         self.rows: dict[int, _Row | str] = {}
@@ -491,7 +413,7 @@ class _Planner:
         lps = self.lm.log_probs([r.ids for r in rows], [r.span for r in rows])
         for row, lp in zip(rows, lps):
             words = self._words(row, lp)
-            self.results[row.index] = [row.lead + match_case(w, row.core) + row.trail for w in words] or "no_candidate"
+            self.results[row.index] = [row.lead + case_like(w, row.core) + row.trail for w in words] or "no_candidate"
 
     def _prepared(self, i: int) -> _Row | str:
         """Word ``i``'s model input, or why it cannot change (then already its result)."""
@@ -503,7 +425,7 @@ class _Planner:
 
     def _row(self, i: int) -> _Row | str:
         lead, core, trail = split_word(self.doc.words[i].text.strip())
-        if not is_latin_word(core):
+        if not is_latin(core, letters_only=True):
             return "not_alphabetic"
         if core.lower() in self.stop:
             return "stopword"

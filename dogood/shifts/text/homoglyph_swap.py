@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from functools import lru_cache
 
 import numpy as np
 
-from dogood.shifts._textattack import WordSwapShift, import_textattack, pick
+from dogood.papers import Cites
+from dogood.text.chars import pick
+from dogood.text.lexicons import import_textattack
+from dogood.text.word_swap import WordSwapShift
 
 #: One look-alike per ASCII letter and digit, each a Unicode confusable of it (``confusables.txt``)
 #: or one that NFKC folds back to it. Mostly Cyrillic, Greek and Armenian letters; mathematical
@@ -64,17 +66,11 @@ class HomoglyphSwap(WordSwapShift):
     non-Latin words and words over 64 characters are left unchanged and counted
     as ``unchangeable``.
 
-    Parameters
-    ----------
-    fraction : share of the eligible words changed (paper: 0.1).
-    labels : entity labels whose words are eligible (default: all words).
-    render : redraw the changed words in the page image (default False: text only).
+    Parameters: :class:`HomoglyphSwap.Params`.
     """
 
     name = "homoglyph_swap"
-
-    def __init__(self, fraction: float = 0.1, labels: Collection[str] | None = None, render: bool = False):
-        self._common(fraction, labels, render)
+    papers = (Cites("do-good", "3.2, Word Swap 2; Table 4"), Cites("textattack"))
 
     def swap(self, core: str, rng: np.random.Generator) -> str | None:
         return pick(_transformation()._get_replacement_words(core), rng)

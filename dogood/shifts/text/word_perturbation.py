@@ -2,8 +2,10 @@
 
 The paper's seven word-level kinds (Table 2), on the samples of a document
 (one entity's words, or one text line for words in no entity: see
-:mod:`dogood.shifts.char_perturbation`, which also defines ``fraction``,
-``per_sample`` and the counts shared by both shifts):
+:mod:`dogood.text.samples`, which also defines ``fraction``,
+``per_sample`` and the counts shared with ``char_perturbation``).
+``deletion`` and ``repetition`` follow the paper's description; the other
+kinds are inspired by it, as each entry says:
 
 - ``deletion``: a word is removed, with its box and its place in its entity.
   A sample always keeps at least one word, so an entity (and its links) never
@@ -11,7 +13,7 @@ The paper's seven word-level kinds (Table 2), on the samples of a document
 - ``repetition``: a copy of a word is inserted right after it, in its entity
   (so it is tagged ``I-``), with a box of its twin's size just right of the
   twin on the same line (left of it at the page edge:
-  :func:`dogood.shifts.words.box_beside`). The copy may overlap the next word.
+  :func:`dogood.text.edits.box_beside`). The copy may overlap the next word.
 - ``synonym``: a word is replaced by a WordNet synonym (Miller 1995, through
   NLTK), inflected like the word (lemminflect). Without a tagger or sense
   disambiguation we take synonyms only from the word's most frequent sense in
@@ -67,24 +69,18 @@ whatever ink is there (the box may overlap the next word).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
 from dogood.document import Document, Word
-from dogood.shifts.base import Shift
-from dogood.shifts.char_perturbation import (
-    Edits,
-    apply_edits,
-    core_problem,
-    finish,
-    match_case,
-    perturb_samples,
-    perturb_words,
-    split_word,
-    validate_common,
-)
-from dogood.shifts.words import box_beside
+from dogood.papers import Cites
+from dogood.shifts import params
+from dogood.text.edits import Edits, box_beside
+from dogood.text.lexicons import first_sense_synonyms, inflect_verb, require, verb_forms
+from dogood.text.samples import SamplePerturbation, perturb_words
+from dogood.text.words import case_like, split_word
 
 WORD_KINDS = ("deletion", "repetition", "synonym", "negation", "singular_plural_verb", "verb_tense", "word_order")
 _NEEDS_WORDNET = ("synonym", "singular_plural_verb", "verb_tense")
@@ -109,121 +105,6 @@ _TENSE = {
 }
 
 
-# -- lexical resources (loaded lazily, cached per process) ------------------------------------
-def _nltk():
-    from dogood.paths import nltk_module
-
-    return nltk_module()
-
-
-def _wordnet():
-    _nltk()
-    from nltk.corpus import wordnet
-
-    return wordnet
-
-
-def check_resources(kind: str) -> None:
-    """Fail early, naming the fix, when a kind needs NLTK, WordNet or lemminflect and they are missing."""
-    if kind not in _NEEDS_WORDNET:
-        return
-    try:
-        import lemminflect  # noqa: F401
-
-        nltk = _nltk()
-    except ImportError as exc:
-        raise ValueError(f"kind {kind!r} needs nltk and lemminflect (pip install nltk lemminflect): {exc}") from None
-    needed = ["corpora/wordnet"] + (["corpora/stopwords"] if kind == "synonym" else [])
-    for resource in needed:
-        try:
-            nltk.data.find(resource)
-        except LookupError:
-            try:
-                nltk.data.find(resource + ".zip")
-            except LookupError:
-                raise ValueError(
-                    f"kind {kind!r} needs the NLTK data {resource!r}: set NLTK_DATA (or DOGOOD_DATA_DIR, with an "
-                    f"nltk_data folder) to a folder holding it "
-                    f"(python -m nltk.downloader {resource.split('/')[1]})"
-                ) from None
-
-
-@lru_cache(maxsize=1)
-def _stopwords() -> frozenset[str]:
-    _nltk()
-    from nltk.corpus import stopwords
-
-    return frozenset(stopwords.words("english"))
-
-
-@lru_cache(maxsize=None)
-def verb_forms(word: str) -> tuple[str, frozenset[str]] | None:
-    """``(lemma, tags)`` for a lower-case word WordNet knows only as a verb form, else ``None``.
-
-    ``tags`` are the Penn tags (``VB``, ``VBZ``, ``VBD``, ``VBN``, ``VBG``)
-    whose lemminflect forms of ``lemma`` include ``word``.
-    """
-    import lemminflect
-
-    wn = _wordnet()
-    if len(word) < 3 or not word.isalpha() or word in _stopwords():
-        return None
-    if any(wn.synsets(word, pos) for pos in (wn.NOUN, wn.ADJ, wn.ADV)):
-        return None
-    lemma = wn.morphy(word, wn.VERB)
-    if lemma is None or not lemma.isalpha():
-        return None
-    # getAllInflections leaves out a participle equal to the past; ask for every tag
-    tags = frozenset(tag for tag in ("VB", "VBZ", "VBD", "VBN", "VBG")
-                     if word in lemminflect.getInflection(lemma, tag=tag) or (tag == "VB" and word == lemma))
-    return (lemma, tags) if tags else None
-
-
-def _inflect_verb(lemma: str, tag: str) -> str | None:
-    import lemminflect
-
-    forms = lemminflect.getInflection(lemma, tag=tag)
-    return forms[0] if forms else None
-
-
-@lru_cache(maxsize=None)
-def synonyms(word: str) -> tuple[str, ...]:
-    """WordNet synonyms of a lower-case word from its most frequent sense per part of speech, inflected like it."""
-    import lemminflect
-
-    wn = _wordnet()
-    if len(word) < 3 or not word.isalpha() or word in _stopwords():
-        return ()
-    out: list[str] = []
-    for pos, upos in ((wn.NOUN, "NOUN"), (wn.VERB, "VERB"), (wn.ADJ, "ADJ"), (wn.ADV, "ADV")):
-        senses = wn.synsets(word, pos)
-        if not senses:
-            continue
-        sense = senses[0]
-        names = sense.lemma_names()
-        base = next((b for b in wn._morphy(word, pos) if b in names), None)
-        if base is None:
-            continue
-        tag = None
-        if word != base:  # inflected: find the form, to inflect synonyms alike
-            forms = lemminflect.getAllInflections(base, upos=upos)
-            tag = next((t for t in sorted(forms) if word in forms[t]), None)
-            if tag is None:
-                continue
-        for name in names:
-            if name == base or not name.isalpha() or not name.islower():
-                continue
-            new = name
-            if tag is not None:
-                inflected = lemminflect.getInflection(name, tag=tag)
-                if not inflected:
-                    continue
-                new = inflected[0]
-            if new != word and new not in out:
-                out.append(new)
-    return tuple(out)
-
-
 def _lookup(core: str) -> tuple[str, bool]:
     """Lower-case core with straight apostrophes, and whether it had a curly one."""
     curly = "\u2019" in core
@@ -231,7 +112,7 @@ def _lookup(core: str) -> tuple[str, bool]:
 
 
 def _restyle(template: str, new: str, curly: bool) -> str:
-    new = match_case(template, new)
+    new = case_like(new, template)
     return new.replace("'", "\u2019") if curly else new
 
 
@@ -249,14 +130,14 @@ def swap_verb(core: str, kind: str) -> str | None:
         if "VBZ" in tags:
             new = lemma
         elif "VB" in tags and not tags & {"VBD", "VBN"}:
-            new = _inflect_verb(lemma, "VBZ")
+            new = inflect_verb(lemma, "VBZ")
         else:
             return None
     else:
         if "VBZ" in tags:
-            new = _inflect_verb(lemma, "VBD")
+            new = inflect_verb(lemma, "VBD")
         elif "VBD" in tags and "VBN" not in tags:
-            new = _inflect_verb(lemma, "VBZ")
+            new = inflect_verb(lemma, "VBZ")
         else:
             return None
     if not new or new == key:
@@ -265,74 +146,47 @@ def swap_verb(core: str, kind: str) -> str | None:
 
 
 # -- the shift ---------------------------------------------------------------------------------
-class WordPerturbation(Shift):
-    """Word-level perturbations of Moradi & Samwald (2021), section 4.2 and Table 2.
+class WordPerturbation(SamplePerturbation):
+    """Word-level perturbations of Moradi & Samwald (2021), section 4.2 and Table 2; the verb, synonym and
+    word-order kinds are inspired by the paper, not its code.
 
     Entities, IOB tags and links stay consistent with the words: see the
-    module docstring for each kind, and :mod:`dogood.shifts.char_perturbation`
-    for what a sample is and what is counted.
+    module docstring for each kind and how it differs from the paper, and
+    :mod:`dogood.text.samples` for what a sample is and what is counted.
 
-    Parameters
-    ----------
-    kind : ``deletion``, ``repetition``, ``synonym``, ``negation``,
-        ``singular_plural_verb``, ``verb_tense`` or ``word_order``.
-    per_sample : perturbations per sample, at most (the paper's PPS: 1 to 4).
-    fraction : share of the eligible words changed (Do-GOOD: 0.1), reached
-        sample by sample; the counts' ``changed / eligible`` measures it.
-    labels : entity labels whose words are eligible (default: all words).
-    span : ``word_order`` only: words per shuffled window (>= 2; a shorter
-        sample shuffles all its words).
-    render : redraw the words with new text into the page image.
+    Parameters: :class:`WordPerturbation.Params`.
     """
 
     name = "word_perturbation"
-    family = "text"
+    papers = (Cites("moradi", "4.2, Table 2", inspired_by=(
+        "synonym takes WordNet synonyms of the most frequent sense only, inflected with lemminflect; negation, "
+        "singular_plural_verb and verb_tense find verbs by rule (no POS tagger, no subject, no mlconjug3) and "
+        "negate by inserting 'not' after an auxiliary; word_order shuffles the texts of a window of span words over "
+        "their boxes. Deletion and repetition follow the paper")),)
 
-    def __init__(
-        self,
-        kind: str = "deletion",
-        per_sample: int = 1,
-        fraction: float = 0.1,
-        labels: tuple[str, ...] | None = None,
-        span: int = 3,
-        render: bool = False,
-    ):
-        if kind not in WORD_KINDS:
-            raise ValueError(f"kind must be one of {', '.join(WORD_KINDS)}, got {kind!r}")
-        if int(span) != span or span < 2:
-            raise ValueError(f"span must be an integer >= 2, got {span}")
-        check_resources(kind)
-        self.kind = kind
-        self.labels = validate_common(fraction, per_sample, labels)
-        self.per_sample = int(per_sample)
-        self.fraction = float(fraction)
-        self.span = int(span)
-        self.render = bool(render)
+    class Params(SamplePerturbation.Params):
+        kind: Literal[WORD_KINDS] = Field("deletion", description="the word perturbation (the paper's Table 2)")
+        span: params.Integer = Field(3, ge=2, description=(
+            "word_order only: words per shuffled window (a shorter sample shuffles all its words)"))
 
-    def apply(self, doc: Document, rng: np.random.Generator) -> tuple[Document, dict[str, int]]:
-        perturb = getattr(self, f"_{self.kind}")
-        edits, counts = perturb_samples(
-            doc, rng, fraction=self.fraction, per_sample=self.per_sample, labels=self.labels,
-            perturb=lambda sample, k, rng, edits: perturb(doc, sample, k, rng, edits),
-        )
-        counts["added"] = sum(len(v) for v in edits.insert.values())
-        counts["deleted"] = len(edits.delete)
-        out, changed = apply_edits(doc, edits)
-        return finish(out, doc, edits, changed, self.render), counts
+    def prepare(self) -> None:
+        if self.kind in _NEEDS_WORDNET:
+            require(f"kind {self.kind!r}", "lemminflect", "wordnet", "stopwords")
+
+    def perturb(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
+        return getattr(self, f"_{self.kind}")(doc, sample, k, rng, edits)
+
+    def extra_counts(self, edits: Edits) -> dict[str, int]:
+        return {"added": sum(len(v) for v in edits.insert.values()), "deleted": len(edits.delete)}
 
     # -- kinds: each records at most k perturbations of one sample and returns how many ------
-    @staticmethod
-    def _plain(doc: Document, i: int) -> tuple[str, str, str] | None:
-        parts = split_word(doc.words[i].text)
-        return None if core_problem(parts[1]) else parts
-
     def _deletion(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
         k = min(k, len(sample) - 1)  # keep one word: the entity and its links stay
         if k <= 0:
             return 0
 
         def attempt(i):
-            if self._plain(doc, i) is None:
+            if self.plain(doc, i) is None:
                 return False
             edits.delete.add(i)
             return True
@@ -341,7 +195,7 @@ class WordPerturbation(Shift):
 
     def _repetition(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
         def attempt(i):
-            if self._plain(doc, i) is None:
+            if self.plain(doc, i) is None:
                 return False
             twin = doc.words[i]
             box = box_beside(twin.box, twin.box[2] - twin.box[0], doc.width)
@@ -351,18 +205,11 @@ class WordPerturbation(Shift):
         return perturb_words(sample, k, rng, attempt)
 
     def _synonym(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
-        def attempt(i):
-            parts = self._plain(doc, i)
-            if parts is None:
-                return False
-            prefix, core, suffix = parts
-            options = synonyms(core.lower())
-            if not options:
-                return False
-            edits.replace[i] = prefix + match_case(core, options[int(rng.integers(len(options)))]) + suffix
-            return True
+        def synonym(core: str) -> str | None:
+            options = first_sense_synonyms(core.lower())
+            return case_like(options[int(rng.integers(len(options)))], core) if options else None
 
-        return perturb_words(sample, k, rng, attempt)
+        return self.replace_cores(doc, sample, k, rng, edits, synonym)
 
     def _negation(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
         words = doc.words
@@ -370,7 +217,7 @@ class WordPerturbation(Shift):
         position = {i: j for j, i in enumerate(sample)}
 
         def attempt(i):
-            parts = self._plain(doc, i)
+            parts = self.plain(doc, i)
             if parts is None:
                 return False
             prefix, core, suffix = parts
@@ -395,18 +242,7 @@ class WordPerturbation(Shift):
         return perturb_words(sample, k, rng, attempt)
 
     def _verb(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
-        def attempt(i):
-            parts = self._plain(doc, i)
-            if parts is None:
-                return False
-            prefix, core, suffix = parts
-            new = swap_verb(core, self.kind)
-            if new is None or new == core:
-                return False
-            edits.replace[i] = prefix + new + suffix
-            return True
-
-        return perturb_words(sample, k, rng, attempt)
+        return self.replace_cores(doc, sample, k, rng, edits, lambda core: swap_verb(core, self.kind))
 
     _singular_plural_verb = _verb
     _verb_tense = _verb

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
 from functools import lru_cache
 
 import numpy as np
+from pydantic import Field
 
-from dogood.shifts._textattack import WordSwapShift, import_textattack
+from dogood.papers import Cites
+from dogood.shifts import params
+from dogood.text.lexicons import import_textattack
+from dogood.text.word_swap import WordSwapShift
+from dogood.text.words import case_like
 
 #: A number inside a word: digits not glued to letters ("12/05/98" has three, "A221" none),
 #: as TextAttack's tokenizer splits words at punctuation.
@@ -54,14 +58,6 @@ def _draw(values: range, exclude: int, rng: np.random.Generator) -> int | None:
     return value
 
 
-def _match_case(new: str, old: str) -> str:
-    if old.isupper():
-        return new.upper()
-    if old[:1].isupper():
-        return new[:1].upper() + new[1:]
-    return new
-
-
 class NumberSwap(WordSwapShift):
     """Change the number in a fraction of words (Do-GOOD 3.2, Word Swap 3; Table 4 "Change number").
 
@@ -83,30 +79,17 @@ class NumberSwap(WordSwapShift):
     (``"twenty"`` -> ``"thirty-one"``, never ``"one hundred and five"``), in
     the word's case. Keeps boxes, labels, entities and the word count.
 
-    Parameters
-    ----------
-    fraction : share of the eligible words changed (paper: 0.1).
-    labels : entity labels whose words are eligible (default: all words).
-    max_change : how far a number may move, relative to its size (TextAttack's default: 1.0).
-    number_words : also change spelled-out numbers ("twenty"), as TextAttack does (default True).
-    render : redraw the changed words in the page image (default False: text only).
+    Parameters: :class:`NumberSwap.Params`.
     """
 
     name = "number_swap"
+    papers = (Cites("do-good", "3.2, Word Swap 3; Table 4"), Cites("textattack"))
 
-    def __init__(
-        self,
-        fraction: float = 0.1,
-        labels: Collection[str] | None = None,
-        max_change: float = 1.0,
-        number_words: bool = True,
-        render: bool = False,
-    ):
-        self._common(fraction, labels, render)
-        if not max_change > 0:
-            raise ValueError(f"max_change must be > 0, got {max_change}")
-        self.max_change = float(max_change)
-        self.number_words = bool(number_words)
+    class Params(WordSwapShift.Params):
+        max_change: params.Real = Field(1.0, gt=0, description="how far a number may move, relative to its size "
+                                                               "(TextAttack's default: 1.0)")
+        number_words: params.Flag = Field(True, description="also change spelled-out numbers (\"twenty\"), as "
+                                                            "TextAttack does")
 
     def swap(self, core: str, rng: np.random.Generator) -> str | None:
         transformation = _transformation(self.max_change)
@@ -146,7 +129,7 @@ class NumberSwap(WordSwapShift):
                 return None
             text = num2words(new)
             if " " not in text:
-                return _match_case(text, core)
+                return case_like(text, core)
         return None
 
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field
 
-from dogood.embeddings import counter_fitted_glove, load_word_vectors, nearest_neighbours
-from dogood.shifts._textattack import WordSwapShift, import_textattack, pick
+from dogood.papers import Cites
+from dogood.shifts import params
+from dogood.text.chars import pick
+from dogood.text.embeddings import counter_fitted_glove, load_word_vectors, nearest_neighbours
+from dogood.text.lexicons import import_textattack
+from dogood.text.word_swap import WordSwapShift
 
 #: Neighbours stored per word in dogood's own build (a swap may consider at most this many).
 STORED_NEIGHBOURS = 50
@@ -75,50 +80,30 @@ class EmbeddingSwap(WordSwapShift):
     stopwords, non-Latin and over-long words are left unchanged and counted as
     ``unchangeable``.
 
-    Parameters
-    ----------
-    fraction : share of the eligible words changed (paper: 0.1).
-    labels : entity labels whose words are eligible (default: all words).
-    max_candidates : neighbours considered per word (TextAttack's ``EmbeddingAugmenter``: 50).
-    min_cos_sim : least cosine similarity of a replacement (``EmbeddingAugmenter``: 0.8; the
-        TextFooler attack recipe's 0.5 lets unrelated words through in 50-d GloVe, where
-        frequent words are all close).
-    skip_stopwords : leave NLTK's English stopwords unchanged (default True).
-    embedding : ``"counter-fitted-glove"`` (dogood's build from ``$DOGOOD_DATA_DIR``),
-        ``"paragramcf"`` (TextAttack's download) or a path to an ``.npz`` of vectors.
-    vocab_size : with ``"counter-fitted-glove"``, keep GloVe's most frequent ``vocab_size``
-        words (default: all 50,000).
-    render : redraw the changed words in the page image (default False: text only).
+    Parameters: :class:`EmbeddingSwap.Params`.
     """
 
     name = "embedding_swap"
+    papers = (Cites("do-good", "3.2, Word Swap 1; Table 4"), Cites("textattack"), Cites("counter-fitting"))
 
-    def __init__(
-        self,
-        fraction: float = 0.1,
-        labels: Collection[str] | None = None,
-        max_candidates: int = 50,
-        min_cos_sim: float = 0.8,
-        skip_stopwords: bool = True,
-        embedding: str = "counter-fitted-glove",
-        vocab_size: int | None = None,
-        render: bool = False,
-    ):
-        self._common(fraction, labels, render)
-        if int(max_candidates) < 1:
-            raise ValueError(f"max_candidates must be >= 1, got {max_candidates}")
-        if not -1.0 <= float(min_cos_sim) <= 1.0:
-            raise ValueError(f"min_cos_sim must be in [-1, 1], got {min_cos_sim}")
-        if vocab_size is not None and int(vocab_size) < 2:
-            raise ValueError(f"vocab_size must be >= 2, got {vocab_size}")
-        self.max_candidates = int(max_candidates)
-        self.min_cos_sim = float(min_cos_sim)
-        self.skip_stopwords = bool(skip_stopwords)
-        self.embedding = str(embedding)
-        self.vocab_size = None if vocab_size is None else int(vocab_size)
+    class Params(WordSwapShift.Params):
+        max_candidates: params.Integer = Field(50, ge=1, description="neighbours considered per word (TextAttack's "
+                                                                     "EmbeddingAugmenter: 50)")
+        min_cos_sim: params.Real = Field(0.8, ge=-1, le=1, description=(
+            "least cosine similarity of a replacement (EmbeddingAugmenter: 0.8; the TextFooler recipe's 0.5 lets "
+            "unrelated words through in 50-d GloVe, where frequent words are all close)"))
+        skip_stopwords: params.Flag = Field(True, description="leave TextAttack's English stopwords unchanged")
+        embedding: params.Text = Field("counter-fitted-glove", description=(
+            "counter-fitted-glove (dogood's build from $DOGOOD_DATA_DIR), paragramcf (TextAttack's download) or a "
+            "path to an .npz of vectors"))
+        vocab_size: Annotated[params.Integer | None, params.Expect("null or an integer")] = Field(None, ge=2, description=(
+            "with counter-fitted-glove, keep GloVe's most frequent vocab_size words (null: all 50,000)"))
+
+    def prepare(self) -> None:
+        self._tools = _tools(self.embedding, self.vocab_size, self.max_candidates)
 
     def swap(self, core: str, rng: np.random.Generator) -> str | None:
-        tools = _tools(self.embedding, self.vocab_size, self.max_candidates)
+        tools = self._tools
         lower = core.lower()
         if lower not in tools.index or (self.skip_stopwords and lower in tools.stopwords):
             return None

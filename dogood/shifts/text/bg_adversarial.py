@@ -1,0 +1,64 @@
+"""BG Adversarial (form-attack paper): background words become random dates, numbers or money."""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import Field
+
+from dogood.document import Document
+from dogood.papers import Cites
+from dogood.shifts import params
+from dogood.shifts.base import Outcome, SkipDocument
+from dogood.text.edits import with_texts
+from dogood.text.form_attack import BackgroundWordShift
+from dogood.text.lexicons import require
+from dogood.text.selection import background_words, value_neighbours
+from dogood.text.values import faker_for, faker_note, random_value
+
+
+class BackgroundAdversarial(BackgroundWordShift):
+    """BG Adversarial: a share ``fraction`` of the background words become random dates, numbers or money (Xue et al. 2021).
+
+    Adds distractors of the values' data types. Background on FUNSD: words of
+    ``other`` and ``header`` entities and words in no entity; ``question``
+    (key) and ``answer`` (value) words are never touched, and neither are
+    the neighbours of values (:func:`dogood.text.selection.value_neighbours`:
+    overlapping the value box grown by ``r`` of the page size, or among the
+    ``n`` words before or after it), which the paper protects as strong
+    indicators; they are counted as ``protected`` and are not eligible. Each
+    replacement draws its type uniformly (:func:`dogood.text.values.random_value`):
+    a Faker date from 2001-2021 in ``mm/dd/yy``, ``yy-mm-dd``, ``dd/month/yy``
+    or ``dd/mon/yy``; a number of 3-12 digits; or money from 1 to 10,000,000
+    as ``1,234.56`` with a random ``$``. One word becomes one word in the same box.
+
+    Parameters: :class:`BackgroundAdversarial.Params`.
+    """
+
+    name = "bg_adversarial"
+    papers = (Cites("form-attacks", "form-level transformations, Background manipulation: BG Adversarial; "
+                                    "parameters in Implementation Details"),)
+
+    class Params(BackgroundWordShift.Params):
+        value_labels: params.Names = Field(("answer",), description="entity labels that are values (their "
+                                                                    "neighbours are protected)")
+        r: params.Real = Field(0.02, ge=0, description=(
+            "neighbour zone growth, as a fraction of the page width/height on each side (paper: 0.02)"))
+        n: params.Integer = Field(2, ge=0, description="reading-order neighbours protected on each side of a value "
+                                                       "(paper: 2)")
+
+    def prepare(self) -> None:
+        require(self.name, "faker")
+
+    def apply(self, doc: Document, rng: np.random.Generator) -> Outcome:
+        if not doc.words:
+            raise SkipDocument("no words")
+        protected = value_neighbours(doc, self.value_labels, self.r, self.n)
+        background = background_words(doc, self.labels)
+        words = [i for i in background if i not in protected]
+        fake = faker_for(rng)
+        changes, counts = self.change_some(doc, rng, words, lambda _w, g: random_value(g, fake))
+        counts["protected"] = len(background) - len(words)
+        return Outcome(with_texts(doc, changes, self.render), counts)
+
+    def card_notes(self, schema: str = "funsd") -> list[str]:
+        return [faker_note(self.name)]

@@ -1,0 +1,40 @@
+"""Random character deletion: one character of a word goes ("houses" -> "hoses")."""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import Field
+
+from dogood.papers import Cites
+from dogood.shifts import params
+from dogood.text.chars import deletions, pick
+from dogood.text.word_swap import WordSwapShift
+
+
+class CharacterDeletion(WordSwapShift):
+    """Delete one character of a fraction of words (Do-GOOD 3.2, Word Swap 4; Table 4 "Character deletion").
+
+    The candidates are those of TextAttack's ``WordSwapRandomCharacterDeletion``
+    (Morris et al. 2020): the word with each character deleted in turn
+    (:func:`dogood.text.chars.deletions`); one is drawn with the shift's
+    generator, so each position is equally likely, as with TextAttack's
+    ``random_one``. Punctuation around a word is kept and never deleted
+    (``"Date:"`` -> ``"Dte:"``). Keeps boxes, labels, entities and the word
+    count. Words whose core is one character, non-Latin words and words over
+    64 characters are left unchanged and counted as ``unchangeable``.
+
+    Parameters: :class:`CharacterDeletion.Params`.
+    """
+
+    name = "char_deletion"
+    papers = (Cites("do-good", "3.2, Word Swap 4; Table 4"), Cites("textattack"))
+    uses_textattack = False
+
+    class Params(WordSwapShift.Params):
+        skip_first_char: params.Flag = Field(False, description="never delete a word's first character "
+                                                                "(TextAttack's default: false)")
+        skip_last_char: params.Flag = Field(False, description="never delete a word's last character "
+                                                               "(TextAttack's default: false)")
+
+    def swap(self, core: str, rng: np.random.Generator) -> str | None:
+        return pick(deletions(core, int(self.skip_first_char), len(core) - int(self.skip_last_char)), rng)

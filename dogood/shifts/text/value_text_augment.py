@@ -1,0 +1,132 @@
+"""Value Text Augment (form-attack paper): values replaced by random values of the same data type."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from pydantic import AliasChoices, Field
+
+from dogood.document import Document
+from dogood.papers import Cites
+from dogood.shifts import params
+from dogood.shifts.base import Outcome, Shift, SkipDocument
+from dogood.text.edits import with_texts
+from dogood.text.form_attack import MAX_WORD_LENGTH
+from dogood.text.lexicons import require
+from dogood.text.values import (
+    data_type,
+    faker_for,
+    faker_note,
+    faker_text,
+    key_hint,
+    number_prefix,
+    random_date,
+    random_money,
+    random_number,
+    redraw_digits,
+    split_into,
+    upper_like,
+)
+from dogood.text.words import is_latin
+
+
+class ValueTextAugment(Shift):
+    """Value Text Augment: answer texts replaced by random values of the same data type (form-attack paper).
+
+    Values on FUNSD are ``answer`` entities (keys are ``question``). Each
+    value entity is selected with probability ``fraction`` (the paper augments all
+    values: ``fraction=1``) and its text typed by :func:`dogood.text.values.data_type`:
+
+    - ``date``, ``number``, ``money``: a new value by the paper's procedure
+      (as in BG Adversarial; a number keeps a ``#``/``No.`` prefix, money
+      keeps or leaves out the ``$`` as the original did);
+    - ``digits`` (phone numbers, codes, ratios such as ``(212) 403- 1000``):
+      every digit redrawn, separators and spacing kept;
+    - ``other``: when the linked key's text suggests it (:data:`dogood.text.values.KEY_HINTS`:
+      ``Name:``, ``TO:``, ``Company:``, ``Address:``, ``City:``), a Faker
+      name, company, address or city with the same number of words (as the
+      paper does for SROIE; up to 30 draws, else unchangeable), in capitals
+      if the old text was; otherwise, and for placeholders (``N/A``, ``X``,
+      a tick), the text is kept (counted unchangeable).
+
+    Boxes and word counts are kept: the new value is cut into one piece per
+    old token word (:func:`dogood.text.values.split_into`, cutting after ``/``, ``-``, ``$`` as
+    OCR does: ``March 17, 1995`` -> ``03/`` ``17/`` ``05``); a value whose
+    new text would change type when cut, or is too short, stays unchanged.
+    The new text always has the old type. Counts are per entity:
+    ``eligible``, ``changed``, ``unchangeable``, and ``changed_<type>``.
+
+    Parameters: :class:`ValueTextAugment.Params`.
+    """
+
+    name = "value_text_augment"
+    family = "text"
+    papers = (Cites("form-attacks", "form-level transformations, Field-value augmentation: Value Text Augment "
+                                    "(SROIE values with Faker); parameters in Implementation Details"),)
+
+    class Params(params.Params):
+        fraction: params.Real = Field(1.0, ge=0, le=1, validation_alias=AliasChoices("fraction", "p"),
+                                      description="probability that a value entity is replaced (paper: all, 1.0)")
+        labels: params.Names = Field(("answer",), description="entity labels that are values")
+        key_labels: params.Names = Field(("question",), description=(
+            "labels of the linked entities whose text hints at a Faker kind"))
+        render: params.Flag = Field(False, description="also redraw the changed words in the page image")
+
+    def prepare(self) -> None:
+        require(self.name, "faker")
+
+    def apply(self, doc: Document, rng: np.random.Generator) -> Outcome:
+        if not doc.words:
+            raise SkipDocument("no words")
+        by_id = {e.id: e for e in doc.entities}
+        values = [e for e in doc.entities if e.label in self.labels and any(doc.words[i].text.strip() for i in e.word_ids)]
+        picked = [e for e, u in zip(values, rng.random(len(values))) if u < self.fraction]
+        fake = faker_for(rng)
+        changes: dict[int, str] = {}
+        counts = {"eligible": len(values), "changed": 0, "unchangeable": 0}
+        for ent in picked:
+            ids = [i for i in ent.word_ids if doc.words[i].text.strip()]
+            old = [doc.words[i].text for i in ids]
+            linked = {b if a == ent.id else a for a, b in ent.links if ent.id in (a, b)} - {ent.id}
+            key_text = " ".join(doc.entity_text(by_id[k]) for k in sorted(linked)
+                                if k in by_id and by_id[k].label in self.key_labels)
+            kind, new = self.new_value(old, key_text, rng, fake)
+            if new is None or new == old:
+                counts["unchangeable"] += 1
+                continue
+            changes.update(zip(ids, new))
+            counts["changed"] += 1
+            counts[f"changed_{kind}"] = counts.get(f"changed_{kind}", 0) + 1
+        return Outcome(with_texts(doc, changes, self.render), counts)
+
+    def card_notes(self, schema: str = "funsd") -> list[str]:
+        return [faker_note(self.name)]
+
+    def new_value(self, old: list[str], key_text: str, rng: np.random.Generator, fake) -> tuple[str, list[str] | None]:
+        """``(type, new word texts)`` for a value whose token words are ``old`` (``None``: cannot change)."""
+        text = " ".join(old)
+        kind = data_type(text)
+        if len(text) > MAX_WORD_LENGTH * max(1, len(old)) or not is_latin(text):
+            return kind, None
+        lengths = [len(w) for w in old]
+        for _ in range(30):
+            if kind == "date":
+                new = split_into(upper_like(random_date(rng, fake), text), lengths)
+            elif kind == "number":
+                new = split_into(number_prefix(text) + random_number(rng), lengths)
+            elif kind == "money":
+                new = split_into(random_money(rng, dollar="$" in text), lengths)
+            elif kind == "digits":
+                new = [redraw_digits(w, rng) for w in old]
+            else:
+                hint = key_hint(key_text)
+                if hint is None or sum(c.isalpha() for c in text) < 2 or re.fullmatch(r"n\s*/\s*a\.?", text.lower()):
+                    return kind, None
+                new = faker_text(fake, hint)
+                new = (new.upper() if text.isupper() else new).split()
+                if len(new) != len(old):
+                    continue
+            if new is not None and data_type(" ".join(new)) == kind:
+                return (kind if kind != "other" else key_hint(key_text)), new
+        return kind, None

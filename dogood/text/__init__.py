@@ -1,0 +1,13 @@
+"""Text machinery for the text shifts, with no shift in it (as TextAttack splits transformations from constraints).
+
+- :mod:`~dogood.text.words`: one word's punctuation, script and case;
+- :mod:`~dogood.text.lexicons`: NLTK stopwords and WordNet, lemminflect, TextAttack (loaded once);
+- :mod:`~dogood.text.embeddings`: counter-fitted word vectors;
+- :mod:`~dogood.text.selection`: which words may change (labels, answers, roles, neighbours, samples);
+- :mod:`~dogood.text.budget`: how many change (exactly ``round(fraction * n)``);
+- :mod:`~dogood.text.edits`: replacing, inserting, deleting and reordering words, and redrawing their pixels;
+- :mod:`~dogood.text.values`: random dates, numbers, money and Faker values, and a value's data type;
+- :mod:`~dogood.text.chars`: character edits (typos, keyboard slips, misspellings, deletions, case);
+- :mod:`~dogood.text.word_swap`, :mod:`~dogood.text.samples`, :mod:`~dogood.text.form_attack`: the bases
+  the word swaps, the Moradi & Samwald perturbations and the form-attack background shifts share.
+"""

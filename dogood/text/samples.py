@@ -1,0 +1,184 @@
+"""What Moradi & Samwald's perturbations share: samples, a per-sample cap, and the document's word budget.
+
+Moradi & Samwald (2021) perturb randomly selected words of a sample (a
+sentence); their hyperparameter PPS ("perturbations per sample", 1 to 4)
+caps how many perturbations one sample gets. On a document:
+
+- *Sample.* The text of one entity (FUNSD: a header, question, answer or
+  other field), made of its eligible token words; for words in no entity
+  (RVL-CDIP OCR, or documents without entities) one text line
+  (:func:`dogood.text.selection.text_samples`).
+- *Fraction.* ``fraction`` is the share of a document's eligible words that
+  are changed, the knob every text shift shares (Do-GOOD changes 10% of the
+  words). Samples are drawn in random order and each gets up to
+  ``per_sample`` perturbations until ``round(fraction * eligible words)``
+  words are changed (the last sample gets only as many as are missing); a
+  drawn sample none of whose words can be perturbed is counted
+  ``unchangeable`` and the next one takes its place
+  (:mod:`dogood.text.budget`). ``word_order`` may pass the budget by up to
+  ``span - 1`` words per document, since a shuffle moves a whole window.
+- *Per sample.* ``per_sample=k`` perturbs up to ``k`` distinct words of each
+  drawn sample, one perturbation each (the paper's PPS); a sample with fewer
+  perturbable words gets as many as it has and the missing ones are counted
+  ``short``.
+- *What a word is.* Punctuation around a word (``"Date:"``, ``"(see"``) is
+  kept and only the core between it is perturbed. Words whose core has a
+  digit (``number``), a letter outside the Latin script (``non_latin``),
+  another symbol (``symbol``, e.g. ``"and/or"``), no letter at all
+  (``empty``) or more than :attr:`SamplePerturbation.max_word_length`
+  characters (``too_long``) are never changed; the words of drawn samples
+  left alone for these reasons are counted under those names
+  (:func:`dogood.text.words.core_problem`).
+- *Layout.* The perturbed word keeps its box, entity and links. The page
+  image still shows the original text unless ``render=True``, which redraws
+  the changed words and erases deleted ones.
+
+Counts returned with the document: ``eligible`` (token words), ``changed``
+(words changed: new text, deleted, repeated or moved), ``samples`` and
+``perturbed_samples``, ``unchangeable`` (drawn samples with no perturbable
+word), ``perturbations``, ``short`` (perturbations missing to reach ``k`` in
+perturbed samples), and the word reasons above.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Collection, Sequence
+from typing import ClassVar
+
+import numpy as np
+from pydantic import Field
+
+from dogood.document import Document
+from dogood.shifts import params
+from dogood.shifts.base import Outcome, Shift
+from dogood.text.budget import budget, draw_until
+from dogood.text.edits import Edits, apply_edits, redraw_edits
+from dogood.text.selection import text_samples
+from dogood.text.words import core_problem, split_word
+
+
+def perturb_samples(
+    doc: Document,
+    rng: np.random.Generator,
+    *,
+    fraction: float,
+    per_sample: int,
+    labels: Collection[str] | None,
+    perturb: Callable[[Sequence[int], int, np.random.Generator, Edits], int],
+    max_word_length: int,
+) -> tuple[Edits, dict[str, int]]:
+    """Perturb samples, drawn in random order, until ``round(fraction * eligible words)`` words are changed.
+
+    ``perturb(sample, k, rng, edits)`` records at most ``k`` perturbations of
+    the words of ``sample`` in ``edits`` and returns how many it made; ``k``
+    is ``per_sample``, or fewer for the last sample so as not to pass the
+    target. A sample with no perturbation is counted ``unchangeable`` and
+    the next one takes its place. A word counts as changed once, whatever
+    happened to it (new text, deleted, repeated, moved).
+    """
+    samples = text_samples(doc, labels)
+    eligible = sum(len(s) for s in samples)
+    target = budget(fraction, eligible)
+    edits = Edits()
+    counts = Counter(eligible=eligible, changed=0, samples=len(samples), perturbed_samples=0,
+                     unchangeable=0, perturbations=0, short=0)
+
+    def attempt(s: int) -> bool:
+        sample = samples[s]
+        for i in sample:
+            problem = core_problem(split_word(doc.words[i].text)[1], max_word_length)
+            if problem:
+                counts[problem] += 1
+        k = min(per_sample, target - len(edits.touched()))
+        made = perturb(sample, k, rng, edits)
+        if made:
+            counts["perturbed_samples"] += 1
+            counts["perturbations"] += made
+            counts["short"] += k - made
+        return bool(made)
+
+    counts["unchangeable"] += draw_until(rng, len(samples), target, attempt, lambda: len(edits.touched()) >= target)
+    counts["changed"] = len(edits.touched())
+    return edits, dict(counts)
+
+
+def perturb_words(
+    candidates: Sequence[int], k: int, rng: np.random.Generator, attempt: Callable[[int], bool]
+) -> int:
+    """Try ``attempt(i)`` on the candidates in random order until ``k`` succeed; the number that did."""
+    made = 0
+
+    def one(j: int) -> bool:
+        nonlocal made
+        if attempt(candidates[j]):
+            made += 1
+            return True
+        return False
+
+    draw_until(rng, len(candidates), k, one, lambda: made == k)
+    return made
+
+
+class SamplePerturbation(Shift):
+    """Base of ``char_perturbation`` and ``word_perturbation``: :meth:`perturb` one sample, the budget here.
+
+    Subclasses redeclare ``kind`` as a ``Literal`` of their kinds.
+    """
+
+    family = "text"
+    #: Word cores longer than this are left alone (URLs, run-together OCR, codes).
+    max_word_length: ClassVar[int] = 25
+
+    class Params(params.Params):
+        kind: params.Text = Field("", description="the perturbation")
+        per_sample: params.Integer = Field(1, ge=1, description="perturbations per sample, at most (the paper's PPS: 1 "
+                                                                "to 4)")
+        fraction: params.Real = Field(0.1, ge=0, le=1, description=(
+            "share of the eligible words changed (Do-GOOD: 0.1), reached sample by sample"))
+        labels: params.OptionalNames = Field(None, description="entity labels whose words are eligible (null: all words)")
+        render: params.Flag = Field(False, description="redraw the changed words in the page image and erase deleted "
+                                                       "ones (false: the image keeps the original text)")
+
+    def perturb(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
+        """Record at most ``k`` perturbations of ``sample``'s words in ``edits``; how many were made."""
+        raise NotImplementedError
+
+    def plain(self, doc: Document, i: int) -> tuple[str, str, str] | None:
+        """Word ``i`` split into ``(prefix, core, suffix)``, or ``None`` when its core must be left alone."""
+        parts = split_word(doc.words[i].text)
+        return None if core_problem(parts[1], self.max_word_length) else parts
+
+    def replace_cores(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits,
+                      new_core: Callable[[str], str | None]) -> int:
+        """Give up to ``k`` words of ``sample`` (drawn in random order) the core ``new_core(core)``, their
+        punctuation kept; words left alone or with no new core (``None`` or the same) are passed over."""
+        def attempt(i: int) -> bool:
+            parts = self.plain(doc, i)
+            if parts is None:
+                return False
+            prefix, core, suffix = parts
+            new = new_core(core)
+            if new is None or new == core:
+                return False
+            edits.replace[i] = prefix + new + suffix
+            return True
+
+        return perturb_words(sample, k, rng, attempt)
+
+    def apply(self, doc: Document, rng: np.random.Generator) -> Outcome:
+        self.prepare()
+        edits, counts = perturb_samples(
+            doc, rng, fraction=self.fraction, per_sample=self.per_sample, labels=self.labels,
+            perturb=lambda sample, k, rng, edits: self.perturb(doc, sample, k, rng, edits),
+            max_word_length=self.max_word_length,
+        )
+        counts.update(self.extra_counts(edits))
+        out, changed = apply_edits(doc, edits)
+        if self.render:
+            out = redraw_edits(out, doc, edits, changed)
+        return Outcome(out, counts)
+
+    def extra_counts(self, edits: Edits) -> dict[str, int]:
+        """Counts a subclass adds from the edits (none by default)."""
+        return {}
