@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from dogood.document import Document, Entity, PageImage, Word
 from dogood.schema import iob_tags
 from dogood.shifts import SkipDocument, make_shift
-from dogood.shifts.text import BackgroundAdversarial, BackgroundSynonym, BackgroundTypo, KeyDrop, ValueTextAugment
+from dogood.shifts import BackgroundAdversarial, BackgroundSynonym, BackgroundTypo, KeyDrop, ValueTextAugment
 from dogood.text.chars import typo
 from dogood.text.lexicons import all_sense_synonyms as synonyms
 from dogood.text.selection import background_words, value_neighbours

@@ -63,13 +63,32 @@ def test_the_graph_covers_the_package(graph):
     assert expected <= graph.modules
 
 
-def test_shifts_import_only_the_shift_base_and_no_build_or_eval_module(graph):
-    shifts = sorted(m for m in graph.modules if m.startswith("dogood.shifts.") and m != "dogood.shifts.base")
+def shift_modules() -> dict[str, str]:
+    """Each module that defines a shift dogood ships, with the shift's recipe key."""
+    from dogood.shifts import SHIFTS
+
+    return {cls.__module__: name for name, cls in SHIFTS.items() if cls.__module__.startswith("dogood.shifts.")}
+
+
+def test_every_shift_is_one_hop_from_its_recipe_key():
+    """``dogood/shifts/<family>/<recipe key>.py`` holds the shift, and nothing else holds one."""
+    from dogood.shifts import SHIFTS
+
+    for name, cls in SHIFTS.items():
+        if not cls.__module__.startswith("dogood."):
+            continue  # a shift a test registers
+        assert cls.__module__ == f"dogood.shifts.{cls.family}.{name}", (name, cls.__module__)
+        path = ROOT / "dogood" / "shifts" / cls.family / f"{name}.py"
+        assert path.is_file(), path
+    assert len(shift_modules()) == len([c for c in SHIFTS.values() if c.__module__.startswith("dogood.")])
+
+
+def test_shifts_import_no_other_shift_and_no_build_or_eval_module(graph):
+    shifts = shift_modules()
     wrong = []
-    for module in shifts:
+    for module in sorted(shifts):
         for imported in sorted(graph.find_modules_directly_imported_by(module)):
-            other_shift = _inside(imported, "dogood.shifts") and not _inside(imported, "dogood.shifts.base")
-            if other_shift or any(_inside(imported, name) for name in NOT_FOR_SHIFTS):
+            if imported in shifts or imported == "dogood.shifts" or any(_inside(imported, n) for n in NOT_FOR_SHIFTS):
                 wrong.append(_line(graph, module, imported))
     assert not wrong, "shift modules import other shifts or build/eval modules:\n" + "\n".join(wrong)
 

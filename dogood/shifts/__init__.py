@@ -21,20 +21,18 @@ from dogood.shifts.layout.neighbor_bg_drop import NeighborBackgroundDrop
 from dogood.shifts.layout.neighbor_shuffle import NeighborShuffle
 from dogood.shifts.layout.non_neighbor_shuffle import NonNeighborShuffle
 from dogood.shifts.layout.value_location_augment import ValueLocationAugment
-from dogood.shifts.text import (
-    BackgroundAdversarial,
-    BackgroundSynonym,
-    BackgroundTypo,
-    BertAttack,
-    CharacterDeletion,
-    CharPerturbation,
-    EmbeddingSwap,
-    HomoglyphSwap,
-    KeyDrop,
-    NumberSwap,
-    ValueTextAugment,
-    WordPerturbation,
-)
+from dogood.shifts.text.bert_attack import BertAttack
+from dogood.shifts.text.bg_adversarial import BackgroundAdversarial
+from dogood.shifts.text.bg_synonym import BackgroundSynonym
+from dogood.shifts.text.bg_typo import BackgroundTypo
+from dogood.shifts.text.char_deletion import CharacterDeletion
+from dogood.shifts.text.char_perturbation import CharPerturbation
+from dogood.shifts.text.embedding_swap import EmbeddingSwap
+from dogood.shifts.text.homoglyph_swap import HomoglyphSwap
+from dogood.shifts.text.key_drop import KeyDrop
+from dogood.shifts.text.number_swap import NumberSwap
+from dogood.shifts.text.value_text_augment import ValueTextAugment
+from dogood.shifts.text.word_perturbation import WordPerturbation
 
 __all__ = [
     "SHIFTS",

@@ -142,7 +142,7 @@ class Shift:
                 "default": _shown(field.get_default(call_default_factory=True)),
                 "range": declared.value_range(field),
                 "description": field.description or "",
-                "aliases": ", ".join(a for a in declared.accepted_names(cls.Params) if a in declared._alias_names(field)),
+                "aliases": ", ".join(a for a in declared.alias_names(field) if a != name),
             })
         return rows
 

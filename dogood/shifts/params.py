@@ -106,7 +106,7 @@ def problem(model: type[BaseModel], error: dict[str, Any], given: dict[str, Any]
     loc = [part for part in error.get("loc", ()) if isinstance(part, str)]
     name = loc[0] if loc else "?"
     field = model.model_fields.get(name) or next(
-        (f for f in model.model_fields.values() if name in _alias_names(f)), None)
+        (f for f in model.model_fields.values() if name in alias_names(f)), None)
     got = given.get(name, error.get("input"))
     kind = error.get("type", "")
     if kind == "extra_forbidden":
@@ -118,7 +118,8 @@ def problem(model: type[BaseModel], error: dict[str, Any], given: dict[str, Any]
     return f"parameter {name} must be {expected(field) if field is not None else 'valid'}, got {got!r}"
 
 
-def _alias_names(field: Any) -> list[str]:
+def alias_names(field: Any) -> list[str]:
+    """The names a recipe may use for a field besides its own (its old names), from its ``validation_alias``."""
     alias = getattr(field, "validation_alias", None)
     if alias is None:
         return []
@@ -131,5 +132,5 @@ def accepted_names(model: type[BaseModel]) -> list[str]:
     """Every name a recipe may use: the fields, then their old names (aliases)."""
     names = list(model.model_fields)
     for field in model.model_fields.values():
-        names += [a for a in _alias_names(field) if a not in names]
+        names += [a for a in alias_names(field) if a not in names]
     return names

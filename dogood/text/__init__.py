@@ -8,6 +8,7 @@
 - :mod:`~dogood.text.edits`: replacing, inserting, deleting and reordering words, and redrawing their pixels;
 - :mod:`~dogood.text.values`: random dates, numbers, money and Faker values, and a value's data type;
 - :mod:`~dogood.text.chars`: character edits (typos, keyboard slips, misspellings, deletions, case);
-- :mod:`~dogood.text.word_swap`, :mod:`~dogood.text.samples`, :mod:`~dogood.text.form_attack`: the bases
-  the word swaps, the Moradi & Samwald perturbations and the form-attack background shifts share.
+
+The shift base classes built on this machinery (word swaps, Moradi & Samwald
+samples, form-attack background words) are in ``dogood/shifts/text/_*.py``.
 """

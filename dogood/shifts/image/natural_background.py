@@ -84,7 +84,6 @@ class NaturalBackground(Shift):
         "ink_words": "words whose box held ink, composited on the photo",
         "no_ink": "words whose box held no ink (nothing to composite)",
         "guarded": "words under which the readability guard lightened or darkened the photo",
-        **tallies_help,  # the card's writer looks tallies up here too
     }
 
     class Params(params.Params):

@@ -10,7 +10,7 @@ from dogood.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, SkipDocument
 from dogood.text.edits import with_texts
-from dogood.text.form_attack import BackgroundWordShift
+from dogood.shifts.text._form_attack import BackgroundWordShift
 from dogood.text.lexicons import require
 from dogood.text.selection import background_words, value_neighbours
 from dogood.text.values import faker_for, faker_note, random_value

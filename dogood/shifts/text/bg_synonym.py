@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from dogood.papers import Cites
-from dogood.text.form_attack import BackgroundWordShift
+from dogood.shifts.text._form_attack import BackgroundWordShift
 from dogood.text.lexicons import all_sense_synonyms, require
 from dogood.text.words import case_like, is_latin
 

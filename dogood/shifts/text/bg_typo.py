@@ -6,7 +6,7 @@ import numpy as np
 
 from dogood.papers import Cites
 from dogood.text.chars import typo
-from dogood.text.form_attack import BackgroundWordShift
+from dogood.shifts.text._form_attack import BackgroundWordShift
 from dogood.text.values import separated_number
 from dogood.text.words import is_latin
 

@@ -8,7 +8,7 @@ from pydantic import Field
 from dogood.papers import Cites
 from dogood.shifts import params
 from dogood.text.chars import deletions, pick
-from dogood.text.word_swap import WordSwapShift
+from dogood.shifts.text._word_swap import WordSwapShift
 
 
 class CharacterDeletion(WordSwapShift):

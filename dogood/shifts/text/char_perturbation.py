@@ -19,7 +19,7 @@ The seven kinds (:func:`dogood.text.chars.perturb_core`):
 
 What a sample is on a document, how ``fraction`` and ``per_sample`` (the
 paper's PPS) work, which words are left alone and what is counted:
-:mod:`dogood.text.samples`.
+:mod:`dogood.shifts.text._samples`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from dogood.document import Document
 from dogood.papers import Cites
 from dogood.text.chars import CHAR_KINDS, perturb_core
 from dogood.text.edits import Edits
-from dogood.text.samples import SamplePerturbation
+from dogood.shifts.text._samples import SamplePerturbation
 
 
 class CharPerturbation(SamplePerturbation):

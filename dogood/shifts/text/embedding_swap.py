@@ -15,7 +15,7 @@ from dogood.shifts import params
 from dogood.text.chars import pick
 from dogood.text.embeddings import counter_fitted_glove, load_word_vectors, nearest_neighbours
 from dogood.text.lexicons import import_textattack
-from dogood.text.word_swap import WordSwapShift
+from dogood.shifts.text._word_swap import WordSwapShift
 
 #: Neighbours stored per word in dogood's own build (a swap may consider at most this many).
 STORED_NEIGHBOURS = 50

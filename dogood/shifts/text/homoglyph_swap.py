@@ -9,7 +9,7 @@ import numpy as np
 from dogood.papers import Cites
 from dogood.text.chars import pick
 from dogood.text.lexicons import import_textattack
-from dogood.text.word_swap import WordSwapShift
+from dogood.shifts.text._word_swap import WordSwapShift
 
 #: One look-alike per ASCII letter and digit, each a Unicode confusable of it (``confusables.txt``)
 #: or one that NFKC folds back to it. Mostly Cyrillic, Greek and Armenian letters; mathematical

@@ -11,7 +11,7 @@ from pydantic import Field
 from dogood.papers import Cites
 from dogood.shifts import params
 from dogood.text.lexicons import import_textattack
-from dogood.text.word_swap import WordSwapShift
+from dogood.shifts.text._word_swap import WordSwapShift
 from dogood.text.words import case_like
 
 #: A number inside a word: digits not glued to letters ("12/05/98" has three, "A221" none),

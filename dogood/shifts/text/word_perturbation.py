@@ -2,7 +2,7 @@
 
 The paper's seven word-level kinds (Table 2), on the samples of a document
 (one entity's words, or one text line for words in no entity: see
-:mod:`dogood.text.samples`, which also defines ``fraction``,
+:mod:`dogood.shifts.text._samples`, which also defines ``fraction``,
 ``per_sample`` and the counts shared with ``char_perturbation``).
 ``deletion`` and ``repetition`` follow the paper's description; the other
 kinds are inspired by it, as each entry says:
@@ -79,7 +79,7 @@ from dogood.papers import Cites
 from dogood.shifts import params
 from dogood.text.edits import Edits, box_beside
 from dogood.text.lexicons import first_sense_synonyms, inflect_verb, require, verb_forms
-from dogood.text.samples import SamplePerturbation, perturb_words
+from dogood.shifts.text._samples import SamplePerturbation, perturb_words
 from dogood.text.words import case_like, split_word
 
 WORD_KINDS = ("deletion", "repetition", "synonym", "negation", "singular_plural_verb", "verb_tense", "word_order")
@@ -152,7 +152,7 @@ class WordPerturbation(SamplePerturbation):
 
     Entities, IOB tags and links stay consistent with the words: see the
     module docstring for each kind and how it differs from the paper, and
-    :mod:`dogood.text.samples` for what a sample is and what is counted.
+    :mod:`dogood.shifts.text._samples` for what a sample is and what is counted.
 
     Parameters: :class:`WordPerturbation.Params`.
     """
