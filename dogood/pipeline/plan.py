@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import dogood
-from dogood.errors import DogoodError, RecipeError
+from dogood.errors import DocumentError, DogoodError, RecipeError
 from dogood.pipeline.worker import WorkerSpec
 from dogood.recipe import Recipe
 from dogood.safety import check_name, check_out, portable, source_fingerprint
@@ -84,9 +84,7 @@ def plan_build(recipe: Recipe, out: str | Path, *, source_path: str | Path | Non
     check_out(out, sources.values(), overwrite=overwrite)  # before anything is written
     schema = recipe.schema or next(iter(sources.values())).schema
     box_level = resolve_box_level(recipe, chains, schema, box_level)
-    for chain in chains.values():
-        for shift in chain:
-            shift.prepare()  # models and tables load once, here, before any worker starts
+    prepare_chains(recipe.name, chains)
     notes = {name: [line for shift in chain for line in shift.card_notes(schema=schema)]
              for name, chain in chains.items()}
     shared = shared_prefixes({name: [shift.step_key() for shift in chain] for name, chain in chains.items()})
@@ -120,3 +118,16 @@ def resolve_box_level(recipe: Recipe, chains: dict[str, list], schema: str, box_
             except ValueError as exc:
                 raise RecipeError(f"recipe {recipe.name!r}, config {name!r}: {exc}") from None
     return box_level
+
+
+def prepare_chains(recipe: str, chains: dict[str, list]) -> None:
+    """Load what each shift of the configs being built needs, once, before any worker starts (only those configs:
+    a config left out needs nothing). A missing resource names the recipe, config and shift."""
+    for name, chain in chains.items():
+        for shift in chain:
+            try:
+                shift.prepare()
+            except DocumentError:
+                raise
+            except DogoodError as exc:
+                raise type(exc)(f"recipe {recipe}, config {name!r}, shift {shift.name!r}: {exc}") from None

@@ -50,7 +50,7 @@ class ReOCR(Shift):
         lang: params.Text = Field("eng", description="Tesseract language(s), e.g. eng")
         config: params.Text = Field("", description="extra Tesseract options, e.g. --psm 6")
         min_overlap: params.Real = Field(0.5, gt=0, le=1, description="share of an OCR word's box an old word must "
-                                                                      "cover to pass its entity on")
+                                                                      "cover to pass its label on")
 
     def prepare(self) -> None:
         resource("tesseract")  # a clear error now when Tesseract is missing, not in a worker
