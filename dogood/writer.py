@@ -139,8 +139,7 @@ def render_card(
     features = features_for(schema)
     most = max((i.get("num_examples", 0) for by in splits_info.values() for i in by.values()), default=0)
     sources = [source.get("hub_source") or f"extended|other-{source.get('kind', 'unknown')}"]
-    if credits:
-        sources.append("extended|other-coco-2017")
+    sources += sorted({c["source_dataset"] for c in credits if c.get("source_dataset")})
     card_data = DatasetCardData(
         pretty_name=recipe.name,
         license="other",

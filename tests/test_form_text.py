@@ -17,6 +17,7 @@ from dogood.shifts import BackgroundAdversarial, BackgroundSynonym, BackgroundTy
 from dogood.text.chars import typo
 from dogood.text.lexicons import all_sense_synonyms as synonyms
 from dogood.text.selection import background_words, value_neighbours
+from dogood.text.words import MAX_WORD_LENGTH
 from dogood.text.values import data_type, split_into
 
 BACKGROUND = {"other", "header", None}
@@ -116,7 +117,7 @@ def test_typo_kinds_keep_punctuation():
 
 
 def test_bad_words_are_left_alone_and_counted():
-    words = [Word(t, (10 * i, 0, 10 * i + 8, 10)) for i, t in enumerate(["", "---", "日本語", "1,234.56", "x" * 60, "ok"])]
+    words = [Word(t, (10 * i, 0, 10 * i + 8, 10)) for i, t in enumerate(["", "---", "日本語", "1,234.56", "x" * (MAX_WORD_LENGTH + 1), "ok"])]
     doc = Document("bad", PageImage.from_array(np.full((20, 100), 255, np.uint8)), tuple(words))
     out, counts, _ = BackgroundTypo(p=1.0).apply(doc, np.random.default_rng(0))
     assert changed_words(doc, out) == [5]

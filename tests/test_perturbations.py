@@ -19,7 +19,7 @@ from dogood.text.chars import CHAR_KINDS, KEYBOARD_NEIGHBOURS, MISSPELLINGS
 from dogood.text.edits import Edits, apply_edits
 from dogood.text.lexicons import first_sense_synonyms as synonyms
 from dogood.text.selection import text_samples
-from dogood.text.words import core_problem, split_word
+from dogood.text.words import MAX_WORD_LENGTH, core_problem, split_word
 
 # -- helpers ----------------------------------------------------------------------------------
 
@@ -135,7 +135,7 @@ def test_each_char_kind_does_what_it_says_on_funsd(kind, funsd_docs):
         for old, new in changed_pairs(doc, out):
             (p0, c0, s0), (p1, c1, s1) = split_word(old), split_word(new)
             assert (p0, s0) == (p1, s1), (old, new)  # punctuation around the word is kept
-            assert core_problem(c0, 25) is None
+            assert core_problem(c0, MAX_WORD_LENGTH) is None
             assert _obeys(kind, c0, c1), (kind, old, new)
             seen += 1
         assert [w.box for w in out.words] == [w.box for w in doc.words]
@@ -153,7 +153,7 @@ def test_letter_case_and_misspelling_by_hand():
 
 
 def test_bad_words_are_left_alone_and_counted(wordnet):
-    words = ["", "  ", "12/05/98", "B1", "Привет", "日本語", "x" * 40, "and/or", "-", "(614)"]
+    words = ["", "  ", "12/05/98", "B1", "Привет", "日本語", "x" * (MAX_WORD_LENGTH + 1), "and/or", "-", "(614)"]
     doc = Document("bad", page(), tuple(Word(t, (5 + 30 * i, 10, 30 + 30 * i, 20)) for i, t in enumerate(words)),
                    (Entity(0, "answer", tuple(range(len(words)))),))
     for kind in CHAR_KINDS:
@@ -188,7 +188,7 @@ def test_perturbations_never_crash_and_keep_entities(wordnet, word_texts, kind, 
         out = CharPerturbation(kind=kind, per_sample=3, fraction=1.0)(doc, seed)
         assert [w.box for w in out.words] == [w.box for w in doc.words]
         for a, b in zip(doc.words, out.words):
-            assert a.text == b.text or core_problem(split_word(a.text)[1], 25) is None
+            assert a.text == b.text or core_problem(split_word(a.text)[1], MAX_WORD_LENGTH) is None
     else:
         out = WordPerturbation(kind=kind, per_sample=3, fraction=1.0)(doc, seed)
     assert [(e.id, e.label, e.links) for e in out.entities] == [(e.id, e.label, e.links) for e in doc.entities]
@@ -215,7 +215,7 @@ def test_per_sample_gives_k_perturbations_per_chosen_sample(k, funsd_docs):
         assert counts["changed"] == counts["perturbations"] == sum(a != b for a, b in zip(texts(doc), texts(out)))
         for ent in doc.entities:
             changed = sum(doc.words[i].text != out.words[i].text for i in ent.word_ids)
-            able = sum(core_problem(split_word(doc.words[i].text)[1], 25) is None
+            able = sum(core_problem(split_word(doc.words[i].text)[1], MAX_WORD_LENGTH) is None
                        and len(split_word(doc.words[i].text)[1]) >= 3 for i in ent.word_ids)
             assert changed == min(k, able)  # fraction=1: every entity that can change does
             full += able >= k

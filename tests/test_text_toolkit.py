@@ -88,3 +88,14 @@ def test_rate_knob_is_fraction_and_old_p_is_accepted():
         assert old.params()["fraction"] == 0.3 and "p" not in old.params()
         with pytest.raises(RecipeError, match="parameter p must be in"):
             make_shift({"shift": name, "p": 1.5})
+
+
+def test_every_text_shift_caps_words_at_the_one_word_length_cap():
+    """One word-length cap for every text shift (was 25, 40 and 64): a longer word is never changed."""
+    from dogood.shifts import SHIFTS
+    from dogood.text.words import MAX_WORD_LENGTH
+
+    caps = {name: cls.max_word_length for name, cls in SHIFTS.items()
+            if cls.family == "text" and hasattr(cls, "max_word_length")}
+    assert len(caps) >= 9
+    assert set(caps.values()) == {MAX_WORD_LENGTH}

@@ -155,8 +155,9 @@ class Shift:
 
     def credits(self, tallies: dict[str, dict[str, int]]) -> list[dict[str, Any]]:
         """Credits owed for third-party material the shift used, from its tallies over a build (e.g. the photo
-        tallies of ``natural_background``): dicts with ``id``, ``title``, ``url``, ``license``, ``license_url``
-        and ``share_alike``. None by default."""
+        tallies of ``natural_background``): dicts with ``id``, ``title``, ``url``, ``license``, ``license_url``,
+        ``share_alike`` and ``source_dataset`` (the Hub's ``source_datasets`` tag of where it came from). None by
+        default."""
         return []
 
     #: What each count (``apply``'s counts, summed in the card) means; a shift adds or overrides its own.

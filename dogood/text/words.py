@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import unicodedata
 
+#: The one word-length cap of every text shift: a "word" longer than this (characters, punctuation included;
+#: for the sample perturbations, its core) is an OCR run-on, a URL or a code, and is never changed.
+MAX_WORD_LENGTH = 64
+
 #: Apostrophes and hyphens allowed inside a word's core by the Moradi & Samwald perturbations.
 INNER_MARKS = "'\u2019-"
 

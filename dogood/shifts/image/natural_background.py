@@ -142,7 +142,8 @@ class NaturalBackground(Shift):
             out.append({"id": photo.id, "title": f"[COCO {photo.id}](https://cocodataset.org/#explore?id={photo.id})",
                         "url": photo.flickr_url or photo.coco_url,
                         "license": photo.license_name, "license_url": photo.license_url,
-                        "share_alike": "ShareAlike" in photo.license_name})
+                        "share_alike": "ShareAlike" in photo.license_name,
+                        "source_dataset": "extended|other-coco-2017"})
         return out
 
     # -- the shift ----------------------------------------------------------------

@@ -7,7 +7,7 @@ eligible background words change (:mod:`dogood.text.budget`), so the measured
 share meets ``fraction`` (the paper's p; ``p`` is still accepted); background on FUNSD is :func:`dogood.text.selection.background_words`.
 Like the paper, these shifts change the OCR words only (boxes, labels, IOB
 tags and links stay); with ``render=True`` the changed words are also redrawn
-in the page image. Words longer than :data:`MAX_WORD_LENGTH` characters are
+in the page image. Words longer than :data:`dogood.text.words.MAX_WORD_LENGTH` characters are
 left alone and counted ``unchangeable``, with words the shift cannot change.
 """
 
@@ -25,9 +25,7 @@ from dogood.shifts.base import Outcome, Shift, SkipDocument
 from dogood.text.budget import change_words
 from dogood.text.edits import with_texts
 from dogood.text.selection import BACKGROUND_LABELS, background_words
-
-#: Words longer than this (characters) are left alone by the form-attack text shifts.
-MAX_WORD_LENGTH = 40
+from dogood.text.words import MAX_WORD_LENGTH
 
 
 class BackgroundWordShift(Shift):

@@ -55,7 +55,7 @@ from dogood.shifts.base import Outcome, Shift
 from dogood.text.budget import budget, draw_until
 from dogood.text.edits import Edits, apply_edits, redraw_edits
 from dogood.text.selection import text_samples
-from dogood.text.words import core_problem, split_word
+from dogood.text.words import MAX_WORD_LENGTH, core_problem, split_word
 
 
 def perturb_samples(
@@ -127,8 +127,7 @@ class SamplePerturbation(Shift):
     """
 
     family = "text"
-    #: Word cores longer than this are left alone (URLs, run-together OCR, codes).
-    max_word_length: ClassVar[int] = 25
+    max_word_length: ClassVar[int] = MAX_WORD_LENGTH
 
     class Params(params.Params):
         kind: params.Text = Field("", description="the perturbation")

@@ -26,7 +26,7 @@ from dogood.shifts.base import Outcome, Shift
 from dogood.text.budget import change_fraction
 from dogood.text.edits import with_texts
 from dogood.text.lexicons import import_textattack
-from dogood.text.words import is_latin, split_word
+from dogood.text.words import MAX_WORD_LENGTH, is_latin, split_word
 
 
 class WordSwapShift(Shift):
@@ -38,8 +38,7 @@ class WordSwapShift(Shift):
     """
 
     family = "text"
-    #: Words longer than this (characters, punctuation included) are left unchanged: OCR noise, not words.
-    max_word_length: ClassVar[int] = 64
+    max_word_length: ClassVar[int] = MAX_WORD_LENGTH
     uses_textattack: ClassVar[bool] = True
 
     class Params(params.Params):

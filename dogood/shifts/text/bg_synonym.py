@@ -38,7 +38,7 @@ class BackgroundSynonym(BackgroundWordShift):
     (``DATE`` -> ``ESCORT``), with its surrounding punctuation kept; word
     sense and grammatical number are not matched, as in the TextAttack and
     nlpaug WordNet augmenters. Unchangeable (counted): words with no synonym
-    (numbers, names, stopwords, punctuation), non-Latin words, words over 40
+    (numbers, names, stopwords, punctuation), non-Latin words, words over 64
     characters. Needs NLTK's ``wordnet`` and ``stopwords`` corpora
     (``$NLTK_DATA`` or ``$DOGOOD_DATA_DIR/nltk_data``).
 

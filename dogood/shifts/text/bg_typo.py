@@ -21,7 +21,7 @@ class BackgroundTypo(BackgroundWordShift):
     1, the replacement half the time an OCR confusion such as ``0``/``O``).
     Unchangeable (counted): punctuation-only words, non-Latin words, numbers
     with separators (a typo there could silently make another valid value),
-    words over 40 characters. Keeps boxes, labels and links.
+    words over 64 characters. Keeps boxes, labels and links.
 
     Parameters: :class:`BackgroundTypo.Params`.
     """

@@ -12,7 +12,7 @@ from dogood.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
 from dogood.text.edits import with_texts
-from dogood.shifts.text._form_attack import MAX_WORD_LENGTH
+from dogood.text.words import MAX_WORD_LENGTH
 from dogood.text.lexicons import require
 from dogood.text.values import (
     data_type,
