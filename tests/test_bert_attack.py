@@ -312,3 +312,25 @@ def test_card_note_says_in_context_and_how_do_good_code_differs():
     note = " ".join(BertAttack(model="some/mlm", context="entity").card_notes())
     assert "its entity's text" in note and "`some/mlm`" in note and "BAE" in note and "original words" in note
     assert "redrawn" in BertAttack(model="m", render=True).card_notes()[0]
+
+
+def test_a_session_that_ran_torch_builds_again_with_a_process_pool(model_dir, funsd_dir, tmp_path):
+    """A forked worker of a driver whose torch threads have run (a text config's preview runs the masked LM in
+    the driver) used to hang at its first tensor operation; the pool now gives each worker one torch thread."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import torch
+        from dogood.build import build
+        from dogood.recipe import parse_recipe
+        torch.set_num_threads(2)
+        torch.ones(512, 512) @ torch.ones(512, 512)  # the driver's OpenMP threads have run
+        recipe = parse_recipe({{"name": "t", "version": "1.0.0", "source": {{"kind": "funsd"}},
+                                "configs": {{"bert_attack": [{{"shift": "bert_attack", "model": {model_dir!r}}}]}}}})
+        build(recipe, {str(tmp_path / "out")!r}, source_path={str(funsd_dir)!r}, limit=2, num_proc=2, progress=False)
+        print("built")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0 and "built" in done.stdout, done.stderr[-2000:]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -31,6 +32,19 @@ def _run_here(tasks: list[Task], spec: WorkerSpec) -> Iterator[TaskResult]:
         release_worker()
 
 
+def _init_pool_worker(spec: WorkerSpec) -> None:
+    """A forked worker: one torch thread (when the driver had loaded torch), then the spec.
+
+    A child forked from a process whose torch (OpenMP) threads have run hangs at its first parallel tensor
+    operation; a Python session that built a text config (its preview runs the masked LM in the driver) and then
+    builds again would. One thread per worker also keeps ``num_proc`` workers from oversubscribing the cores.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+    init_worker(spec)
+
+
 def _run_in_pool(tasks: list[Task], spec: WorkerSpec, num_proc: int) -> Iterator[TaskResult]:
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
@@ -48,7 +62,7 @@ def _run_in_pool(tasks: list[Task], spec: WorkerSpec, num_proc: int) -> Iterator
                     return
             yield task
 
-    with ctx.Pool(num_proc, initializer=init_worker, initargs=(spec,)) as pool:
+    with ctx.Pool(num_proc, initializer=_init_pool_worker, initargs=(spec,)) as pool:
         try:
             for result in pool.imap(process_task, feed(), chunksize=chunk):
                 free.release()
