@@ -10,6 +10,8 @@ markers.
 
 from __future__ import annotations
 
+import inspect
+
 import argparse
 import re
 import sys
@@ -28,8 +30,9 @@ _FAMILIES = ("image", "text", "layout")
 
 
 def summary(cls: type[Shift]) -> str:
-    """The first line of a shift's docstring."""
-    return next((line.strip() for line in (cls.__doc__ or "").splitlines() if line.strip()), "")
+    """The first paragraph of a shift's docstring, on one line."""
+    paragraph = " ".join(inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0].split())
+    return paragraph
 
 
 def short_name(citation: Citation) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import os
 import subprocess
 import sys
@@ -52,7 +54,7 @@ def test_describe_lists_every_shift_with_family_and_summary(capsys):
     assert set(rows) == set(shipped) and "char_deletion" in rows
     for name, cls in shipped.items():
         family, text = rows[name]
-        assert family == cls.family and text == (cls.__doc__ or "").strip().splitlines()[0].strip()
+        assert family == cls.family and text == " ".join(inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0].split())
 
 
 def test_unknown_shift_is_a_usage_error_without_traceback(tmp_path):
