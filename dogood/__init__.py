@@ -12,6 +12,6 @@ from dogood.document import Document, Entity, PageImage, QAPair, ShiftRecord, Wo
 try:
     __version__ = version("dogood")
 except PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0.2.0"
+    __version__ = "0.3.0"
 
 __all__ = ["Document", "Entity", "PageImage", "QAPair", "ShiftRecord", "Word", "__version__"]
