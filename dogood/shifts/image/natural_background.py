@@ -129,7 +129,7 @@ class NaturalBackground(Shift):
             f"`natural_background`: one MSCOCO 2017 photo per document, drawn with the document's seed from "
             f"{d['photos']} photos of {files} (licences: {licences}; NoDerivs licences "
             f"{'excluded' if not {3, 6} & set(self.licenses) else 'allowed'}). The photos used and their "
-            "licences are tallied below (`natural_background: photo`, `natural_background: licence`); each keeps its own Flickr licence.",
+            "licences are tallied below (`natural_background: photo`, `natural_background: licence`); each keeps its own Flickr licence; the COCO annotations that list them are CC BY 4.0.",
             "The shift keeps the source's words and boxes, exact since no text pixel moves.",
         ]
 
