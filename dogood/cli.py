@@ -99,7 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dogood {_version()}")
     sub = parser.add_subparsers(metavar="COMMAND")
 
-    p = sub.add_parser("list", help="list the recipes, one line each")
+    p = sub.add_parser("list", help="list the recipes, one line each (with RECIPE: its configs and their chains)")
+    p.add_argument("recipe", nargs="?", help="a recipe name or YAML path: list its configs")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("describe", help="what a shift does: parameters, box conventions, counts, papers "
@@ -118,7 +119,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=_count, help="only the first N documents of each split")
     p.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                    help="stop at a bad document (raise) or leave it out and list it in the card (skip)")
-    p.add_argument("--config", action="append", dest="configs", metavar="NAME", help="build only this config (repeatable)")
+    p.add_argument("--config", action="append", dest="configs", metavar="NAME",
+                   help="build only these configs: a name, a glob (ms_*) or a comma list (repeatable)")
+    p.add_argument("--exclude-config", action="append", dest="exclude_configs", metavar="NAME",
+                   help="leave these configs out: a name, a glob or a comma list (repeatable)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing output folder that a dogood build wrote (never any other folder)")
     p.add_argument("--wait", action="store_true",
@@ -232,8 +236,14 @@ def _version() -> str:
 
 
 def cmd_list(args) -> int:
-    from dogood.recipe import list_recipes
+    from dogood.recipe import list_recipes, load_recipe
 
+    if args.recipe:
+        recipe = load_recipe(args.recipe)
+        print(recipe.summary())
+        for line in recipe.config_lines():
+            print("  " + line)
+        return 0
     recipes = list_recipes()
     if not recipes:
         print("no recipes found (looked in ./recipes and the recipes shipped with dogood)")
@@ -272,7 +282,8 @@ def cmd_build(args) -> int:
         num_proc=args.num_proc,
         limit=args.limit,
         on_error=args.on_error,
-        configs=args.configs,
+        configs=recipe.select_configs(args.configs, args.exclude_configs) if args.configs or args.exclude_configs
+        else None,
         overwrite=args.overwrite,
         progress=not args.quiet,
         ray=args.ray,

@@ -44,6 +44,7 @@ share its draws.
 
 from __future__ import annotations
 
+import fnmatch
 import importlib.resources
 import itertools
 import math
@@ -86,9 +87,42 @@ class Recipe:
         return [make_shift(dict(spec)) for spec in self.configs[config]]
 
     def summary(self) -> str:
-        """One line for ``dogood list``."""
+        """One short line for ``dogood list``: name, version, source, how many configs, what it is."""
         kinds = self.source.get("kind", "?")
-        return f"{self.name} v{self.version} [{kinds}: {', '.join(self.splits)}] configs: {', '.join(self.configs)}"
+        about = " ".join(self.description.split())
+        about = about if len(about) <= 90 else about[:89].rsplit(" ", 1)[0] + "…"
+        line = f"{self.name} v{self.version} [{kinds}: {', '.join(self.splits)}] {len(self.configs)} config(s)"
+        return f"{line}: {about}" if about else line
+
+    def config_lines(self) -> list[str]:
+        """``dogood list RECIPE``: each config with its chain, one line each."""
+        def step(spec: dict[str, Any]) -> str:
+            args = ", ".join(f"{k}={v}" for k, v in spec.items() if k != "shift")
+            return f"{spec['shift']}({args})"
+        width = max((len(c) for c in self.configs), default=0)
+        return [f"{c.ljust(width)}  {' -> '.join(step(s) for s in chain) or '(no shift: the source as it is)'}"
+                for c, chain in self.configs.items()]
+
+    def select_configs(self, include: list[str] | None = None, exclude: list[str] | None = None) -> list[str]:
+        """The configs named by ``include`` (names, globs such as ``ms_*``, or comma lists of them; default:
+        all), less those named by ``exclude``, in the recipe's order. A name or glob that matches no config is
+        an error naming it and the configs there are."""
+        def matching(patterns: list[str]) -> set[str]:
+            found: set[str] = set()
+            for pattern in (p.strip() for value in patterns for p in value.split(",")):
+                if not pattern:
+                    continue
+                hits = set(fnmatch.filter(self.configs, pattern))
+                if not hits:
+                    raise RecipeError(f"recipe {self.name!r} has no config matching {pattern!r}; "
+                                      f"it has {', '.join(self.configs)}")
+                found |= hits
+            return found
+        chosen = matching(include) if include else set(self.configs)
+        chosen -= matching(exclude or [])
+        if not chosen:
+            raise RecipeError(f"recipe {self.name!r}: --exclude-config leaves no config to build")
+        return [c for c in self.configs if c in chosen]
 
 
 def parse_recipe(data: Any, path: Path | None = None) -> Recipe:

@@ -1,0 +1,67 @@
+"""Config selection on the command line: globs, comma lists, --exclude-config; `dogood list RECIPE`; python -m dogood."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from dogood.cli import main
+from dogood.errors import RecipeError
+from dogood.recipe import load_recipe
+
+
+def test_globs_comma_lists_and_exclusions_select_configs_in_recipe_order():
+    t = load_recipe("funsd-t")
+    ms_char = [c for c in t.configs if c.startswith("ms_char_")]
+    assert len(ms_char) == 7
+    assert t.select_configs(["ms_char_*"]) == ms_char
+    assert t.select_configs(["char_deletion,ms_char_swap", "bg_typo"]) == ["char_deletion", "ms_char_swap", "bg_typo"]
+    every = t.select_configs(None, ["bert_attack"])
+    assert every == [c for c in t.configs if c != "bert_attack"] and len(every) == len(t.configs) - 1
+    assert t.select_configs(["ms_*"], ["ms_word_*", "ms_char_swap"]) == [c for c in ms_char if c != "ms_char_swap"]
+
+
+@pytest.mark.parametrize("include, exclude, message", [
+    (["ms_nothing_*"], None, "has no config matching 'ms_nothing_\\*'"),
+    (None, ["bert"], "has no config matching 'bert'"),
+    (["bg_typo"], ["bg_*"], "leaves no config to build"),
+])
+def test_a_pattern_that_matches_nothing_is_an_error_naming_it(include, exclude, message):
+    with pytest.raises(RecipeError, match=message):
+        load_recipe("funsd-t").select_configs(include, exclude)
+
+
+def test_build_takes_globs_and_exclusions(funsd_dir, tmp_path, capsys):
+    out = tmp_path / "out"
+    code = main(["build", "funsd-l", "--source", str(funsd_dir), "--out", str(out), "--limit", "1", "--quiet",
+                 "--config", "merge_x*", "--exclude-config", "merge_x2*,merge_x10_y0"])
+    assert code == 0
+    assert sorted(p.name for p in (out / "data").iterdir()) == ["merge_x0_y0", "merge_x0_y10", "merge_x0_y5"]
+
+
+def test_build_refuses_an_unknown_pattern_without_a_traceback(funsd_dir, tmp_path, capsys):
+    code = main(["build", "funsd-l", "--source", str(funsd_dir), "--out", str(tmp_path / "o"), "--quiet",
+                 "--config", "marge*"])
+    err = capsys.readouterr().err
+    assert code != 0 and "dogood: error:" in err and "'marge*'" in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_list_gives_one_short_line_per_recipe_and_a_recipe_its_chains(capsys):
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("funsd-l v") and "8 config(s)" in line for line in lines)
+    assert all(len(line) < 200 for line in lines)
+    assert main(["list", "funsd-l"]) == 0
+    out = capsys.readouterr().out
+    assert "merge_x20_y10  merge(lambda_x=20, lambda_y=10, level=entity)" in out
+    assert "move(scorer=baseline" in out
+
+
+def test_python_m_dogood_is_the_dogood_command():
+    done = subprocess.run([sys.executable, "-m", "dogood", "list", "funsd"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("funsd v") and "original" in done.stdout
