@@ -123,6 +123,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="build only these configs: a name, a glob (ms_*) or a comma list (repeatable)")
     p.add_argument("--exclude-config", action="append", dest="exclude_configs", metavar="NAME",
                    help="leave these configs out: a name, a glob or a comma list (repeatable)")
+    p.add_argument("--set", action="append", dest="overrides", metavar="CONFIG.PARAM=VALUE", default=[],
+                   help="override a parameter of a config's shifts, e.g. bert_attack.model=/models/bert (CONFIG may "
+                        "be a glob; VALUE is YAML; repeatable); the card lists every override"),
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing output folder that a dogood build wrote (never any other folder)")
     p.add_argument("--wait", action="store_true",
@@ -273,6 +276,8 @@ def cmd_build(args) -> int:
     from dogood.recipe import load_recipe
 
     recipe = load_recipe(args.recipe)
+    if args.overrides:
+        recipe = recipe.with_overrides(args.overrides)
     out = Path(args.out) if args.out else Path("out") / recipe.name
     report = build(
         recipe,

@@ -49,7 +49,7 @@ import importlib.resources
 import itertools
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,8 @@ class Recipe:
     box_level: str | None = None
     shard_size: int = 500
     path: Path | None = field(default=None, compare=False)
+    #: ``CONFIG.PARAM=VALUE`` overrides this recipe was built with (``--set``); the card lists them.
+    overrides: tuple[str, ...] = ()
 
     def chain(self, config: str) -> list[Shift]:
         """The shifts of a config, instantiated in order."""
@@ -102,6 +104,37 @@ class Recipe:
         width = max((len(c) for c in self.configs), default=0)
         return [f"{c.ljust(width)}  {' -> '.join(step(s) for s in chain) or '(no shift: the source as it is)'}"
                 for c, chain in self.configs.items()]
+
+    def with_overrides(self, items: list[str]) -> Recipe:
+        """This recipe with ``CONFIG.PARAM=VALUE`` overrides applied (``--set``): ``CONFIG`` is a name or a glob,
+        ``VALUE`` is read as YAML (``0.2``, ``true``, ``[a, b]``), and every step of the matching configs whose
+        shift takes ``PARAM`` gets it. An override that no step takes is an error naming it."""
+        from dogood.safety import load_yaml
+        from dogood.shifts import SHIFTS
+        from dogood.shifts.params import accepted_names
+
+        configs = {name: [dict(step) for step in chain] for name, chain in self.configs.items()}
+        for item in items:
+            target, eq, text = item.partition("=")
+            pattern, dot, param = target.rpartition(".")
+            if not eq or not dot or not pattern or not param:
+                raise RecipeError(f"--set {item!r}: expected CONFIG.PARAM=VALUE, e.g. bert_attack.model=/models/bert")
+            names = fnmatch.filter(configs, pattern)
+            if not names:
+                raise RecipeError(f"--set {item!r}: recipe {self.name!r} has no config matching {pattern!r}; "
+                                  f"it has {', '.join(configs)}")
+            try:
+                value = load_yaml(text) if text.strip() else ""
+            except yaml.YAMLError as exc:
+                raise RecipeError(f"--set {item!r}: the value is not valid YAML ({exc})") from None
+            hits = [step for name in names for step in configs[name]
+                    if step.get("shift") in SHIFTS and param in accepted_names(SHIFTS[step["shift"]].Params)]
+            if not hits:
+                raise RecipeError(f"--set {item!r}: no shift of config(s) {', '.join(names)} takes a parameter "
+                                  f"{param!r} (see `dogood describe SHIFT`)")
+            for step in hits:
+                step[param] = value
+        return replace(self, configs=configs, overrides=self.overrides + tuple(items))
 
     def select_configs(self, include: list[str] | None = None, exclude: list[str] | None = None) -> list[str]:
         """The configs named by ``include`` (names, globs such as ``ms_*``, or comma lists of them; default:

@@ -223,7 +223,7 @@ def render_card_from_build(folder: str | Path, *, repo_id: str | None = None,
     chains = build["chains"]
     splits = list(next(iter(build["splits"].values()))) if build["splits"] else []
     recipe = SimpleNamespace(name=build["recipe"], version=build["version"], description=build.get("description", ""),
-                             seed=build["seed"], splits=splits, configs=chains)
+                             seed=build["seed"], splits=splits, configs=chains, overrides=build.get("overrides", []))
     return render_card(recipe=recipe, schema=build["schema"], source=build["source"], splits_info=build["splits"],
                        stats=build["stats"], skipped=build["skipped"], dogood_version=build["dogood_version"],
                        notes=build.get("notes"), previews=build.get("previews"), repo_id=repo_id, results=results,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -65,3 +66,38 @@ def test_python_m_dogood_is_the_dogood_command():
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("funsd v") and "original" in done.stdout
+
+
+def test_set_overrides_a_parameter_of_matching_configs_and_the_card_lists_it(funsd_dir, tmp_path):
+    import json
+
+    from datasets import load_dataset
+
+    out = tmp_path / "out"
+    code = main(["build", "funsd-l", "--source", str(funsd_dir), "--out", str(out), "--limit", "1", "--quiet",
+                 "--config", "merge,merge_x0_y0", "--set", "merge.lambda_x=30", "--set", "merge*.until_stable=false"])
+    assert code == 0
+    steps = {c: json.loads(load_dataset(str(out), c, split="test")[0]["dogood"]["provenance"][0]["params"])
+             for c in ("merge", "merge_x0_y0")}
+    assert steps["merge"]["lambda_x"] == 30 and steps["merge"]["until_stable"] is False
+    assert steps["merge_x0_y0"]["lambda_x"] == 0 and steps["merge_x0_y0"]["until_stable"] is False
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "Parameters overridden for this build (`--set`)" in card
+    assert "- `merge.lambda_x=30`" in card and "- `merge*.until_stable=false`" in card
+    assert json.loads((out / "dogood_build.json").read_text())["overrides"] == ["merge.lambda_x=30",
+                                                                               "merge*.until_stable=false"]
+
+
+@pytest.mark.parametrize("item, message", [
+    ("merge.lambda_z=3", "no shift of config\\(s\\) merge takes a parameter 'lambda_z'"),
+    ("marge.lambda_x=3", "has no config matching 'marge'"),
+    ("merge=3", "expected CONFIG.PARAM=VALUE"),
+    ("merge.lambda_x=ten", "parameter lambda_x must be a number, got 'ten'"),
+])
+def test_a_bad_override_is_an_error_naming_it(item, message, funsd_dir, tmp_path, capsys):
+    code = main(["build", "funsd-l", "--source", str(funsd_dir), "--out", str(tmp_path / "o"), "--quiet",
+                 "--config", "merge", "--set", item])
+    err = capsys.readouterr().err
+    assert code != 0 and "Traceback" not in err
+    assert re.search(message, err), err
+    assert not (tmp_path / "o").exists()

@@ -42,7 +42,7 @@ def build_record(plan: BuildPlan, facts: dict[str, Any], source_sha256: dict[str
     recipe = plan.recipe
     record = {k: v for k, v in facts.items() if k not in ("recipe", "splits_info")}
     return {**BUILD_MARKER, **record, "recipe": recipe.name, "version": recipe.version,
-            "description": recipe.description, "splits": facts["splits_info"], "source_sha256": source_sha256,
+            "description": recipe.description, "overrides": list(recipe.overrides), "splits": facts["splits_info"], "source_sha256": source_sha256,
             "chains": plan.recipe_chains()}
 
 
