@@ -75,33 +75,26 @@ from measure_distort_iou import best_iou, read_page  # noqa: E402
 from dogood.document import PageImage  # noqa: E402
 from dogood.halo import edge_steps, halo_test, random_rectangles  # noqa: E402
 from dogood.ink import composite, gray, ink_matte  # noqa: E402
-from dogood.shifts.image.natural_background import NaturalBackground, fit_photo, readability_guard  # noqa: E402
+from dogood.shifts.image.natural_background import (  # noqa: E402
+    NaturalBackground,
+    fit_photo,
+    guard_needs,
+    readability_guard,
+)
 from dogood.sources.funsd import FunsdSource  # noqa: E402
 
 
 def box_guard(background, boxes, ink_level, has_ink, min_contrast):
     """The guard before issue 14 (for comparison): weights painted over grown word boxes, lightly feathered."""
     h, w = background.shape[:2]
-    luma = gray(background)
     grow = np.maximum((boxes[:, 3] - boxes[:, 1]) // 2, 2)
     gx0, gy0 = np.clip(boxes[:, 0] - grow, 0, w - 1), np.clip(boxes[:, 1] - grow, 0, h - 1)
     gx1, gy1 = np.clip(boxes[:, 2] + grow, gx0 + 1, w), np.clip(boxes[:, 3] + grow, gy0 + 1, h)
-    mean = np.zeros(len(boxes))
-    std = np.zeros(len(boxes))
-    for i in np.flatnonzero(has_ink).tolist():
-        m, sd = cv2.meanStdDev(luma[gy0[i] : gy1[i], gx0[i] : gx1[i]])
-        mean[i], std[i] = m[0, 0], sd[0, 0]
     f = 4
     sh, sw = (h + f - 1) // f, (w + f - 1) // f
     x0, y0 = gx0 // f, gy0 // f
     x1, y1 = np.maximum(-(-gx1 // f), x0 + 1), np.maximum(-(-gy1 // f), y0 + 1)
-    ink = ink_level.astype(np.float64)
-    dark = ink < 128
-    gap = np.where(dark, mean - ink, ink - mean)
-    room = np.where(dark, 255 - mean, mean)
-    need = min_contrast + std - gap
-    weight = np.clip(need / np.maximum(room + std, 1e-6), 0, 1)
-    weight[~has_ink | (need <= 0)] = 0
+    dark, weight = guard_needs(background, boxes, ink_level, has_ink, min_contrast)
     todo = np.flatnonzero(weight > 0)
     if not len(todo):
         return background, 0

@@ -180,6 +180,32 @@ def fit_photo(photo: np.ndarray, width: int, height: int, fit: str, rng: np.rand
     return np.ascontiguousarray(big[y0 : y0 + height, x0 : x0 + width])
 
 
+def guard_needs(background: np.ndarray, boxes: np.ndarray, ink_level: np.ndarray, has_ink: np.ndarray,
+                min_contrast: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per word, ``(dark, weight)``: whether its ink is dark, and the least weight ``w`` that moves the photo
+    under it (statistics over the box grown by half its height) far enough from the ink to read
+    (see :func:`readability_guard`); 0 for words without ink or that read already."""
+    h, w = background.shape[:2]
+    luma = gray(background)
+    grow = np.maximum((boxes[:, 3] - boxes[:, 1]) // 2, 2)
+    gx0, gy0 = np.clip(boxes[:, 0] - grow, 0, w - 1), np.clip(boxes[:, 1] - grow, 0, h - 1)
+    gx1, gy1 = np.clip(boxes[:, 2] + grow, gx0 + 1, w), np.clip(boxes[:, 3] + grow, gy0 + 1, h)
+    mean = np.zeros(len(boxes))
+    std = np.zeros(len(boxes))
+    for i in np.flatnonzero(has_ink).tolist():
+        m, sd = cv2.meanStdDev(luma[gy0[i] : gy1[i], gx0[i] : gx1[i]])
+        mean[i], std[i] = m[0, 0], sd[0, 0]
+    ink = ink_level.astype(np.float64)
+    dark = ink < 128  # dark ink wants a light photo; light ink a dark one
+    # distance the photo must gain away from the ink, and how far it can go
+    gap = np.where(dark, mean - ink, ink - mean)
+    room = np.where(dark, 255 - mean, mean)
+    need = min_contrast + std - gap
+    weight = np.clip(need / np.maximum(room + std, 1e-6), 0, 1)
+    weight[~has_ink | (need <= 0)] = 0
+    return dark, weight
+
+
 def readability_guard(
     background: np.ndarray, matte: InkMatte, boxes: np.ndarray, min_contrast: int
 ) -> tuple[np.ndarray, int]:
@@ -214,23 +240,7 @@ def readability_guard(
     h, w = background.shape[:2]
     boxes = np.asarray(boxes, np.int64).reshape(-1, 4)
     has_ink, ink_level = matte.has_ink, matte.level
-    luma = gray(background)
-    grow = np.maximum((boxes[:, 3] - boxes[:, 1]) // 2, 2)
-    gx0, gy0 = np.clip(boxes[:, 0] - grow, 0, w - 1), np.clip(boxes[:, 1] - grow, 0, h - 1)
-    gx1, gy1 = np.clip(boxes[:, 2] + grow, gx0 + 1, w), np.clip(boxes[:, 3] + grow, gy0 + 1, h)
-    mean = np.zeros(len(boxes))
-    std = np.zeros(len(boxes))
-    for i in np.flatnonzero(has_ink).tolist():
-        m, sd = cv2.meanStdDev(luma[gy0[i] : gy1[i], gx0[i] : gx1[i]])
-        mean[i], std[i] = m[0, 0], sd[0, 0]
-    ink = ink_level.astype(np.float64)
-    dark = ink < 128  # dark ink wants a light photo; light ink a dark one
-    # distance the photo must gain away from the ink, and how far it can go
-    gap = np.where(dark, mean - ink, ink - mean)
-    room = np.where(dark, 255 - mean, mean)
-    need = min_contrast + std - gap
-    weight = np.clip(need / np.maximum(room + std, 1e-6), 0, 1)
-    weight[~has_ink | (need <= 0)] = 0
+    dark, weight = guard_needs(background, boxes, ink_level, has_ink, min_contrast)
     todo = np.flatnonzero(weight > 0)
     if not len(todo):
         return background, 0
