@@ -17,6 +17,7 @@ from dogood.pipeline.worker import WorkerSpec  # noqa: E402
 from dogood.errors import DogoodError  # noqa: E402
 from dogood.recipe import load_recipe, parse_recipe  # noqa: E402
 from dogood.shifts.base import Shift  # noqa: E402
+from dogood.shifts import params  # noqa: E402
 from dogood.sources import open_source  # noqa: E402
 
 NUM_WORKERS = 2
@@ -30,9 +31,9 @@ class SlowFirst(Shift):
     name = "test_slow_first"
     family = "layout"
 
-    def __init__(self, doc_id: str = "", seconds: float = 2.0):
-        self.doc_id = doc_id
-        self.seconds = seconds
+    class Params(params.Params):
+        doc_id: params.Text = ""
+        seconds: params.Real = 2.0
 
     def apply(self, doc, rng):
         if doc.id == self.doc_id:

@@ -491,3 +491,18 @@ def test_docvqa_files_that_are_not_utf8_or_have_non_finite_boxes(tmp_path):
             assert exc.doc_id == "p1" and exc.path.endswith("p1.json")
         else:
             assert all(0 <= x0 <= x1 <= 50 and 0 <= y0 <= y1 <= 40 for x0, y0, x1, y1 in (w.box for w in doc.words))
+
+
+def test_a_shift_declares_its_parameters_and_cannot_take_its_own_constructor():
+    from dogood.shifts import Shift
+
+    with pytest.raises(TypeError, match="defines __init__: declare its parameters in a nested Params"):
+        class OwnInit(Shift):  # noqa: F841
+            name = "own_init_probe"
+            family = "text"
+
+            def __init__(self, rate=0.1):
+                self.rate = rate
+    assert "own_init_probe" not in SHIFTS
+    with pytest.raises(ValueError, match="has no parameter rate"):
+        SHIFTS["merge"](rate=0.1)

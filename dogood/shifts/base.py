@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import inspect
 import json
-import math
-import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
 
@@ -79,17 +76,15 @@ class Shift:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            raise TypeError(f"shift {cls.__name__} defines __init__: declare its parameters in a nested Params "
+                            "model instead (dogood.shifts.params) and derive state in setup()")
         if cls.name:
             if cls.name in SHIFTS and SHIFTS[cls.name] is not cls:
                 raise TypeError(f"two shifts named {cls.name!r}: {SHIFTS[cls.name].__name__} and {cls.__name__}")
             SHIFTS[cls.name] = cls
 
     def __init__(self, *args: Any, **kwargs: Any):
-        if not type(self).Params.model_fields:
-            if args or kwargs:
-                raise TypeError(f"{type(self).__name__} takes no parameters")
-            self.setup()
-            return
         names = list(type(self).Params.model_fields)
         if len(args) > len(names):
             raise TypeError(f"{type(self).__name__} takes at most {len(names)} positional parameters ({', '.join(names)})")
@@ -121,19 +116,13 @@ class Shift:
     @classmethod
     def defaults(cls) -> dict[str, Any]:
         """Each parameter's default, as a recipe would write it (tuples as lists)."""
-        if _declared(cls):
-            return {name: _plain(field.get_default(call_default_factory=True))
-                    for name, field in cls.Params.model_fields.items()}
-        return {p.name: _plain(p.default) for p in list(inspect.signature(cls.__init__).parameters.values())[1:]}
+        return {name: _plain(field.get_default(call_default_factory=True))
+                for name, field in cls.Params.model_fields.items()}
 
     @classmethod
     def describe(cls) -> list[dict[str, str]]:
         """One row per parameter: ``name``, ``type``, ``default``, ``range``, ``description``, ``aliases`` (old
-        names). A shift not yet declared gets rows from its constructor's signature, with no range or description."""
-        if not _declared(cls):
-            return [{"name": p.name, "type": "" if p.annotation is inspect.Parameter.empty else str(p.annotation),
-                     "default": _shown(p.default), "range": "", "description": "", "aliases": ""}
-                    for p in list(inspect.signature(cls.__init__).parameters.values())[1:]]
+        names)."""
         rows = []
         for name, field in cls.Params.model_fields.items():
             rows.append({
@@ -206,11 +195,7 @@ class Shift:
 
     def params(self) -> dict[str, Any]:
         """The parameters and their current values (what the step's seed is hashed from)."""
-        if _declared(type(self)):
-            names = list(type(self).Params.model_fields)
-        else:  # a shift not yet declared: its constructor's keyword arguments
-            names = list(inspect.signature(type(self).__init__).parameters)[1:]
-        return {name: _plain(getattr(self, name)) for name in names}
+        return {name: _plain(getattr(self, name)) for name in type(self).Params.model_fields}
 
     def __call__(self, doc: Document, seed: int) -> Document:
         """Apply with ``numpy.random.default_rng(seed)`` and append a :class:`ShiftRecord`."""
@@ -234,15 +219,8 @@ class Shift:
         return f"{type(self).__name__}({args})"
 
 
-def _declared(cls: type[Shift]) -> bool:
-    """Whether a shift's parameters come from its ``Params`` declaration (it keeps :class:`Shift`'s constructor)."""
-    return cls.__init__ is Shift.__init__
-
-
 def _shown(default: Any) -> str:
     """A parameter's default as a recipe writes it (``null``, ``false``, ``[1, 2]``; strings bare)."""
-    if default is inspect.Parameter.empty:
-        return "(required)"
     return default if isinstance(default, str) and default else json.dumps(_plain(default), ensure_ascii=False)
 
 
@@ -263,99 +241,11 @@ def make_shift(spec: dict[str, Any]) -> Shift:
     if cls is None:
         raise RecipeError(f"unknown shift {name!r}; known shifts: {', '.join(sorted(SHIFTS)) or 'none'}")
     params = {k: v for k, v in spec.items() if k != "shift"}
-    if _declared(cls):
-        accepted = declared.accepted_names(cls.Params)
-        unknown = sorted(set(params) - set(accepted))
-        if unknown:
-            raise RecipeError(f"shift {name!r} has no parameter {', '.join(unknown)}; it takes "
-                              f"{', '.join(cls.Params.model_fields) or 'none'}")
-        try:
-            return cls(**params)
-        except (TypeError, ValueError) as exc:
-            raise RecipeError(f"shift {name!r}: {exc}") from None
-    # a shift not yet declared: checked by its constructor's signature
-    signature = list(inspect.signature(cls.__init__).parameters.values())[1:]
-    accepted = [p.name for p in signature]
-    unknown = sorted(set(params) - set(accepted))
+    unknown = sorted(set(params) - set(declared.accepted_names(cls.Params)))
     if unknown:
-        raise RecipeError(f"shift {name!r} has no parameter {', '.join(unknown)}; it takes {', '.join(accepted)}")
-    for p in signature:
-        if p.name in params:
-            value = params[p.name]
-            problem = _type_problem(value, p.default, str(p.annotation))
-            if problem is None and not _all_finite(value):
-                problem = "finite (no NaN or infinity)"
-            if problem:
-                raise RecipeError(f"shift {name!r}: parameter {p.name} must be {problem}, got {value!r}")
-            if isinstance(value, str) and _is_str_list(p.default, str(p.annotation)):
-                params[p.name] = [value]  # `labels: answer` is one label, not its letters
+        raise RecipeError(f"shift {name!r} has no parameter {', '.join(unknown)}; it takes "
+                          f"{', '.join(cls.Params.model_fields) or 'none'}")
     try:
         return cls(**params)
     except (TypeError, ValueError) as exc:
         raise RecipeError(f"shift {name!r}: {exc}") from None
-
-
-_STR_LIST = re.compile(r"(Collection|Sequence|Iterable|tuple|list)\[str\b")
-
-
-def _is_str_list(default: Any, annotation: str) -> bool:
-    """Whether a parameter takes a list of strings (and no single string of its own, such as a path)."""
-    if isinstance(default, (tuple, list)) and all(isinstance(v, str) for v in default):
-        return True
-    return bool(_STR_LIST.search(annotation)) and not re.match(r"^\s*str\s*\|", annotation)
-
-
-def _type_problem(value: Any, default: Any, annotation: str = "") -> str | None:
-    """What a recipe value should have been, judged by the parameter's default and annotation (``None`` when it fits).
-
-    YAML gives bools, numbers, strings, lists and null; a string where a flag
-    is expected (``render: "false"``) would otherwise be taken as true, and a
-    mapping where a number is expected would fail deep inside a worker.
-    Parameters whose default is ``None`` are checked only when they take a
-    list of strings; the shift validates values.
-    """
-    if default is None and _STR_LIST.search(annotation):
-        items = [value] if isinstance(value, str) or value is None else value
-        if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) for v in items if v is not None):
-            return "null, a string or a list of strings"
-        return None
-    if default is None or default is inspect.Parameter.empty:
-        return None
-    if isinstance(default, bool):
-        return None if isinstance(value, bool) else "true or false"
-    if isinstance(default, (int, float)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return "a number"
-        return None if _finite(value) else "a finite number (no NaN or infinity)"
-    if isinstance(default, str):
-        return None if isinstance(value, str) else "a string"
-    if isinstance(default, (tuple, list)):
-        items = [value] if isinstance(value, str) else value
-        kinds = {type(v) for v in default}
-        if kinds == {str} and not (isinstance(items, (list, tuple)) and all(isinstance(v, str) for v in items)):
-            return "a string or a list of strings"
-        if not isinstance(items, (list, tuple)):
-            return "a list"
-        if kinds == {int} and not all(isinstance(v, int) and not isinstance(v, bool) for v in items):
-            return "a list of integers"
-        if kinds and kinds <= {int, float} and not all(_finite(v) for v in items):
-            return "a list of finite numbers"
-    return None
-
-
-def _all_finite(value: Any) -> bool:
-    """No NaN or infinity anywhere in ``value`` (numbers, lists and mappings of them)."""
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, (list, tuple)):
-        return all(_all_finite(v) for v in value)
-    if isinstance(value, dict):
-        return all(_all_finite(v) for v in value.values())
-    return True
-
-
-def _finite(value: Any) -> bool:
-    """A number that is neither a boolean, NaN nor infinite (YAML reads ``.nan`` and ``.inf`` as floats)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    return not isinstance(value, float) or math.isfinite(value)
