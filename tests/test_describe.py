@@ -67,13 +67,14 @@ def test_unknown_shift_is_a_usage_error_without_traceback(tmp_path):
     assert "Traceback" not in done.stderr and done.stdout == ""
 
 
-def test_a_shift_not_yet_declared_is_described_from_its_constructor():
-    legacy = [cls for cls in SHIFTS.values() if cls.__init__ is not Shift.__init__]
-    for cls in legacy:
+def test_every_shipped_shift_declares_each_parameter_with_a_description():
+    shipped = [cls for cls in SHIFTS.values() if cls.__module__.startswith("dogood.shifts.")]
+    assert len(shipped) == 26
+    for cls in shipped:
+        assert cls.__init__ is Shift.__init__, cls.name
         rows = cls.describe()
-        assert [r["name"] for r in rows] == list(cls.defaults())
-        assert all(r["description"] == "" and r["range"] == "" for r in rows)
-        describe_shift(cls.name)  # prints without a declaration
+        assert [r["name"] for r in rows] == list(cls.defaults()) == list(cls.Params.model_fields), cls.name
+        assert all(r["description"] and r["type"] for r in rows), cls.name
 
 
 def test_defaults_are_shown_as_a_recipe_writes_them():
