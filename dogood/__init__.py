@@ -2,7 +2,9 @@
 
 The flow is one way: a source yields :class:`Document` records, a recipe's
 chain of shifts changes them (seeded per document), a writer stores them as a
-Hugging Face dataset. See ``README.md``.
+Hugging Face dataset. The same shifts run at training time on rows
+(:func:`transform`, :class:`Compose`, :class:`OneOf`, :mod:`dogood.augment`).
+See ``README.md``.
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -14,4 +16,16 @@ try:
 except PackageNotFoundError:  # running from a source tree that was not installed
     __version__ = "0.3.0"
 
-__all__ = ["Document", "Entity", "PageImage", "QAPair", "ShiftRecord", "Word", "__version__"]
+__all__ = ["Compose", "Document", "Entity", "OneOf", "PageImage", "QAPair", "ShiftRecord", "Step", "Transform",
+           "Word", "__version__", "transform"]
+
+_AUGMENT = ("Compose", "OneOf", "Step", "Transform", "transform")
+
+
+def __getattr__(name: str):
+    """``dogood.Compose``, ``dogood.transform``, ...: imported on first use (they load every shift)."""
+    if name in _AUGMENT:
+        from dogood import augment
+
+        return getattr(augment, name)
+    raise AttributeError(f"module 'dogood' has no attribute {name!r}")

@@ -304,7 +304,9 @@ class ShiftRecord:
 class Document:
     """A page with its words, entities, label, QA pairs and provenance.
 
-    Validated on construction: word boxes inside the page with non-negative
+    ``image`` is a :class:`PageImage`, or a PIL image or numpy array that is
+    coerced into one (:func:`as_page_image`), as ``words`` may be
+    ``(text, box)`` pairs. Validated on construction: word boxes inside the page with non-negative
     size, entity word ids that exist (each word in at most one entity), links
     between entities that exist, unique entity ids. Errors name the document
     and, when known, the file it came from (``source``).
@@ -321,6 +323,8 @@ class Document:
 
     def __post_init__(self):
         set_ = object.__setattr__
+        if not isinstance(self.image, PageImage):
+            set_(self, "image", as_page_image(self.image, doc_id=self.id, source=self.source))
         set_(self, "words", tuple(_as_word(w) for w in self.words))
         set_(self, "entities", tuple(_as_entity(e) for e in self.entities))
         set_(self, "qa", tuple(self.qa))
@@ -435,6 +439,40 @@ class Document:
                 for ref in (a, b_):
                     if ref not in seen_ids:
                         raise self._error(f"entity {ent.id} links to entity {ref}, which does not exist")
+
+
+def as_page_image(image: Any, *, doc_id: str | None = None, source: str | None = None) -> PageImage:
+    """A :class:`PageImage` from a PIL image (any mode, converted by :func:`standard_pixels`) or a numpy array.
+
+    Arrays are ``HxW``, ``HxWx1``, ``HxWx3`` or ``HxWx4`` (alpha over white), of ``uint8`` or ``bool``.
+    Anything else (floats, other shapes, a file name, which dogood never opens on a row's say-so) is a
+    :class:`DocumentError` naming the document, raised when the document is built, never later in a shift.
+    """
+    if isinstance(image, PageImage):
+        return image
+    if isinstance(image, Image.Image):
+        try:
+            image.load()
+            return PageImage.from_array(standard_pixels(image))
+        except (OSError, ValueError) as exc:
+            raise DocumentError(f"cannot read the PIL image ({exc})", doc_id=doc_id, path=source) from None
+    if isinstance(image, np.ndarray):
+        arr = image
+        if arr.dtype == np.bool_:
+            arr = arr.astype(np.uint8) * 255
+        if arr.ndim == 3 and arr.shape[2] == 1:
+            arr = arr[:, :, 0]
+        if arr.dtype == np.uint8 and arr.ndim == 3 and arr.shape[2] == 4:
+            arr = standard_pixels(Image.fromarray(arr, "RGBA"))
+        if arr.dtype == np.uint8 and (arr.ndim == 2 or (arr.ndim == 3 and arr.shape[2] == 3)) and arr.size:
+            return PageImage.from_array(arr)
+        raise DocumentError(f"the image array must be HxW, HxWx1, HxWx3 or HxWx4 of uint8 (or bool) pixels, got "
+                            f"{image.dtype} {tuple(image.shape)}", doc_id=doc_id, path=source)
+    what = type(image).__name__
+    hint = " (dogood does not open files a record names: read it with PageImage.from_file)" \
+        if isinstance(image, (str, Path)) else ""
+    raise DocumentError(f"the image must be a PageImage, a PIL image or a numpy array, got {what}{hint}",
+                        doc_id=doc_id, path=source)
 
 
 def _utf8(text: str) -> bool:

@@ -279,6 +279,8 @@ def row_to_document(row: dict[str, Any], schema: str) -> Document:
 
 def _page_image(cell: Any, doc_id: str | None) -> PageImage:
     """The stored ``{"bytes", "path"}`` cell as-is, or a decoded PIL image / array as pixels."""
+    if isinstance(cell, PageImage):
+        return cell
     if isinstance(cell, dict):
         return PageImage.from_bytes(cell["bytes"], name=cell.get("path") or doc_id, verify=False)
     if isinstance(cell, np.ndarray):

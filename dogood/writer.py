@@ -106,8 +106,14 @@ def render_card(
     chain_params: dict[str, list[dict[str, Any]]] | None = None,
     credits: list[dict[str, Any]] | None = None,
     load_path: str | None = None,
+    download_sizes: dict[str, int] | None = None,
 ) -> str:
     """The dataset card (README.md) of a built folder.
+
+    ``download_sizes[config]``: the bytes of the config's Parquet files (:func:`parquet_sizes`), written as
+    ``download_size`` as the Hub's own cards do. ``datasets`` caches a local folder under a hash of the card's
+    YAML alone, so this is what makes ``load_dataset`` read a rebuilt folder again rather than serve the
+    previous build's rows from its cache.
 
     ``splits_info[config][split]`` has ``num_examples``, ``num_bytes`` and
     ``num_shards``; ``stats[config][split]`` the per-config statistics;
@@ -165,7 +171,9 @@ def render_card(
         split_dict = SplitDict()
         for split, info in by_split.items():
             split_dict.add(SplitInfo(name=split, num_examples=info["num_examples"], num_bytes=info["num_bytes"]))
-        infos[config] = DatasetInfo(features=features, splits=split_dict, config_name=config, version=recipe.version)
+        infos[config] = DatasetInfo(features=features, splits=split_dict, config_name=config, version=recipe.version,
+                                    download_size=(download_sizes or {}).get(config),
+                                    dataset_size=sum(i["num_bytes"] for i in by_split.values()))
     DatasetInfosDict(infos).to_dataset_card_data(card_data)
     chains = {config: recipe.configs[config] for config in splits_info}
     stats = {config: {split: finish(from_record(s)) for split, s in by_split.items()} for config, by_split in stats.items()}
@@ -229,7 +237,16 @@ def render_card_from_build(folder: str | Path, *, repo_id: str | None = None,
                        notes=build.get("notes"), previews=build.get("previews"), repo_id=repo_id, results=results,
                        box_level=build.get("box_level"), shared_draws=build.get("shared_draws"), seed=build["seed"],
                        limit=build.get("limit"), chain_params=build.get("chain_params"), credits=build.get("credits"),
-                       load_path=Path(folder).name)
+                       load_path=Path(folder).name, download_sizes=parquet_sizes(folder))
+
+
+def parquet_sizes(folder: str | Path) -> dict[str, int]:
+    """Per config, the total bytes of its Parquet files under ``folder/data/<config>/``."""
+    data = Path(folder) / "data"
+    if not data.is_dir():
+        return {}
+    return {d.name: sum(f.stat().st_size for f in sorted(d.glob("*.parquet"))) for d in sorted(data.iterdir())
+            if d.is_dir()}
 
 
 #: The file a build writes beside its card when it used third-party material that needs credit.

@@ -245,3 +245,18 @@ def test_rvl_cdip_merge_recipe_on_real_pages(data_dir, tmp_path):
     full = memo["dogood"]
     assert len({tuple(b) for b in full["word_boxes"]}) < len(full["word_boxes"]) / 2
     assert memo["image"].size == (full["width"], full["height"]) and memo["image"].mode == "L"  # as aharley/rvl_cdip
+
+
+def test_a_rebuilt_folder_loads_its_new_rows_not_the_cached_old_ones(funsd_dir, tmp_path):
+    """``datasets`` caches a local folder under a hash of the card's YAML: the card's ``download_size`` (the
+    Parquet bytes) changes with the rows, so ``load_dataset`` after ``--overwrite`` reads the new build."""
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "funsd"
+    for level in ("segment", "word", "segment"):
+        build(load_recipe("funsd"), out, source_path=funsd_dir, limit=5, progress=False, box_level=level,
+              overwrite=True)
+        ds = datasets.load_dataset(str(out), "original", split="test")
+        files = sorted((out / "data" / "original").glob("*.parquet"))
+        on_disk = [b for f in files for b in pq.read_table(f).column("bboxes").to_pylist()]
+        assert ds["bboxes"] == on_disk, level

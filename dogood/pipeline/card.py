@@ -12,7 +12,7 @@ from dogood.pipeline.aggregate import BuildTotals
 from dogood.pipeline.plan import BuildPlan
 from dogood.pipeline.worker import apply_chain
 from dogood.safety import BUILD_MARKER
-from dogood.writer import ATTRIBUTION, attribution_file, render_card
+from dogood.writer import ATTRIBUTION, attribution_file, parquet_sizes, render_card
 
 
 def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: dict[str, str | None]) -> None:
@@ -31,7 +31,7 @@ def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: 
         "source": plan.source_info, "splits_info": totals.splits_info, "stats": totals.stats,
         "skipped": totals.skipped, "dogood_version": dogood.__version__, "notes": plan.notes, "previews": previews,
     }
-    card = render_card(**facts, load_path=load_path(plan.out))
+    card = render_card(**facts, load_path=load_path(plan.out), download_sizes=parquet_sizes(work))
     (work / "README.md").write_text(card, encoding="utf-8")
     record = build_record(plan, facts, source_sha256)
     (work / "dogood_build.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -1,0 +1,190 @@
+"""dogood.transform at training time: Hub-schema rows in, the same schema out, deterministic draws."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from datasets import Dataset, load_dataset
+from PIL import Image
+
+import dogood
+from dogood.build import build
+from dogood.errors import DocumentError, DogoodError, RecipeError
+from dogood.recipe import load_recipe
+from dogood.rows import pixel_box
+from dogood.schema import FULL_COLUMN, FUNSD_NER_TAGS
+
+HUB_FUNSD = ("id", "tokens", "bboxes", "ner_tags", "image")  # nielsr/funsd-layoutlmv3's columns
+N = 4
+
+
+@pytest.fixture(scope="module")
+def builds(funsd_dir, tmp_path_factory):
+    """FUNSD test (first N forms): the ID rows at segment and word level, and funsd-l merge / funsd-t char_deletion."""
+    root = tmp_path_factory.mktemp("augment")
+    out = {}
+    for level in ("segment", "word"):
+        build(load_recipe("funsd"), root / f"id-{level}", source_path=funsd_dir, limit=N, progress=False,
+              box_level=level)
+        out[level] = load_dataset(str(root / f"id-{level}"), "original", split="test")
+    build(load_recipe("funsd-l"), root / "funsd-l", source_path=funsd_dir, limit=N, progress=False, configs=["merge"])
+    out["merge"] = load_dataset(str(root / "funsd-l"), "merge", split="test")
+    build(load_recipe("funsd-t"), root / "funsd-t", source_path=funsd_dir, limit=N, progress=False,
+          configs=["char_deletion"])
+    out["char_deletion"] = load_dataset(str(root / "funsd-t"), "char_deletion", split="test")
+    return out
+
+
+def hub(ds: Dataset) -> Dataset:
+    """The plain Hub schema: dogood's rows without the full record."""
+    return ds.remove_columns([c for c in ds.column_names if c not in HUB_FUNSD])
+
+
+def identity(batch):
+    return batch
+
+
+def test_a_recipe_config_at_training_time_reproduces_the_built_rows(builds):
+    """dogood's own rows through Compose.from_recipe with the recipe's seed give the built dataset, byte for byte."""
+    for recipe, config in (("funsd-l", "merge"), ("funsd-t", "char_deletion")):
+        t = dogood.transform(dogood.Compose.from_recipe(recipe, config), seed=load_recipe(recipe).seed)
+        for i in range(N):
+            got, want = t(builds["segment"][i]), builds[config][i]
+            for column in ("id", "tokens", "bboxes", "ner_tags", FULL_COLUMN):
+                assert got[column] == want[column], (config, i, column)
+            assert np.array_equal(np.asarray(got["image"]), np.asarray(want["image"]))
+
+
+def test_hub_rows_in_a_dataloader_keep_labels_and_tokens_and_are_deterministic(builds):
+    """nielsr/funsd-layoutlmv3 rows, with_transform, a DataLoader with 2 workers: a layout and an image shift."""
+    ds = hub(builds["segment"])
+    chain = dogood.Compose([dogood.OneOf([{"shift": "distort", "kinds": ["fold"]},
+                                          {"shift": "distort", "kinds": ["perspective"]}]),
+                            dogood.Step({"shift": "merge", "level": "entity", "lambda_x": 10, "lambda_y": 5}, p=0.5)])
+    t = dogood.transform(chain, seed=3, per_epoch=True)
+
+    def run(workers: int, epoch: int):
+        t.set_epoch(epoch)
+        loader = torch.utils.data.DataLoader(ds.with_transform(t), batch_size=2, num_workers=workers,
+                                             collate_fn=identity)
+        return [row for batch in loader for row in batch]
+
+    first = run(2, 0)
+    assert [r["id"] for r in first] == ds["id"]
+    for row, source in zip(first, ds):
+        assert row["tokens"] == source["tokens"] and row["ner_tags"] == source["ner_tags"]
+        assert set(row) == set(HUB_FUNSD) and isinstance(row["image"], Image.Image) and row["image"].mode == "RGB"
+        boxes = np.array(row["bboxes"])
+        assert boxes.min() >= 0 and boxes.max() <= 1000
+        assert (boxes[:, 2] >= boxes[:, 0]).all() and (boxes[:, 3] >= boxes[:, 1]).all()
+        moved = np.abs(boxes - np.array(source["bboxes"])).max(axis=1)
+        assert (moved > 0).mean() > 0.5  # the page was distorted: most boxes followed it
+        changed = np.asarray(row["image"]) != np.asarray(source["image"].convert("RGB"))
+        assert changed.any(axis=2).mean() > 0.05
+    again = run(0, 0)  # in this process, no workers: the same draws
+    for a, b in zip(first, again):
+        assert a["bboxes"] == b["bboxes"] and np.array_equal(np.asarray(a["image"]), np.asarray(b["image"]))
+    other_epoch = run(2, 1)
+    assert any(a["bboxes"] != b["bboxes"] for a, b in zip(first, other_epoch))
+
+
+def test_text_shift_changes_pixels_only_where_words_changed(builds):
+    """Word-level rows (nielsr/funsd's boxes, with the image): a redrawn word changes pixels inside its box only."""
+    ds = hub(builds["word"])
+    t = dogood.transform({"shift": "char_deletion", "fraction": 0.3, "render": True}, seed=0)
+    shifted = ds.map(t)  # one row at a time
+    total_changed = 0
+    for row, source in zip(shifted, ds):
+        assert row["ner_tags"] == source["ner_tags"] and len(row["tokens"]) == len(source["tokens"])
+        before = np.asarray(source["image"].convert("L")).astype(int)
+        after = np.asarray(row["image"].convert("L")).astype(int)
+        h, w = before.shape
+        inside = np.zeros_like(before, dtype=bool)
+        changed_words = [i for i, (a, b) in enumerate(zip(source["tokens"], row["tokens"])) if a != b]
+        total_changed += len(changed_words)
+        for i in changed_words:
+            assert len(row["tokens"][i]) == len(source["tokens"][i]) - 1
+            x0, y0, x1, y1 = pixel_box(source["bboxes"][i], w, h)
+            inside[max(0, y0 - 2):y1 + 3, max(0, x0 - 2):x1 + 3] = True
+            assert (before[y0:y1, x0:x1] != after[y0:y1, x0:x1]).any()
+        assert not (before != after)[~inside].any()
+    assert total_changed > 20
+
+
+def test_rvl_cdip_rows_without_ids_are_named_by_their_pixels():
+    """aharley/rvl_cdip rows (image, label): the label and the L mode are kept; draws follow the image, not the order."""
+    rng = np.random.default_rng(0)
+    pages = [np.full((300, 240), 255, np.uint8) for _ in range(3)]
+    for page in pages:
+        page[rng.integers(20, 260, 40), rng.integers(20, 200, 40)] = 0
+    ds = Dataset.from_dict({"image": [Image.fromarray(p) for p in pages], "label": [0, 5, 15]})
+    t = dogood.transform({"shift": "distort", "kinds": ["perspective"]}, seed=1)
+    forward = [t(ds[i]) for i in range(3)]
+    backward = [t(ds[i]) for i in (2, 1, 0)][::-1]
+    for row, back, source in zip(forward, backward, ds):
+        assert row["label"] == source["label"] and row["image"].mode == "L"
+        assert np.array_equal(np.asarray(row["image"]), np.asarray(back["image"]))
+        assert not np.array_equal(np.asarray(row["image"]), np.asarray(source["image"]))
+
+
+def test_p_and_one_of_choose_steps_and_skipping_keeps_the_other_draws(builds):
+    row = builds["segment"][0]
+    assert dogood.transform(dogood.Step({"shift": "merge", "level": "entity"}, p=0.0))(row)[FULL_COLUMN]["provenance"] == []
+    one = dogood.transform(dogood.OneOf([{"shift": "char_deletion"}, {"shift": "homoglyph_swap"}]), seed=0)
+    steps = [one(builds["segment"][i])[FULL_COLUMN]["provenance"] for i in range(N)]
+    assert all(len(s) == 1 for s in steps)
+    # a step's draws depend on its position and content only: with the first step skipped, the second is the same
+    both = dogood.Compose([{"shift": "char_deletion"}, {"shift": "merge", "level": "entity"}])
+    second = dogood.Compose([dogood.Step({"shift": "char_deletion"}, p=0.0), {"shift": "merge", "level": "entity"}])
+    a = dogood.transform(both)(row)[FULL_COLUMN]["provenance"]
+    b = dogood.transform(second)(row)[FULL_COLUMN]["provenance"]
+    assert [p["shift"] for p in b] == ["merge"] and a[1]["seed"] == b[0]["seed"]
+
+
+def test_rows_the_chain_cannot_take_are_refused_clearly(builds):
+    row = {k: v for k, v in builds["segment"][0].items() if k in HUB_FUNSD}
+    with pytest.raises(DocumentError, match="segment-level rows"):
+        dogood.transform({"shift": "char_deletion", "render": True})(row)
+    with pytest.raises(DogoodError, match="center_shift"):
+        dogood.transform({"shift": "center_shift"})(row)
+    path_row = {"id": "a", "words": ["x"], "bboxes": [[0, 0, 10, 10]], "ner_tags": [0], "image_path": "/etc/passwd"}
+    with pytest.raises(DocumentError, match="allow_local_paths"):
+        dogood.transform({"shift": "merge", "level": "entity"})(path_row)
+    with pytest.raises(RecipeError, match="p must be"):
+        dogood.Step({"shift": "merge", "level": "entity"}, p=2)
+    with pytest.raises(RecipeError, match="no config"):
+        dogood.Compose.from_recipe("funsd-l", "nope")
+
+
+def test_pixel_box_round_trips_normalised_boxes():
+    """An unshifted word keeps its 0-1000 box exactly on pages narrower and wider than 1000 pixels."""
+    from dogood.boxes import normalize_box
+
+    for w, h in ((762, 1000), (224, 224), (2550, 3300)):
+        for x in range(w + 1):
+            box = normalize_box((x, 0, x, h), w, h)
+            assert normalize_box(pixel_box(box, w, h), w, h) == box
+
+
+@pytest.mark.parametrize("image", [Image.new("RGBA", (20, 10), (0, 0, 0, 0)), np.zeros((10, 20), np.uint8),
+                                   np.zeros((10, 20, 3), np.uint8), np.zeros((10, 20), bool)])
+def test_document_takes_pil_images_and_arrays(image):
+    doc = dogood.Document("d", image, [("a", (0, 0, 5, 5))])
+    assert (doc.width, doc.height) == (20, 10) and doc.image.to_array().dtype == np.uint8
+
+
+@pytest.mark.parametrize("image, message", [(np.zeros((10, 20), np.float64), "float64"),
+                                            (np.zeros((10, 20, 2), np.uint8), r"\(10, 20, 2\)"),
+                                            ("/etc/passwd", "does not open files"), (None, "NoneType")])
+def test_document_refuses_images_it_cannot_take_when_built(image, message):
+    with pytest.raises(DocumentError, match=message) as info:
+        dogood.Document("doc-7", image)
+    assert "doc-7" in str(info.value)
+
+
+def test_labels_given_as_names_stay_names(builds):
+    row = {k: v for k, v in builds["segment"][0].items() if k in HUB_FUNSD}
+    row["ner_tags"] = [FUNSD_NER_TAGS[t] for t in row["ner_tags"]]
+    out = dogood.transform({"shift": "merge", "level": "entity"})(row)
+    assert out["ner_tags"] == row["ner_tags"]
