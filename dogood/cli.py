@@ -202,6 +202,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_eval)
 
+    p = sub.add_parser("gallery", help="write a static HTML page of a built folder: originals beside shifted pages, "
+                                       "boxes, statistics, the eval plot")
+    p.add_argument("folder", metavar="OUT", help="a dataset folder `dogood build` wrote")
+    p.add_argument("--docs", type=_count, default=3, help="documents per config (default: 3)")
+    p.add_argument("--html", help="the HTML file to write (default: OUT-gallery.html beside OUT; never inside OUT)")
+    p.add_argument("--split", help="split to show (default: each config's first)")
+    p.add_argument("--source", help="where the source data is, for the original pages")
+    p.add_argument("--report", metavar="DIR", help="a `dogood eval` report folder to show (default: reports in "
+                                                   "eval/*/ that scored OUT)")
+    p.set_defaults(func=cmd_gallery)
+
     p = sub.add_parser("push", help="build and publish the datasets of a manifest (hub_upload/*.yaml) to the Hub")
     p.add_argument("manifest", help="publish manifest: which recipes and configs go to which Hub dataset repo")
     p.add_argument("--dry-run", metavar="DIR", help="stage each dataset into DIR exactly as it would be uploaded; "
@@ -212,6 +223,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_push)
     return parser
+
+
+def cmd_gallery(args) -> int:
+    from dogood.gallery import write_gallery
+
+    result = write_gallery(args.folder, args.html, docs=args.docs, split=args.split, source=args.source,
+                           report=args.report)
+    if result["originals"]:
+        print(f"dogood: warning: original pages not shown: {result['originals']}", file=sys.stderr)
+    reports = f", eval report(s) {', '.join(map(str, result['reports']))}" if result["reports"] else ""
+    print(f"wrote {result['path']}: {result['documents']} document(s) in {len(result['configs'])} config(s){reports}")
+    return 0
 
 
 def cmd_push(args) -> int:
