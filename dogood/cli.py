@@ -219,8 +219,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--to", metavar="DIR", help="destination folder (default: OUT-<format> beside OUT)")
     p.add_argument("--config", action="append", dest="configs", metavar="NAME",
                    help="export only these configs: a name, a glob or a comma list (repeatable; default: all)")
-    p.add_argument("--level", choices=["entity", "word"], default="entity",
-                   help="coco: one box per entity (default) or per word")
+    p.add_argument("--level", choices=["entity", "word"],
+                   help="coco: one box per entity (default for FUNSD-style data) or per word (default otherwise)")
     p.add_argument("--overwrite", action="store_true", help="replace a destination that dogood exported")
     p.set_defaults(func=cmd_export)
 

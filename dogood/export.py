@@ -10,7 +10,8 @@
   ``form: [{id, label, words: [{text, box}], box, text, linking}]``, entity boxes and texts derived from the words.
 - ``coco``: ``<config>/<split>/annotations.json``, a COCO-style detection file (``images``,
   ``annotations`` with ``bbox: [x, y, w, h]`` in pixels and ``category_id``, ``categories``), one
-  annotation per entity (category: its label) or, with ``level="word"``, per word (its entity's label;
+  annotation per entity (category: its label; the default for FUNSD-style data) or, with ``level="word"``
+  (the default for data without entities), per word (its entity's label;
   ``word`` for a word in no entity); pages in ``<config>/<split>/images/``.
 - ``jsonl``: ``<config>/<split>/documents.jsonl``, one JSON object per document: ``id``, ``image``
   (path relative to the file), ``width``, ``height``, ``words``, ``boxes`` (pixels, ``[x0, y0, x1, y1]``),
@@ -56,19 +57,21 @@ def default_destination(folder: str | Path, fmt: str) -> Path:
 
 
 def export(folder: str | Path, fmt: str, dest: str | Path | None = None, *, configs: list[str] | None = None,
-           level: str = "entity", overwrite: bool = False) -> dict[str, Any]:
+           level: str | None = None, overwrite: bool = False) -> dict[str, Any]:
     """Write the built ``folder`` in ``fmt`` (one of :data:`FORMATS`) to ``dest``; see the module docstring.
 
-    ``configs``: names, globs or comma lists (default: all). Returns ``{"path", "configs": {config: {split: n}}}``.
+    ``configs``: names, globs or comma lists (default: all). ``level`` (coco): ``entity`` or ``word``; default
+    ``entity`` for FUNSD-style data, ``word`` for data without entities (OCR words). Returns ``{"path", "configs": {config: {split: n}}}``.
     """
     folder = Path(folder)
     if fmt not in FORMATS:
         raise ExportError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    if level not in ("entity", "word"):
-        raise ExportError(f"--level must be entity or word, got {level!r}")
     if not folder.is_dir() or not is_dogood_build(folder):
         raise ExportError(f"{folder} is not a dataset folder dogood built (no dogood_build.json written by dogood)")
     info = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8"))
+    level = level or ("entity" if info.get("schema", "funsd") == "funsd" else "word")
+    if level not in ("entity", "word"):
+        raise ExportError(f"--level must be entity or word, got {level!r}")
     if fmt == "funsd-json" and info.get("schema", "funsd") != "funsd":
         raise ExportError(f"{folder} holds {info.get('schema')}-style data, which has no FUNSD entities; "
                           "export it as coco or jsonl")

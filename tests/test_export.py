@@ -162,3 +162,23 @@ def test_export_is_complete_or_absent_and_never_replaces_what_is_not_ours(merge_
     monkeypatch.undo()
     assert main(["export", str(merge_build), "--format", "jsonl"]) == 0
     assert (merge_build.with_name("funsd-l-jsonl") / "dogood_export.json").is_file()
+
+
+def test_data_without_entities_exports_word_boxes_and_refuses_funsd_json(tmp_path, capsys):
+    from pycocotools.coco import COCO
+
+    recipe = tmp_path / "syn.yaml"
+    recipe.write_text("name: syn\nversion: 1.0.0\nsource: {kind: synthetic, pages: 2}\nsplits: [test]\nseed: 0\n"
+                      "configs:\n  original: []\n", encoding="utf-8")
+    out = tmp_path / "syn"
+    assert main(["build", str(recipe), "--out", str(out), "--quiet"]) == 0
+    docs = _built(out, "original")
+    capsys.readouterr()
+    assert main(["export", str(out), "--format", "funsd-json"]) == 1
+    assert "has no FUNSD entities" in capsys.readouterr().err
+    assert not out.with_name("syn-funsd-json").exists()
+    assert main(["export", str(out), "--format", "coco"]) == 0
+    coco = COCO(str(out.with_name("syn-coco") / "original" / "test" / "annotations.json"))
+    assert len(coco.getAnnIds()) == sum(len(d.words) for d in docs) > 0
+    assert [c["name"] for c in coco.loadCats(coco.getCatIds())] == ["word"]
+    assert [i["label"] for i in coco.loadImgs(coco.getImgIds())] == [d.label for d in docs]

@@ -51,6 +51,7 @@ def browser():
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
+    saved = os.environ.get("SE_OFFLINE")
     os.environ["SE_OFFLINE"] = "true"  # never let Selenium Manager download a driver
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
@@ -60,6 +61,10 @@ def browser():
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
     yield driver
     driver.quit()
+    if saved is None:
+        os.environ.pop("SE_OFFLINE", None)
+    else:
+        os.environ["SE_OFFLINE"] = saved
 
 
 def test_gallery_boxes_toggle_in_chromium(built, browser, tmp_path):
