@@ -7,7 +7,6 @@ import base64
 import html.parser
 import io
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
