@@ -202,6 +202,28 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_eval)
 
+    p = sub.add_parser("gallery", help="write a static HTML page of a built folder: originals beside shifted pages, "
+                                       "boxes, statistics, the eval plot")
+    p.add_argument("folder", metavar="OUT", help="a dataset folder `dogood build` wrote")
+    p.add_argument("--docs", type=_count, default=3, help="documents per config (default: 3)")
+    p.add_argument("--html", help="the HTML file to write (default: OUT-gallery.html beside OUT; never inside OUT)")
+    p.add_argument("--split", help="split to show (default: each config's first)")
+    p.add_argument("--source", help="where the source data is, for the original pages")
+    p.add_argument("--report", metavar="DIR", help="a `dogood eval` report folder to show (default: reports in "
+                                                   "eval/*/ that scored OUT)")
+    p.set_defaults(func=cmd_gallery)
+
+    p = sub.add_parser("export", help="write a built folder as FUNSD JSON + PNG, COCO-style boxes or flat JSONL")
+    p.add_argument("folder", metavar="OUT", help="a dataset folder `dogood build` wrote")
+    p.add_argument("--format", required=True, choices=["funsd-json", "coco", "jsonl"], help="what to write")
+    p.add_argument("--to", metavar="DIR", help="destination folder (default: OUT-<format> beside OUT)")
+    p.add_argument("--config", action="append", dest="configs", metavar="NAME",
+                   help="export only these configs: a name, a glob or a comma list (repeatable; default: all)")
+    p.add_argument("--level", choices=["entity", "word"],
+                   help="coco: one box per entity (default for FUNSD-style data) or per word (default otherwise)")
+    p.add_argument("--overwrite", action="store_true", help="replace a destination that dogood exported")
+    p.set_defaults(func=cmd_export)
+
     p = sub.add_parser("push", help="build and publish the datasets of a manifest (hub_upload/*.yaml) to the Hub")
     p.add_argument("manifest", help="publish manifest: which recipes and configs go to which Hub dataset repo")
     p.add_argument("--dry-run", metavar="DIR", help="stage each dataset into DIR exactly as it would be uploaded; "
@@ -212,6 +234,28 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_push)
     return parser
+
+
+def cmd_gallery(args) -> int:
+    from dogood.gallery import write_gallery
+
+    result = write_gallery(args.folder, args.html, docs=args.docs, split=args.split, source=args.source,
+                           report=args.report)
+    if result["originals"]:
+        print(f"dogood: warning: original pages not shown: {result['originals']}", file=sys.stderr)
+    reports = f", eval report(s) {', '.join(map(str, result['reports']))}" if result["reports"] else ""
+    print(f"wrote {result['path']}: {result['documents']} document(s) in {len(result['configs'])} config(s){reports}")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from dogood.export import export
+
+    result = export(args.folder, args.format, args.to, configs=args.configs, level=args.level,
+                    overwrite=args.overwrite)
+    n = sum(n for splits in result["configs"].values() for n in splits.values())
+    print(f"exported {n} document(s) of {len(result['configs'])} config(s) as {args.format} -> {result['path']}")
+    return 0
 
 
 def cmd_push(args) -> int:
