@@ -209,6 +209,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--build-dir", default="out", help="where builds are made or reused (default: out)")
     p.add_argument("--source", help="where the source data is")
     p.add_argument("--num-proc", type=_count, default=1, help="worker processes for builds")
+    p.add_argument("--config", action="append", dest="configs", metavar="NAME",
+                   help="push only these of the manifest's configs: a name, a glob (ms_*) or a comma list "
+                        "(repeatable); a dataset left with none is not pushed")
+    p.add_argument("--exclude-config", action="append", dest="exclude_configs", metavar="NAME",
+                   help="leave these configs out: a name, a glob or a comma list (repeatable)")
+    p.add_argument("--set", action="append", dest="overrides", metavar="CONFIG.PARAM=VALUE", default=[],
+                   help="override a parameter of matching configs' shifts, as `dogood build --set` (repeatable); "
+                        "the card lists every override")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_push)
     return parser
@@ -218,7 +226,8 @@ def cmd_push(args) -> int:
     from dogood.publish import push
 
     results = push(args.manifest, build_dir=args.build_dir, dry_run=args.dry_run, source=args.source,
-                   num_proc=args.num_proc, progress=not args.quiet)
+                   num_proc=args.num_proc, progress=not args.quiet, configs=args.configs,
+                   exclude_configs=args.exclude_configs, overrides=args.overrides)
     for r in results:
         if args.dry_run:
             print(f"{r.repo} {r.tag}: staged in {r.folder} (nothing sent)")
@@ -553,7 +562,12 @@ def cmd_eval(args) -> int:
         options["labels"] = [x.strip() for x in args.labels.split(",")]
     if args.box_level:
         options["box_level"] = args.box_level
-    model = load_model(args.model, task=id_sets[0].task, **options)
+    from dogood.models.loading import HubUnreachable
+
+    try:
+        model = load_model(args.model, task=id_sets[0].task, **options)
+    except HubUnreachable as exc:
+        raise HubUnreachable(f"--model: {exc}; pass a local model folder to --model", model=exc.model) from None
     report = evaluate(model, id_sets[0], ood_sets, limit=args.limit, progress=not args.quiet,
                       require_same_ids=args.require_same_ids, resamples=args.bootstrap, seed=args.seed,
                       kieval=args.kieval, anls_official=args.anls_official)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import datasets
 import numpy as np
@@ -115,3 +116,74 @@ def test_list_needs_no_data(tmp_path):
     assert done.returncode == 0, done.stderr
     printed = {line.split()[0] for line in done.stdout.splitlines() if line.strip()}
     assert printed >= {recipe.name for recipe in list_recipes()}
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again on leaving: a connection to it is refused
+
+
+@pytest.fixture
+def no_hub(request, tmp_path, monkeypatch):
+    """An empty Hub cache and a Hub that cannot be reached: HF_HUB_OFFLINE=1, or an endpoint on a closed port."""
+    from huggingface_hub import constants
+
+    from dogood.models import loading
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    monkeypatch.setattr(loading, "_PROBED", {})
+    if request.param == "offline":
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+        return "HF_HUB_OFFLINE is set"
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    monkeypatch.setattr(constants, "ENDPOINT", endpoint)
+    return f"{endpoint}: ConnectionError"
+
+
+@pytest.mark.parametrize("no_hub", ["offline", "closed-port"], indirect=True)
+def test_an_unreachable_hub_model_fails_at_once_naming_the_config_and_the_way_out(no_hub, funsd_dir, tmp_path, capsys):
+    import time
+
+    start = time.perf_counter()
+    code = main(["build", "funsd-t", "--source", str(funsd_dir), "--out", str(tmp_path / "o"), "--limit", "1",
+                 "--quiet", "--config", "bert_attack,char_deletion"])
+    seconds = time.perf_counter() - start
+    err = capsys.readouterr().err
+    assert code == 1 and seconds < 8, seconds  # from_pretrained's retries took 35-41 s
+    assert err.startswith("dogood: error: recipe funsd-t, config 'bert_attack', shift 'bert_attack': the model "
+                          "'bert-base-uncased' is not on this machine and the Hugging Face Hub cannot be reached (" + no_hub)
+    assert err.rstrip().endswith("); pass a local path with --set bert_attack.model=/path, or leave the config out "
+                                 "with --exclude-config bert_attack")
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+    start = time.perf_counter()
+    code = main(["eval", "--model", "someone/layoutlmv3-funsd", "--id", "funsd", "--ood", "funsd", "--limit", "1",
+                 "--out", str(tmp_path / "eval"), "--quiet", "--bootstrap", "0"])
+    seconds = time.perf_counter() - start
+    err = capsys.readouterr().err
+    assert code == 1 and seconds < 8, seconds
+    assert err.startswith("dogood: error: --model: the model 'someone/layoutlmv3-funsd' is not on this machine and "
+                          "the Hugging Face Hub cannot be reached (" + no_hub)
+    assert err.rstrip().endswith("; pass a local model folder to --model") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("no_hub", ["offline", "closed-port"], indirect=True)
+def test_a_cached_hub_model_is_read_from_the_cache_when_the_hub_is_unreachable(no_hub):
+    from huggingface_hub import constants
+
+    from dogood.models.loading import HubUnreachable, check_hub_model, hub_options
+
+    with pytest.raises(HubUnreachable, match="'bert-base-uncased' is not on this machine"):
+        check_hub_model("bert-base-uncased")
+    repo = Path(constants.HF_HUB_CACHE) / "models--bert-base-uncased"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("abc123")
+    (repo / "snapshots" / "abc123").mkdir(parents=True)
+    (repo / "snapshots" / "abc123" / "config.json").write_text("{}")
+    check_hub_model("bert-base-uncased")  # cached: no error
+    assert hub_options("bert-base-uncased") == {"local_files_only": True}  # and no retries: the cache at once

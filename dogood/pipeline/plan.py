@@ -130,4 +130,9 @@ def prepare_chains(recipe: str, chains: dict[str, list]) -> None:
             except DocumentError:
                 raise
             except DogoodError as exc:
-                raise type(exc)(f"recipe {recipe}, config {name!r}, shift {shift.name!r}: {exc}") from None
+                advice = ""
+                if getattr(exc, "model", None) is not None:  # HubUnreachable: the model= parameter names a Hub id
+                    advice = (f"; pass a local path with --set {name}.model=/path, or leave the config out with "
+                              f"--exclude-config {name}")
+                what = f"recipe {recipe}, config {name!r}, shift {shift.name!r}: {exc}{advice}"
+                raise (type(exc)(what, model=exc.model) if advice else type(exc)(what)) from None
