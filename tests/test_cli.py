@@ -247,3 +247,19 @@ def test_show_diff_of_a_built_folder_compares_its_row_with_the_source_document(f
     assert n_moved == moved > 100
     first = doc.words[4]
     assert f"word 4: {first.text!r}  box {list(first.box)} → [" in text
+
+
+def test_preview_of_a_built_folder_puts_its_row_beside_the_source_document(funsd_dir, funsd_test, tmp_path, capsys):
+    from dogood.preview import render_preview
+    from dogood.sources.hf import HFDatasetSource
+
+    out = tmp_path / "b"
+    assert main(["build", "funsd-t", "--source", str(funsd_dir), "--out", str(out), "--limit", "1", "--config",
+                 "char_deletion", "--quiet"]) == 0
+    png = tmp_path / "p.png"
+    assert main(["preview", str(out), "--doc", "82092117", "--source", str(funsd_dir), "--out", str(png)]) == 0
+    assert capsys.readouterr().out.strip().endswith(f"wrote {png}")
+    row = HFDatasetSource(name=str(out), config="char_deletion", split="test").load("82092117")
+    expected = render_preview(funsd_test.load("82092117"), row)
+    assert np.array_equal(np.asarray(Image.open(png).convert("RGB")), np.asarray(expected))
+    assert row.words != funsd_test.load("82092117").words  # a text shift: the two sides differ
