@@ -142,7 +142,8 @@ def _parser() -> argparse.ArgumentParser:
             ("show", "print one document, readable: the source's (no --config), a config's shifted copy, or the row "
                      "a built folder stores; --diff lists the words the config changed (old → new)"),
             ("preview", "write a PNG: the source document beside a config's shifted copy (a built folder: its stored "
-                        "row beside the source document), changed words highlighted")):
+                        "row beside the source document); words a text shift changed are outlined and listed, a "
+                        "merged box shows its labels")):
         p = sub.add_parser(name, help=helptext, description=helptext)
         p.add_argument("recipe", help="recipe name or path (the config's chain is applied now), or a dataset folder "
                                       "`dogood build` wrote (its stored rows are read)")

@@ -349,7 +349,8 @@ def select(entries: list[PublishEntry], include: list[str] | None = None, exclud
         if item not in used:
             if "=" not in item or "." not in item.partition("=")[0]:
                 raise PublishError(f"--set {item!r}: expected CONFIG.PARAM=VALUE, e.g. bert_attack.model=/models/bert")
-            raise PublishError(f"--set {item!r}: no config to push matches {item.partition('=')[0].rpartition('.')[0]!r}")
+            pattern = item.partition("=")[0].rpartition(".")[0]
+            raise PublishError(f"--set {item!r}: no config to push matches {pattern!r}")
     return out
 
 

@@ -38,8 +38,10 @@ def hub_unreachable() -> str | None:
     import requests
     from huggingface_hub import constants
 
-    if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE"):
-        return "HF_HUB_OFFLINE is set"
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if os.environ.get(name, "").upper() in ("1", "ON", "YES", "TRUE") or (name == "HF_HUB_OFFLINE"
+                                                                           and constants.HF_HUB_OFFLINE):
+            return f"{name} is set"
     endpoint = constants.ENDPOINT
     if endpoint not in _PROBED:
         try:
