@@ -138,16 +138,28 @@ def _parser() -> argparse.ArgumentParser:
                                                     "'auto' or ray://host:port joins a cluster (pip install 'ray[data]')")
     p.set_defaults(func=cmd_build)
 
-    for name, helptext in (("show", "print one document, readable"), ("preview", "write a PNG: original beside shifted")):
-        p = sub.add_parser(name, help=helptext)
-        p.add_argument("recipe", help="recipe name or path, or a built dataset folder")
-        p.add_argument("--config", help="which config's shift chain (default: the first; for show, none = the source)")
-        p.add_argument("--split", help="split (default: the recipe's first)")
-        p.add_argument("--id", dest="doc_id", help="document id (default: the first document)")
-        p.add_argument("--index", type=int, default=0, help="document position, when no --id is given")
-        p.add_argument("--source", help="where the source data is")
+    for name, helptext in (
+            ("show", "print one document, readable: the source's (no --config), a config's shifted copy, or the row "
+                     "a built folder stores; --diff lists the words the config changed (old → new)"),
+            ("preview", "write a PNG: the source document beside a config's shifted copy (a built folder: its stored "
+                        "row beside the source document); words a text shift changed are outlined and listed, a "
+                        "merged box shows its labels")):
+        p = sub.add_parser(name, help=helptext, description=helptext)
+        p.add_argument("recipe", help="recipe name or path (the config's chain is applied now), or a dataset folder "
+                                      "`dogood build` wrote (its stored rows are read)")
+        p.add_argument("--config", help="which config (default: the first; for show of a recipe without --diff, "
+                                        "none: the source document)")
+        p.add_argument("--split", help="split (default: the recipe's or the folder's first)")
+        p.add_argument("--doc", dest="doc_id", metavar="ID", help="document id (default: the one at --index)")
+        p.add_argument("--id", action=_Renamed, nargs="?", help=argparse.SUPPRESS)
+        p.add_argument("--index", type=int, default=0, help="document position, when no --doc is given (default: 0)")
+        p.add_argument("--source", help="where the source data is (for a built folder: where its recipe's source "
+                                        "is, to read the original document)")
         if name == "show":
             p.add_argument("--json", action="store_true", help="print the record as JSON")
+            p.add_argument("--diff", action="store_true",
+                           help="print each word the config's chain changed as old → new (boxes when moved), with "
+                                "counts and the share of pixels changed")
             p.set_defaults(func=cmd_show)
         else:
             p.add_argument("--out", help="PNG path (default: preview-<recipe>-<config>-<id>.png)")
@@ -231,6 +243,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--build-dir", default="out", help="where builds are made or reused (default: out)")
     p.add_argument("--source", help="where the source data is")
     p.add_argument("--num-proc", type=_count, default=1, help="worker processes for builds")
+    p.add_argument("--config", action="append", dest="configs", metavar="NAME",
+                   help="push only these of the manifest's configs: a name, a glob (ms_*) or a comma list "
+                        "(repeatable); a dataset left with none is not pushed")
+    p.add_argument("--exclude-config", action="append", dest="exclude_configs", metavar="NAME",
+                   help="leave these configs out: a name, a glob or a comma list (repeatable)")
+    p.add_argument("--set", action="append", dest="overrides", metavar="CONFIG.PARAM=VALUE", default=[],
+                   help="override a parameter of matching configs' shifts, as `dogood build --set` (repeatable); "
+                        "the card lists every override")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_push)
     return parser
@@ -262,7 +282,8 @@ def cmd_push(args) -> int:
     from dogood.publish import push
 
     results = push(args.manifest, build_dir=args.build_dir, dry_run=args.dry_run, source=args.source,
-                   num_proc=args.num_proc, progress=not args.quiet)
+                   num_proc=args.num_proc, progress=not args.quiet, configs=args.configs,
+                   exclude_configs=args.exclude_configs, overrides=args.overrides)
     for r in results:
         if args.dry_run:
             print(f"{r.repo} {r.tag}: staged in {r.folder} (nothing sent)")
@@ -352,8 +373,21 @@ def cmd_build(args) -> int:
     return 0
 
 
-def _pick(args, need_config: bool):
-    """(original, shifted or None, label) for show/preview from a recipe or a built folder."""
+class _Renamed(argparse.Action):
+    """``--id`` of show/preview, renamed ``--doc``: a usage error that says so (``--id`` is eval's ID dataset)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"{option_string} is now --doc: pass the document id as --doc {values or 'ID'} "
+                     "(--id names the in-distribution dataset of `dogood eval`)")
+
+
+def _pick(args, need_config: bool, need_original: bool = False):
+    """(original, shifted, label) for show/preview.
+
+    A recipe: the source document, and the config's chain applied to it now (``shifted`` is ``None`` when no
+    config is wanted). A built folder: the stored row is ``shifted``; ``original`` is the source document of
+    the folder's recipe (read only when ``need_original``; else ``None``).
+    """
     from dogood.pipeline.worker import apply_chain
     from dogood.recipe import load_recipe
     from dogood.sources import open_source
@@ -362,10 +396,12 @@ def _pick(args, need_config: bool):
     if path.is_dir() and (path / "README.md").is_file():
         from dogood.sources.hf import HFDatasetSource
 
-        split = args.split or _first_split(path)
-        source = HFDatasetSource(name=str(path), config=args.config, split=split)
-        doc = source.load(args.doc_id or _nth(source.ids(), args.index))
-        return doc, None, path.name
+        config = args.config or _first_config(path)
+        split = args.split or _first_split(path, config)
+        source = HFDatasetSource(name=str(path), config=config, split=split)
+        shifted = source.load(args.doc_id or _nth(source.ids(), args.index))
+        original = _built_original(path, split, shifted.id, args.source) if need_original else None
+        return original, shifted, f"{path.name}-{config}"
     recipe = load_recipe(args.recipe)
     split = args.split or recipe.splits[0]
     source = open_source(recipe.source, split, args.source)
@@ -376,21 +412,61 @@ def _pick(args, need_config: bool):
     return doc, apply_chain(doc, recipe.chain(config), recipe.seed), f"{recipe.name}-{config}"
 
 
+def _first_config(folder: Path) -> str:
+    try:
+        chains = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8")).get("chains") or {}
+    except (OSError, ValueError, RecursionError):
+        chains = {}
+    names = [c for c in chains if (folder / "data" / c).is_dir()]
+    names = names or sorted(p.name for p in (folder / "data").glob("*") if p.is_dir())
+    if not names:
+        raise DogoodError(f"{folder} has no data/<config>/ folders; is it a dataset folder `dogood build` wrote?")
+    return names[0]
+
+
+def _built_original(folder: Path, split: str, doc_id: str, source_path: str | None):
+    """The source document that ``folder``'s row ``doc_id`` was made from: its recipe's source, read again."""
+    from dogood.recipe import load_recipe
+    from dogood.sources import open_source
+
+    try:
+        info = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        raise DogoodError(f"{folder} has no readable dogood_build.json: it names the source the original document "
+                          "comes from") from None
+    stored = info.get("source") if isinstance(info.get("source"), dict) else {}
+    try:
+        spec = load_recipe(str(info.get("recipe"))).source
+    except DogoodError:
+        spec = {"kind": stored.get("kind")}
+    try:
+        return open_source(spec, split, source_path).load(doc_id)
+    except DogoodError as exc:
+        raise DogoodError(f"{folder}: the original of document {doc_id!r} is read from the source of recipe "
+                          f"{info.get('recipe')!r} ({spec.get('kind')}), and that failed: {exc}; pass --source "
+                          "PATH") from None
+
+
 def _nth(ids: list[str], index: int) -> str:
     if not 0 <= index < len(ids):
         raise DogoodError(f"--index {index} is out of range: the split has {len(ids)} documents")
     return ids[index]
 
 
-def _first_split(folder: Path) -> str:
-    files = sorted((folder / "data").glob("*/*.parquet"))
+def _first_split(folder: Path, config: str) -> str:
+    files = sorted((folder / "data" / config).glob("*.parquet"))
     if not files:
-        raise DogoodError(f"{folder} has no data/<config>/<split>-*.parquet files")
+        raise DogoodError(f"{folder} has no data/{config}/<split>-*.parquet files")
     return files[0].name.split("-")[0]
 
 
 def cmd_show(args) -> int:
-    original, shifted, _ = _pick(args, need_config=False)
+    original, shifted, _ = _pick(args, need_config=args.diff, need_original=args.diff)
+    if args.diff:
+        from dogood.docdiff import format_diff
+
+        print(format_diff(original, shifted))
+        return 0
     doc = shifted or original
     if args.json:
         from dogood.schema import document_to_row
@@ -434,9 +510,7 @@ def format_document(doc) -> str:
 def cmd_preview(args) -> int:
     from dogood.preview import save_preview
 
-    original, shifted, name = _pick(args, need_config=True)
-    if shifted is None:
-        raise DogoodError("preview needs a recipe (to compare the source with a config's shift), not a built folder")
+    original, shifted, name = _pick(args, need_config=True, need_original=True)
     out = Path(args.out) if args.out else Path(f"preview-{name}-{original.id.replace('/', '_')}.png")
     if out.exists() or out.is_symlink():
         try:
@@ -597,7 +671,12 @@ def cmd_eval(args) -> int:
         options["labels"] = [x.strip() for x in args.labels.split(",")]
     if args.box_level:
         options["box_level"] = args.box_level
-    model = load_model(args.model, task=id_sets[0].task, **options)
+    from dogood.models.loading import HubUnreachable
+
+    try:
+        model = load_model(args.model, task=id_sets[0].task, **options)
+    except HubUnreachable as exc:
+        raise HubUnreachable(f"--model: {exc}; pass a local model folder to --model", model=exc.model) from None
     report = evaluate(model, id_sets[0], ood_sets, limit=args.limit, progress=not args.quiet,
                       require_same_ids=args.require_same_ids, resamples=args.bootstrap, seed=args.seed,
                       kieval=args.kieval, anls_official=args.anls_official)

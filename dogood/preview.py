@@ -49,6 +49,11 @@ EXTRA_COLOURS: tuple[RGB, ...] = (
     (0, 0, 128),  # navy
 )
 
+#: Outline of a word a text shift changed (replaced, inserted or deleted), drawn just outside its box.
+HIGHLIGHT: RGB = (255, 0, 255)  # magenta: no label's colour
+
+HIGHLIGHT_TEXT: RGB = (170, 0, 170)  # the strip's heading: the highlight's hue, dark enough to read
+
 NO_LABEL = "none"
 LEGEND_POSITIONS = ("top-right", "top-left", "bottom-right", "bottom-left")
 
@@ -162,9 +167,11 @@ def _draw_legend(
     boxes: np.ndarray,
     position: str,
     palette: Mapping[str, RGB],
+    extra: Sequence[tuple[str, RGB | None]] = (),
 ) -> tuple[int, int, int, int] | None:
-    """Draw the legend for ``labels`` in a corner; return its rectangle."""
-    if not labels:
+    """Draw the legend for ``labels`` (and ``extra`` rows: text and outline colour; ``None``: a box in a box)
+    in a corner; return its rectangle."""
+    if not labels and not extra:
         return None
     draw = ImageDraw.Draw(image)
     W, H = image.size
@@ -173,7 +180,7 @@ def _draw_legend(
     pad = max(3, size // 2)
     swatch = size
     rows = []
-    for label in labels:
+    for label in [*labels, *(text for text, _ in extra)]:
         tw, th, top = _text_size(draw, label, font)
         rows.append((label, tw, th, top))
     row_h = max(swatch, max(th for _, _, th, _ in rows))
@@ -196,10 +203,20 @@ def _draw_legend(
     rect = (x, y, x + width - 1, y + height - 1)
     draw.rectangle(rect, fill=(255, 255, 255), outline=(0, 0, 0), width=1)
     cy = y + pad
-    for label, _tw, th, top in rows:
-        colour = label_colour(label, palette)
+    outlines = dict(extra)
+    for k, (label, _tw, th, top) in enumerate(rows):
         sy = cy + (row_h - swatch) // 2
-        draw.rectangle((x + pad, sy, x + pad + swatch - 1, sy + swatch - 1), fill=colour)
+        square = (x + pad, sy, x + pad + swatch - 1, sy + swatch - 1)
+        if k < len(labels):
+            draw.rectangle(square, fill=label_colour(label, palette))
+        elif outlines[label] is not None:
+            draw.rectangle(square, outline=outlines[label], width=max(2, swatch // 5))
+        else:  # a box holding boxes of other labels
+            colours = [label_colour(lab, palette) for lab in labels[:2]] or [(0, 0, 0), (0, 0, 0)]
+            draw.rectangle(square, outline=colours[0], width=max(1, swatch // 8))
+            q = swatch // 4
+            draw.rectangle((square[0] + q, square[1] + q, square[2] - q, square[3] - q), outline=colours[-1],
+                           width=max(1, swatch // 8))
         draw.text((x + 2 * pad + swatch, cy + (row_h - th) // 2 - top), label, fill=(0, 0, 0), font=font)
         cy += row_h + pad // 2
     return rect
@@ -213,6 +230,8 @@ def draw_document(
     scale: float = 1.0,
     legend: str | None = "auto",
     palette: Mapping[str, RGB] | None = None,
+    highlight: Sequence[int] = (),
+    inner_boxes: np.ndarray | None = None,
 ) -> Image.Image:
     """The page in RGB with every word box outlined in its entity label's colour.
 
@@ -231,6 +250,12 @@ def draw_document(
     palette : label -> RGB colour; :data:`PALETTE` (header orange, question
         blue, answer green, other grey, words in no entity purple) when
         ``None``. See :func:`label_colour` for labels the palette lacks.
+    highlight : indices of words to mark as changed: a :data:`HIGHLIGHT`
+        outline just outside their boxes (the page's pixels are not changed).
+    inner_boxes : one box per word (for a merged page: the words' boxes
+        before the merge). A box shared by words of several labels then shows
+        its label mix: inside it, each entity's own box (the union of its
+        words' ``inner_boxes``) outlined in its label's colour.
 
     Returns
     -------
@@ -263,6 +288,23 @@ def draw_document(
     for (x0, y0, x1, y1), (_, label, _) in zip(scaled.tolist(), items):
         draw.rectangle((x0, y0, x1, y1), outline=label_colour(label, palette), width=line_width)
 
+    mixed = _mixed_groups(doc, inner_boxes) if inner_boxes is not None else []
+    for group_box, parts in mixed:  # inside the merged box's own outline
+        gx0, gy0 = round(group_box[0] * sx) + line_width + 1, round(group_box[1] * sy) + line_width + 1
+        gx1, gy1 = round(group_box[2] * sx) - line_width - 1, round(group_box[3] * sy) - line_width - 1
+        for (x0, y0, x1, y1), label in parts:
+            x0, y0 = max(round(x0 * sx), gx0), max(round(y0 * sy), gy0)
+            x1, y1 = min(round(x1 * sx), gx1), min(round(y1 * sy), gy1)
+            if x1 > x0 and y1 > y0:
+                draw.rectangle((x0, y0, x1, y1), outline=label_colour(label, palette), width=max(1, line_width - 1))
+    margin = line_width + 1
+    for i in sorted(set(highlight)):
+        if 0 <= i < len(doc.words):
+            x0, y0, x1, y1 = doc.words[i].box
+            draw.rectangle((round(x0 * sx) - margin - line_width, round(y0 * sy) - margin - line_width,
+                            round(x1 * sx) + margin + line_width, round(y1 * sy) + margin + line_width),
+                           outline=HIGHLIGHT, width=line_width)
+
     if show_text and items:
         heights = scaled[:, 3] - scaled[:, 1]
         font = _font(int(np.clip(np.median(heights) * 0.7, 8, 24)))
@@ -275,8 +317,35 @@ def draw_document(
             draw.text((x0, ty - top), text, fill=label_colour(label, palette), font=font)
 
     if legend is not None:
-        _draw_legend(image, _legend_order([label for _, label, _ in items], palette), scaled, legend, palette)
+        extra = []
+        if mixed:
+            extra.append(("boxes inside: labels merged", None))
+        if highlight:
+            extra.append(("changed word", HIGHLIGHT))
+        _draw_legend(image, _legend_order([label for _, label, _ in items], palette), scaled, legend, palette, extra)
     return image
+
+
+def _mixed_groups(doc: Document, inner_boxes: np.ndarray):
+    """Boxes shared by words of more than one label, each with its entities' inner boxes and labels."""
+    labels, owner = _word_labels(doc), doc.word_entity()
+    groups: dict[tuple[int, int, int, int], list[int]] = {}
+    for i, word in enumerate(doc.words):
+        groups.setdefault(tuple(word.box), []).append(i)
+    out = []
+    for box, ids in groups.items():
+        if len({labels[i] for i in ids}) < 2:
+            continue
+        parts: dict[object, list[int]] = {}
+        for i in ids:  # one inner box per entity (a word in none is its own)
+            parts.setdefault(owner[i].id if owner[i] is not None else ("word", i), []).append(i)
+        inner = []
+        for members in parts.values():
+            b = np.asarray([inner_boxes[i] for i in members])
+            inner.append(((int(b[:, 0].min()), int(b[:, 1].min()), int(b[:, 2].max()), int(b[:, 3].max())),
+                          labels[members[0]]))
+        out.append((box, inner))
+    return out
 
 
 # -- side by side -------------------------------------------------------------------
@@ -311,6 +380,8 @@ def render_preview(
     gap: int = 8,
     legend: str | None = "auto",
     palette: Mapping[str, RGB] | None = None,
+    changes: bool = True,
+    edits_listed: int = 6,
 ) -> Image.Image:
     """The original and the shifted page, drawn by :func:`draw_document`, side by side.
 
@@ -326,12 +397,18 @@ def render_preview(
     show_text, line_width, legend, palette : passed to :func:`draw_document`;
         outlines are ``line_width`` pixels wide in the preview, whatever the scale.
     gap : white pixels between the two pages.
+    changes : show what the chain changed (:func:`dogood.docdiff.word_edits`):
+        words whose text was replaced, deleted or inserted get a
+        :data:`HIGHLIGHT` outline on both pages and a strip under the pages
+        lists the first ``edits_listed`` as ``old → new``; on a page whose
+        words share boxes (a merge), a box holding several labels shows its
+        entities' own boxes inside it, in their labels' colours.
 
     Returns
     -------
     PIL.Image.Image : an ``RGB`` image ``left + gap + right`` pixels wide and the
-        page height plus a caption bar tall; the caption bar is
-        ``max(16, round(page height / 40))`` pixels.
+        page height plus a caption bar tall (plus the strip of edits, when
+        text changed); the caption bar is ``max(16, round(page height / 40))`` pixels.
     """
     if max_height < 1:
         raise ValueError(f"max_height must be positive, got {max_height}")
@@ -341,8 +418,17 @@ def render_preview(
         title_right = default_title(shifted)
     page_h = min(int(max_height), max(original.height, shifted.height))
     bar_h = max(16, round(page_h / 40))
+    edits, marks, inner = [], ((), ()), None
+    if changes:
+        from dogood.docdiff import word_edits
+
+        edits = [e for e in word_edits(original, shifted) if e.text_changed]
+        marks = ([e.old_index for e in edits if e.old_index is not None],
+                 [e.new_index for e in edits if e.new_index is not None])
+        if [w.text for w in original.words] == [w.text for w in shifted.words]:
+            inner = original.boxes  # the same words: where each was before the layout changed
     panels = []
-    for doc, title in ((original, title_left), (shifted, title_right)):
+    for doc, title, marked, inside in ((original, title_left, marks[0], None), (shifted, title_right, marks[1], inner)):
         drawn = draw_document(
             doc,
             show_text=show_text,
@@ -350,13 +436,49 @@ def render_preview(
             scale=page_h / doc.height,
             legend=legend,
             palette=palette,
+            highlight=marked,
+            inner_boxes=inside,
         )
         panels.append(_caption(drawn, str(title), bar_h))
     left, right = panels
     canvas = Image.new("RGB", (left.width + gap + right.width, max(left.height, right.height)), _CANVAS)
     canvas.paste(left, (0, 0))
     canvas.paste(right, (left.width + gap, 0))
+    if edits and edits_listed > 0:
+        canvas = _with_edit_strip(canvas, edits, edits_listed, max(12, round(bar_h * 0.8)))
     return canvas
+
+
+def _strip_font(size: int):
+    """Liberation Sans (the font :mod:`dogood.render` draws words with), else Pillow's default font."""
+    try:
+        from dogood.render import font_paths
+
+        return ImageFont.truetype(font_paths()["LiberationSans-Regular"], size=size)
+    except Exception:  # fonts not installed: the strip still reads
+        return _font(size)
+
+
+def _with_edit_strip(canvas: Image.Image, edits, limit: int, size: int) -> Image.Image:
+    """``canvas`` above a white strip listing the first ``limit`` text edits as ``old → new``."""
+    from dogood.docdiff import ARROW
+
+    font = _strip_font(size)
+    shown = edits[:limit]
+    lines = [f"{len(edits)} word(s) changed" + (f"; the first {len(shown)}:" if len(shown) < len(edits) else ":")]
+    for e in shown:
+        old = repr(e.old_text) if e.old_text is not None else "(inserted)"
+        new = repr(e.new_text) if e.new_text is not None else "(deleted)"
+        where = f"word {e.old_index}" if e.old_index is not None else f"new word {e.new_index}"
+        lines.append(f"{where}: {old} {ARROW} {new}")
+    pad, row = max(4, size // 2), round(size * 1.35)
+    out = Image.new("RGB", (canvas.width, canvas.height + 2 * pad + row * len(lines)), _CANVAS)
+    out.paste(canvas, (0, 0))
+    draw = ImageDraw.Draw(out)
+    for k, line in enumerate(lines):
+        text = _fit_text(draw, line, font, canvas.width - 2 * pad)
+        draw.text((pad, canvas.height + pad + k * row), text, fill=(0, 0, 0) if k else HIGHLIGHT_TEXT, font=font)
+    return out
 
 
 def save_preview(original: Document, shifted: Document, path: str | Path, **kwargs) -> Path:

@@ -34,7 +34,7 @@ import json
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +173,8 @@ def reusable(folder: Path, entry: PublishEntry, source: str | None = None) -> bo
         return False
     wanted = {c: entry.recipe.configs[c] for c in entry.configs}
     return (info.get("recipe") == entry.recipe.name and info.get("version") == entry.recipe.version
-            and info.get("seed") == entry.recipe.seed and info.get("limit") is None and not info.get("skipped")
+            and info.get("seed") == entry.recipe.seed and info.get("limit") is None
+            and list(info.get("overrides") or []) == list(entry.recipe.overrides) and not info.get("skipped")
             and info.get("dogood_version") == dogood.__version__
             and json.loads(json.dumps(info.get("chains"))) == json.loads(json.dumps(wanted))
             and info.get("box_level") == (entry.recipe.box_level or DEFAULT_BOX_LEVEL.get(info.get("schema")))
@@ -309,19 +310,68 @@ def same_content(local: dict[str, tuple[str, str]], remote: dict[str, str]) -> b
     return set(local) == set(remote) and all(remote[p] in local[p] for p in local)
 
 
+def select(entries: list[PublishEntry], include: list[str] | None = None, exclude: list[str] | None = None,
+           overrides: list[str] | None = None) -> list[PublishEntry]:
+    """``entries`` narrowed and changed as ``dogood build`` does: ``include``/``exclude`` are config names, globs or
+    comma lists (:meth:`~dogood.recipe.Recipe.select_configs`), applied to each entry's configs; ``overrides`` are
+    ``CONFIG.PARAM=VALUE`` items (:meth:`~dogood.recipe.Recipe.with_overrides`), each applied to the entries that
+    have a config matching ``CONFIG``. An entry left with no config is dropped. A pattern or an override that
+    matches no config of any entry is an error naming it."""
+    import fnmatch
+
+    def patterns(values: list[str] | None) -> list[str]:
+        return [p.strip() for v in values or [] for p in v.split(",") if p.strip()]
+
+    wanted, unwanted = patterns(include), patterns(exclude)
+    for pattern in wanted + unwanted:
+        if not any(fnmatch.filter(e.configs, pattern) for e in entries):
+            have = ", ".join(f"{e.recipe.name}: {', '.join(e.configs)}" for e in entries)
+            raise PublishError(f"no config of the manifest matches {pattern!r} ({have})")
+    out = []
+    for entry in entries:
+        configs = [c for c in entry.configs if (not wanted or any(fnmatch.fnmatch(c, p) for p in wanted))
+                   and not any(fnmatch.fnmatch(c, p) for p in unwanted)]
+        if configs:
+            out.append(replace(entry, configs=configs))
+    if not out:
+        raise PublishError("--config/--exclude-config leave no config to push")
+    used = set()
+    for k, entry in enumerate(out):
+        mine = [item for item in overrides or []
+                if fnmatch.filter(entry.configs, item.partition("=")[0].rpartition(".")[0])]
+        if mine:
+            try:
+                out[k] = replace(entry, recipe=entry.recipe.with_overrides(mine))
+            except RecipeError as exc:
+                raise PublishError(f"{entry.repo}: {exc}") from None
+            used.update(mine)
+    for item in overrides or []:
+        if item not in used:
+            if "=" not in item or "." not in item.partition("=")[0]:
+                raise PublishError(f"--set {item!r}: expected CONFIG.PARAM=VALUE, e.g. bert_attack.model=/models/bert")
+            pattern = item.partition("=")[0].rpartition(".")[0]
+            raise PublishError(f"--set {item!r}: no config to push matches {pattern!r}")
+    return out
+
+
 def push(manifest: str | Path, *, build_dir: str | Path = "out", dry_run: str | Path | None = None,
-         source: str | None = None, num_proc: int = 1, progress: bool = True, api=None) -> list[PushResult]:
+         source: str | None = None, num_proc: int = 1, progress: bool = True, api=None,
+         configs: list[str] | None = None, exclude_configs: list[str] | None = None,
+         overrides: list[str] | None = None) -> list[PushResult]:
     """Build (or reuse), stage and publish every dataset of ``manifest``; see the module docstring.
 
     Everything that can stop a push is checked for every dataset before the
     first upload: the manifest, the token, and existing version tags (a tag
     that holds other content). With ``dry_run``, each dataset is staged into
     ``dry_run/<owner>__<name>`` exactly as it would be uploaded and nothing is
-    sent (no token needed).
+    sent (no token needed). ``configs``, ``exclude_configs`` and ``overrides`` narrow and change the manifest's
+    datasets as ``dogood build``'s ``--config``, ``--exclude-config`` and ``--set`` do (:func:`select`).
     """
     from huggingface_hub import HfApi
 
     entries = load_manifest(manifest)
+    if configs or exclude_configs or overrides:
+        entries = select(entries, configs, exclude_configs, overrides)
     if dry_run is not None:
         out = []
         for entry in entries:

@@ -161,3 +161,86 @@ def test_save_preview_writes_a_png_that_reopens(doc, tmp_path):
         assert im.format == "PNG"
         assert im.size == expected.size
         assert np.array_equal(np.asarray(im.convert("RGB")), np.asarray(expected))
+
+
+def _shifted(doc, recipe: str, config: str):
+    from dogood.pipeline.worker import apply_chain
+    from dogood.recipe import load_recipe
+
+    r = load_recipe(recipe)
+    return apply_chain(doc, r.chain(config), r.seed)
+
+
+def _ring(out: np.ndarray, box, dx: int, dy: int, inner: int, outer: int) -> np.ndarray:
+    """The pixels between ``inner`` and ``outer`` pixels outside ``box``, on the page drawn at (dx, dy)."""
+    x0, y0, x1, y1 = box
+    mask = np.zeros(out.shape[:2], dtype=bool)
+    mask[dy + y0 - outer : dy + y1 + outer + 1, dx + x0 - outer : dx + x1 + outer + 1] = True
+    mask[dy + y0 - inner + 1 : dy + y1 + inner, dx + x0 - inner + 1 : dx + x1 + inner] = False
+    return out[mask]
+
+
+def test_text_shift_preview_highlights_the_changed_words_on_both_pages_and_lists_them(doc):
+    from dogood.preview import HIGHLIGHT
+
+    shifted = _shifted(doc, "funsd-t", "char_deletion")
+    changed = [i for i, (a, b) in enumerate(zip(doc.words, shifted.words)) if a.text != b.text]
+    assert len(changed) >= 10
+    plain = np.asarray(render_preview(doc, shifted, max_height=doc.height, legend=None, changes=False))
+    out = np.asarray(render_preview(doc, shifted, max_height=doc.height, legend=None))
+    bar, gap = max(16, round(doc.height / 40)), 8
+    magenta = np.array(HIGHLIGHT, dtype=np.uint8)
+    assert not (plain == magenta).all(axis=-1).any()
+    assert out.shape[0] > plain.shape[0]  # the strip of edits under the pages
+    strip = out[plain.shape[0]:]
+    assert (strip.sum(axis=-1) < 200).sum() > 500  # it holds text
+    assert np.array_equal(out[: plain.shape[0]][(out[: plain.shape[0]] != magenta).any(axis=-1)],
+                          plain[(out[: plain.shape[0]] != magenta).any(axis=-1)])  # only the overlay was added
+
+    boxes = doc.boxes
+
+    def far_from_changed(i: int, reach: int = 12) -> bool:
+        x0, y0, x1, y1 = boxes[i]
+        c = boxes[changed]
+        return not ((c[:, 0] <= x1 + reach) & (c[:, 2] >= x0 - reach) & (c[:, 1] <= y1 + reach)
+                    & (c[:, 3] >= y0 - reach)).any()
+
+    unchanged = [i for i in range(len(doc.words)) if i not in changed and far_from_changed(i)]
+    assert len(unchanged) >= 20
+    for dx in (0, doc.width + gap):  # the original page, then the shifted page
+        for i in changed:
+            ring = _ring(out, boxes[i], dx, bar, inner=3, outer=5)
+            assert (ring == magenta).all(axis=-1).mean() > 0.5, (i, dx)
+        for i in unchanged:
+            assert not (_ring(out, boxes[i], dx, bar, inner=3, outer=5) == magenta).all(axis=-1).any(), (i, dx)
+
+
+def test_merge_preview_shows_the_labels_inside_a_merged_box(doc):
+    shifted = _shifted(doc, "funsd-l", "merge")
+    labels = ["none" if e is None else e.label for e in shifted.word_entity()]
+    owner = shifted.word_entity()
+    groups = {}
+    for i, w in enumerate(shifted.words):
+        groups.setdefault(tuple(w.box), []).append(i)
+    mixed = [(box, ids) for box, ids in groups.items() if len({labels[i] for i in ids}) > 1]
+    assert mixed
+    out = np.asarray(render_preview(doc, shifted, max_height=doc.height, legend=None))
+    plain = np.asarray(draw_document(shifted, legend=None))
+    bar, dx = max(16, round(doc.height / 40)), doc.width + 8
+    checked = 0
+    for box, ids in mixed:
+        counts = Counter(labels[i] for i in ids)
+        minority = min(counts, key=counts.get)
+        members = [i for i in ids if labels[i] == minority and owner[i] is not None]
+        if not members:
+            continue
+        entity = owner[members[0]]
+        inner = doc.boxes[list(entity.word_ids)]
+        x0, y0 = max(inner[:, 0].min(), box[0] + 3), max(inner[:, 1].min(), box[1] + 3)
+        x1 = min(inner[:, 2].max(), box[2] - 3)
+        colour = np.array(label_colour(minority), dtype=np.uint8)
+        edge = out[bar + y0, dx + x0 + 1 : dx + x1]  # the entity's own box, top edge, inside the merged box
+        assert (edge == colour).all(axis=-1).mean() > 0.9, (box, minority)
+        assert (plain[y0, x0 + 1 : x1] == colour).all(axis=-1).mean() < 0.5  # not drawn without its own box
+        checked += 1
+    assert checked >= 2

@@ -107,3 +107,49 @@ def test_a_finished_build_is_reused(staged, funsd_dir):
     manifest = base / "manifest.yaml"
     push(manifest, build_dir=base / "out", dry_run=base / "dry2", source=str(funsd_dir), progress=False)
     assert {p.name: p.stat().st_mtime_ns for p in built.iterdir()} == before
+
+
+def test_push_takes_config_globs_exclusions_and_set_as_build_does(funsd_dir, tmp_path, capsys):
+    from dogood.cli import main
+
+    manifest = write_manifest(tmp_path, "datasets:\n  - {repo: me/funsd-t, recipe: funsd-t}\n"
+                                        "  - {repo: me/funsd-l, recipe: funsd-l}\n")
+    code = main(["push", str(manifest), "--dry-run", str(tmp_path / "dry"), "--build-dir", str(tmp_path / "out"),
+                 "--source", str(funsd_dir), "--quiet", "--config", "char_del*,ms_char_swap,homoglyph_swap",
+                 "--exclude-config", "homoglyph_*", "--set", "char_deletion.fraction=0.5"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "me/funsd-t v" in out and "me/funsd-l" not in out  # funsd-l has none of these configs: not pushed
+    folder = tmp_path / "dry" / "me__funsd-t"
+    assert sorted(p.name for p in (folder / "data").iterdir()) == ["char_deletion", "ms_char_swap"]
+    info = json.loads((folder / "dogood_build.json").read_text())
+    assert info["overrides"] == ["char_deletion.fraction=0.5"]
+    assert info["chains"]["char_deletion"] == [{"shift": "char_deletion", "fraction": 0.5}]
+    assert info["chains"]["ms_char_swap"][0]["fraction"] == 0.1
+    card = (folder / "README.md").read_text()
+    assert "Parameters overridden for this build (`--set`)" in card and "- `char_deletion.fraction=0.5`" in card
+    from datasets import load_dataset
+
+    row = load_dataset(str(folder), "char_deletion", split="test")[0]
+    assert json.loads(row["dogood"]["provenance"][0]["params"])["fraction"] == 0.5
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--config", "marge*"], "no config of the manifest matches 'marge\\*'"),
+    (["--exclude-config", "m*"], "leave no config to push"),
+    (["--set", "merge.lambda_z=3"], "no shift of config\\(s\\) merge takes a parameter 'lambda_z'"),
+    (["--set", "nope.lambda_x=3"], "no config to push matches 'nope'"),
+    (["--set", "merge=3"], "expected CONFIG.PARAM=VALUE"),
+])
+def test_push_refuses_a_bad_selection_before_building(options, message, tmp_path, capsys):
+    import re
+
+    from dogood.cli import main
+
+    manifest = write_manifest(tmp_path, "datasets:\n  - {repo: me/funsd-l, recipe: funsd-l}\n")
+    code = main(["push", str(manifest), "--dry-run", str(tmp_path / "dry"), "--build-dir", str(tmp_path / "out"),
+                 "--quiet", *options])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("dogood: error: ") and "Traceback" not in err
+    assert re.search(message, err), err
+    assert not (tmp_path / "out").exists() and not (tmp_path / "dry").exists()

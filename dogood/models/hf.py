@@ -34,7 +34,7 @@ from typing import Any
 from dogood.boxes import normalize_box
 from dogood.document import Document
 from dogood.models.base import ModelError
-from dogood.models.loading import is_local_model, load_hf_config, model_source, tokenizer_with_prefix_space
+from dogood.models.loading import hub_options, is_local_model, load_hf_config, model_source, tokenizer_with_prefix_space
 from dogood.predictions import Prediction
 from dogood.schema import BOX_LEVELS, FUNSD_NER_TAGS, RVL_CDIP_CLASSES, iob_tags, token_boxes
 
@@ -182,7 +182,7 @@ class _HFModel:
 
     def _load_weights(self):
         try:
-            return self._auto_class().from_pretrained(self._source)
+            return self._auto_class().from_pretrained(self._source, **hub_options(self._source))
         except (OSError, ValueError, KeyError) as exc:
             raise ModelError(f"cannot load the weights of Hugging Face model {self.name_or_path!r}: {exc}") from exc
 
@@ -193,7 +193,7 @@ class _HFModel:
 
         tokenizer = image_processor = None
         try:
-            proc = AutoProcessor.from_pretrained(self._source)
+            proc = AutoProcessor.from_pretrained(self._source, **hub_options(self._source))
         except Exception:  # no processor of its own: tokenizer and image processor are loaded one by one below
             proc = None
         if isinstance(proc, PreTrainedTokenizerBase):
@@ -205,14 +205,14 @@ class _HFModel:
             image_processor = getattr(proc, "image_processor", None)
         if need_tokenizer and (tokenizer is None or not tokenizer.is_fast):
             try:
-                tokenizer = AutoTokenizer.from_pretrained(self._source, use_fast=True)
+                tokenizer = AutoTokenizer.from_pretrained(self._source, use_fast=True, **hub_options(self._source))
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise ModelError(f"model {self.name!r}: cannot load its tokenizer: {exc}") from exc
             if not tokenizer.is_fast:
                 raise ModelError(f"model {self.name!r}: dogood needs a fast tokenizer (word ids), got {type(tokenizer).__name__}")
         if need_images and image_processor is None:
             try:
-                image_processor = AutoImageProcessor.from_pretrained(self._source)
+                image_processor = AutoImageProcessor.from_pretrained(self._source, **hub_options(self._source))
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise ModelError(f"model {self.name!r}: cannot load its image processor: {exc}") from exc
         if image_processor is not None and getattr(image_processor, "apply_ocr", False):

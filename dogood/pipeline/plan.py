@@ -130,4 +130,10 @@ def prepare_chains(recipe: str, chains: dict[str, list]) -> None:
             except DocumentError:
                 raise
             except DogoodError as exc:
-                raise type(exc)(f"recipe {recipe}, config {name!r}, shift {shift.name!r}: {exc}") from None
+                advice = ""
+                if getattr(exc, "model", None) is not None:  # HubUnreachable: a parameter names a Hub model id
+                    param = next((k for k, v in shift.params().items() if v == exc.model), "model")
+                    advice = (f"; pass a local path with --set {name}.{param}=/path, or leave the config out with "
+                              f"--exclude-config {name}")
+                what = f"recipe {recipe}, config {name!r}, shift {shift.name!r}: {exc}{advice}"
+                raise (type(exc)(what, model=exc.model) if advice else type(exc)(what)) from None

@@ -135,7 +135,7 @@ class MaskedLM:
         import torch
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-        from dogood.models.loading import load_hf_config, model_source, tokenizer_with_prefix_space
+        from dogood.models.loading import hub_options, load_hf_config, model_source, tokenizer_with_prefix_space
 
         self.name = str(name_or_path)
         hint = "bert_attack needs a Hugging Face masked language model: give model= a Hub id (online) or a local folder"
@@ -145,7 +145,7 @@ class MaskedLM:
             raise ModelError(f"{exc} ({hint})") from exc
         source = model_source(self.name)
         try:
-            tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
+            tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True, **hub_options(source))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ModelError(f"masked language model {self.name!r}: cannot load its tokenizer: {exc}") from exc
         if not tokenizer.is_fast:
@@ -154,7 +154,7 @@ class MaskedLM:
         if tokenizer.mask_token_id is None:
             raise ModelError(f"masked language model {self.name!r}: its tokenizer has no mask token")
         try:
-            model = AutoModelForMaskedLM.from_pretrained(source, config=config)
+            model = AutoModelForMaskedLM.from_pretrained(source, config=config, **hub_options(source))
         except (OSError, ValueError, KeyError) as exc:
             raise ModelError(f"cannot load {self.name!r} as a masked language model ({hint}): {exc}") from exc
         try:
@@ -324,8 +324,12 @@ class BertAttack(Shift):
         device: params.Text = Field("cpu", description="torch device of the model")
 
     def prepare(self) -> None:
-        # The model itself loads on first use in each worker (masked_lm), where a build reports a failure by config.
+        # The model itself loads on first use in each worker (masked_lm), where a build reports a failure by config;
+        # a Hub id that is not cached while the Hub cannot be reached fails here, at once.
+        from dogood.models.loading import check_hub_model
+
         require(self.name, "stopwords")
+        check_hub_model(self.model)
 
     def card_notes(self, schema: str = "funsd") -> list[str]:
         where = "the page's reading order" if self.context == "page" else "its entity's text"
