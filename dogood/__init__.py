@@ -7,14 +7,8 @@ Hugging Face dataset. The same shifts run at training time on rows
 See ``README.md``.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
 from dogood.document import Document, Entity, PageImage, QAPair, ShiftRecord, Word
-
-try:
-    __version__ = version("dogood")
-except PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0.3.0"
+from dogood.version import __version__
 
 __all__ = ["Compose", "Document", "Entity", "OneOf", "PageImage", "QAPair", "ShiftRecord", "Step", "Transform",
            "Word", "__version__", "transform"]
@@ -25,7 +19,7 @@ _AUGMENT = ("Compose", "OneOf", "Step", "Transform", "transform")
 def __getattr__(name: str):
     """``dogood.Compose``, ``dogood.transform``, ...: imported on first use (they load every shift)."""
     if name in _AUGMENT:
-        from dogood import augment
+        import dogood.augment
 
-        return getattr(augment, name)
+        return getattr(dogood.augment, name)
     raise AttributeError(f"module 'dogood' has no attribute {name!r}")

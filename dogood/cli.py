@@ -298,9 +298,9 @@ def cmd_push(args) -> int:
 
 
 def _version() -> str:
-    import dogood
+    from dogood.version import __version__
 
-    return dogood.__version__
+    return __version__
 
 
 def cmd_list(args) -> int:

@@ -40,9 +40,9 @@ from typing import Any
 
 import yaml
 
-import dogood
 from dogood.errors import DogoodError, RecipeError
 from dogood.safety import check_name, load_yaml, portable
+from dogood.version import __version__
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?$")
@@ -175,7 +175,7 @@ def reusable(folder: Path, entry: PublishEntry, source: str | None = None) -> bo
     return (info.get("recipe") == entry.recipe.name and info.get("version") == entry.recipe.version
             and info.get("seed") == entry.recipe.seed and info.get("limit") is None
             and list(info.get("overrides") or []) == list(entry.recipe.overrides) and not info.get("skipped")
-            and info.get("dogood_version") == dogood.__version__
+            and info.get("dogood_version") == __version__
             and json.loads(json.dumps(info.get("chains"))) == json.loads(json.dumps(wanted))
             and info.get("box_level") == (entry.recipe.box_level or DEFAULT_BOX_LEVEL.get(info.get("schema")))
             and isinstance(info.get("source_sha256"), dict)
@@ -418,7 +418,7 @@ def _upload(api, entry: PublishEntry, staged: Path) -> PushResult:
         folder_path=str(staged),
         repo_id=entry.repo,
         repo_type="dataset",
-        commit_message=f"{entry.recipe.name} {entry.tag} (dogood {dogood.__version__})",
+        commit_message=f"{entry.recipe.name} {entry.tag} (dogood {__version__})",
         delete_patterns=["data/**", "previews/**"],
     )
     api.create_tag(entry.repo, tag=entry.tag, revision=commit.oid, repo_type="dataset",

@@ -602,7 +602,7 @@ def train_baseline(
         model_path = os.path.join(tmp, MODEL_MEMBER)
         trainer.train(model_path)
         model_bytes = Path(model_path).read_bytes()
-    from dogood import __version__
+    from dogood.version import __version__
 
     meta = {
         "format": FORMAT_NAME,

@@ -312,7 +312,7 @@ def train_document_baseline(
             idf = vec.idf_.astype(np.float64)
             x = vec.transform([doc_terms[i] for i in with_text])  # sparse; the same rows as _tfidf
             text_coef, text_intercept = fit(x, y[with_text], c_text)
-    from dogood import __version__
+    from dogood.version import __version__
 
     meta = {
         "format": FORMAT_NAME,

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import dogood
+from dogood.version import __version__
 from dogood import stats as card_stats
 from dogood.pipeline.aggregate import BuildTotals
 from dogood.pipeline.plan import BuildPlan
@@ -29,7 +29,7 @@ def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: 
         "recipe": plan.recipe, "schema": plan.schema, "box_level": plan.box_level, "shared_draws": plan.shared_draws,
         "seed": plan.seed, "limit": plan.limit, "chain_params": plan.chain_params(), "credits": credits,
         "source": plan.source_info, "splits_info": totals.splits_info, "stats": totals.stats,
-        "skipped": totals.skipped, "dogood_version": dogood.__version__, "notes": plan.notes, "previews": previews,
+        "skipped": totals.skipped, "dogood_version": __version__, "notes": plan.notes, "previews": previews,
     }
     card = render_card(**facts, load_path=load_path(plan.out), download_sizes=parquet_sizes(work))
     (work / "README.md").write_text(card, encoding="utf-8")

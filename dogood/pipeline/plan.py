@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import dogood
+from dogood.version import __version__
 from dogood.errors import DocumentError, DogoodError, RecipeError
 from dogood.pipeline.worker import WorkerSpec
 from dogood.recipe import Recipe
@@ -63,7 +63,7 @@ class BuildPlan:
             "recipe": recipe.name, "version": recipe.version, "seed": self.seed, "schema": self.schema,
             "box_level": self.box_level, "limit": self.limit, "on_error": self.on_error,
             "shard_size": recipe.shard_size, "splits": list(splits), "chains": self.recipe_chains(),
-            "source": self.source_info, "dogood_version": dogood.__version__,
+            "source": self.source_info, "dogood_version": __version__,
             "ids": {split: hashlib.sha256("\n".join(self.ids[split]).encode("utf-8", "surrogateescape")).hexdigest()
                     for split in splits},
             "content": {split: source_fingerprint(self.sources[split], self.ids[split]) for split in splits},
