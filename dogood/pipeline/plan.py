@@ -11,7 +11,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from dogood.version import __version__
 from dogood.errors import DocumentError, DogoodError, RecipeError
 from dogood.pipeline.worker import WorkerSpec
 from dogood.recipe import Recipe
@@ -19,6 +18,7 @@ from dogood.safety import check_name, check_out, portable, source_fingerprint
 from dogood.schema import DEFAULT_BOX_LEVEL, check_box_level
 from dogood.seeds import shared_prefixes
 from dogood.sources import Source, open_source
+from dogood.version import __version__
 
 
 @dataclass
