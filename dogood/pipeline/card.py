@@ -11,8 +11,8 @@ from dogood.pipeline.aggregate import BuildTotals
 from dogood.pipeline.plan import BuildPlan
 from dogood.pipeline.worker import apply_chain
 from dogood.safety import BUILD_MARKER
-from dogood.writer import ATTRIBUTION, attribution_file, parquet_sizes, render_card
 from dogood.version import __version__
+from dogood.writer import ATTRIBUTION, attribution_file, parquet_sizes, render_card
 
 
 def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: dict[str, str | None]) -> None:
