@@ -125,6 +125,8 @@ def train_crf(docs: list, max_iterations: int, path: Path):
 def train_layoutlmv3(args, docs: list, folder: Path):
     """Fine-tune LayoutLMv3 on ``docs`` (as dataset rows, segment-level boxes), save it to ``folder``, load it
     back through dogood's adapter."""
+    import warnings
+
     import torch
     from datasets import Dataset
 
@@ -134,6 +136,7 @@ def train_layoutlmv3(args, docs: list, folder: Path):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from train_layoutlmv3 import encode, tiny_model, tiny_processor
 
+    warnings.filterwarnings("ignore", message="The `device` argument is deprecated")  # transformers 4.x, per call
     rows = Dataset.from_list([document_to_row(d, "funsd", "segment") for d in docs], features=features_for("funsd"))
     names = rows.features["ner_tags"].feature.names
     torch.manual_seed(0)
