@@ -24,25 +24,25 @@ def _example():
 
 @pytest.fixture(scope="module")
 def baseline_run(funsd_dir, tmp_path_factory):
-    """The CRF baseline, text family, first 10 train and 10 test forms, 2 shifted copies, 40 L-BFGS iterations."""
+    """The CRF baseline, layout family, first 10 train and 10 test forms, 2 shifted copies, 40 L-BFGS iterations."""
     out = tmp_path_factory.mktemp("figure6")
-    code = _example().main(["--out", str(out), "--source", str(funsd_dir), "--limit", "10", "--copies", "2",
-                            "--max-iterations", "40", "--bootstrap", "200"])
+    code = _example().main(["--out", str(out), "--source", str(funsd_dir), "--family", "layout", "--limit", "10",
+                            "--copies", "2", "--max-iterations", "40", "--bootstrap", "200"])
     assert code == 0
     return out, json.loads((out / "figure6.json").read_text())
 
 
 def test_both_regimes_train_on_what_they_say(baseline_run):
     out, result = baseline_run
-    configs = ["char_deletion", "homoglyph_swap", "number_swap"]
+    configs = ["merge", "global_shuffle", "margin_padding"]
     assert result["configs"] == configs and result["copies"] == 2
     plain, mixed = result["regimes"]["FUNSD train"], result["regimes"]["+ shifted train"]
     assert plain["training_documents"] == 10 and mixed["training_documents"] == 10 + 10 * 2 * 3
     for regime in (plain, mixed):
-        assert 0.2 < regime["id_f1"] < 1 and regime["id_ci"][0] <= regime["id_f1"] <= regime["id_ci"][1]
+        assert 0.3 < regime["id_f1"] < 1 and regime["id_ci"][0] <= regime["id_f1"] <= regime["id_ci"][1]
         assert set(regime["ood"]) == set(configs)
         for ood in regime["ood"].values():
-            assert 0.2 < ood["f1"] < 1 and ood["documents"] == 10 and ood["ci"][0] <= ood["f1"] <= ood["ci"][1]
+            assert 0.1 < ood["f1"] < 1 and ood["documents"] == 10 and ood["ci"][0] <= ood["f1"] <= ood["ci"][1]
     table = (out / "figure6.md").read_text()
     assert f"| FUNSD train | 10 | {100 * plain['id_f1']:.2f} [" in table
     assert f"| + shifted train | 70 | {100 * mixed['id_f1']:.2f} [" in table
@@ -68,9 +68,12 @@ def test_the_gain_is_the_difference_and_the_shifted_data_helps_out_of_distributi
         assert gain["value"] == pytest.approx(mixed["ood"][config]["f1"] - plain["ood"][config]["f1"])
         assert gain["ci"][0] <= gain["value"] <= gain["ci"][1]
     assert result["gain"]["ood_mean"] == pytest.approx(mixed["ood_mean_f1"] - plain["ood_mean_f1"])
-    assert result["gain"]["ood_mean"] > 0  # see examples/README.md for the measured figures
+    # Trained with merged and shuffled layouts, the CRF reads merged and shuffled test forms far better (on all of
+    # FUNSD: +29.6 and +12.6 points, intervals well above 0; see examples/README.md)
+    for config in ("merge", "global_shuffle"):
+        assert result["gain"]["ood"][config]["ci"][0] > 0
 
 
 def test_unknown_shift_of_the_family_is_refused(tmp_path):
     with pytest.raises(SystemExit, match="family 'text' has no shift merge"):
-        _example().main(["--out", str(tmp_path), "--configs", "merge"])
+        _example().main(["--out", str(tmp_path), "--family", "text", "--configs", "merge"])
