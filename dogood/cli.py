@@ -121,6 +121,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="stop at a bad document (raise) or leave it out and list it in the card (skip)")
     p.add_argument("--config", action="append", dest="configs", metavar="NAME",
                    help="build only these configs: a name, a glob (ms_*) or a comma list (repeatable)")
+    p.add_argument("--split", action="append", dest="splits", metavar="NAME",
+                   help="build these splits instead of the recipe's, e.g. train (a comma list; repeatable)")
+    p.add_argument("--copies", type=_count, metavar="K",
+                   help="K rows per document and config, each shifted with its own draws (ids DOC#0..DOC#K-1; "
+                        "default: the recipe's copies, 1)")
     p.add_argument("--exclude-config", action="append", dest="exclude_configs", metavar="NAME",
                    help="leave these configs out: a name, a glob or a comma list (repeatable)")
     p.add_argument("--set", action="append", dest="overrides", metavar="CONFIG.PARAM=VALUE", default=[],
@@ -359,9 +364,12 @@ def cmd_build(args) -> int:
         ray=args.ray,
         box_level=args.box_level,
         wait=args.wait,
+        splits=args.splits,
+        copies=args.copies,
     )
     docs = ", ".join(f"{n} {split}" for split, n in report.documents.items()) or "0"
-    print(f"built {recipe.name} v{recipe.version}: {docs} documents x {len(report.configs)} config(s) "
+    copies = f" x {report.copies} copies" if report.copies > 1 else ""
+    print(f"built {recipe.name} v{recipe.version}: {docs} documents{copies} x {len(report.configs)} config(s) "
           f"({', '.join(report.configs)}) -> {out}")
     if report.reused_shards:
         print(f"resumed: kept {report.reused_shards} shard(s) an interrupted build had finished")

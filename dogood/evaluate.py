@@ -764,6 +764,7 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any, *, split: str = "
                             f"{only_id} id(s) only in {id_set.name!r}, {only_ood} only in {d.name!r} "
                             "(drop --require-same-ids to score the shared ones)")
         paired = [i for i in id_ids if i in ood_set]
+        _refuse_copies(id_set, d, all_id_set, ood_set)
         if not paired:
             raise EvalError(f"ID dataset {id_set.name!r} and OOD dataset {d.name!r} share no document id: nothing to compare "
                             "(a dataset without an 'id' column has its rows numbered 0, 1, ...)")
@@ -858,6 +859,34 @@ _METRIC_CONVENTION = {
 
 
 # -- formatting -------------------------------------------------------------------------------------------
+
+
+def _refuse_copies(id_set: EvalDataset, ood: EvalDataset, id_ids: set[str], ood_ids: set[str]) -> None:
+    """Refuse an OOD set built with ``copies: k`` (ids ``DOC#j``) against an ID set of plain ids: pairing is one
+    row per document, and k shifted copies of one document are not k documents (their intervals would be too
+    narrow). Such sets are for training; build the test set without ``--copies``."""
+    for d in (id_set, ood):
+        k = _built_copies(d)
+        if k > 1:
+            raise EvalError(f"dataset {d.name!r} was built with {k} copies of each document (ids DOC#0..DOC#{k - 1}): "
+                            "dogood eval pairs one row per document; score a test set built without --copies")
+    copies = {i for i in ood_ids - id_ids if i.rpartition("#")[0] in id_ids and i.rpartition("#")[2].isdigit()}
+    if copies:
+        example = min(copies)
+        raise EvalError(f"OOD dataset {ood.name!r} holds several shifted copies of each document (ids such as "
+                        f"{example!r}, from a build with --copies) and ID dataset {id_set.name!r} one row per "
+                        "document: dogood eval pairs one row per document; score a test set built without --copies")
+
+
+def _built_copies(dataset: EvalDataset) -> int:
+    """The ``copies`` a dogood folder's ``dogood_build.json`` states (1 when it states none or is no such folder)."""
+    if not dataset.location or not Path(dataset.location).is_dir():
+        return 1
+    try:
+        record = json.loads((Path(dataset.location) / "dogood_build.json").read_text(encoding="utf-8"))
+        return int(record.get("copies", 1)) if isinstance(record, dict) else 1
+    except (OSError, ValueError, TypeError, RecursionError):
+        return 1
 
 
 def _bad(x) -> bool:

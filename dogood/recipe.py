@@ -35,6 +35,13 @@ is the convention of the ``bboxes`` column (:mod:`dogood.schema`); it
 defaults to the schema's (``segment`` for FUNSD-style data, as the LayoutLMv3
 FUNSD loader; ``word`` otherwise).
 
+``copies: k`` (default 1; ``dogood build --copies K``) writes k rows per source
+document and config, each shifted with its own draws, for training-time
+augmentation: copy ``j`` has the id ``<document id>#<j>`` and copy 0 draws
+exactly what a one-copy build draws (:func:`dogood.seeds.step_seed`). With the
+default 1, ids and draws are those of a build without ``copies``. The number
+is one per recipe, not per config, so every config of a build has as many rows.
+
 The seed of the k-th step of a chain on a document is hashed from the recipe
 seed, the document id, k and the step's content (shift and parameters), never
 from the config's name (:mod:`dogood.seeds`): output depends neither on
@@ -64,6 +71,8 @@ _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 _CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 #: The most configs a recipe may have, ``combinations`` included.
 MAX_CONFIGS = 1000
+#: The most copies of each document a build may write (``copies:``, ``--copies``).
+MAX_COPIES = 1000
 
 
 @dataclass
@@ -78,6 +87,8 @@ class Recipe:
     schema: str | None = None
     box_level: str | None = None
     shard_size: int = 500
+    #: rows per source document and config (``copies:``); each copy shifted with its own draws
+    copies: int = 1
     path: Path | None = field(default=None, compare=False)
     #: ``CONFIG.PARAM=VALUE`` overrides this recipe was built with (``--set``); the card lists them.
     overrides: tuple[str, ...] = ()
@@ -136,6 +147,21 @@ class Recipe:
                 step[param] = value
         return replace(self, configs=configs, overrides=self.overrides + tuple(items))
 
+    def with_build_options(self, *, splits: list[str] | None = None, copies: int | None = None) -> Recipe:
+        """This recipe with other splits (``--split``: names or comma lists, in the order given) and/or another
+        number of copies (``--copies``); ``None`` keeps the recipe's."""
+        changes: dict[str, Any] = {}
+        if splits:
+            names = list(dict.fromkeys(p.strip() for value in splits for p in str(value).split(",") if p.strip()))
+            bad = [n for n in names if not NAME.match(n)]
+            if not names or bad:
+                raise RecipeError(f"--split {', '.join(bad) or splits!r}: a split is a name (letters, digits, '-', "
+                                  "'_', '.'), e.g. train or test")
+            changes["splits"] = names
+        if copies is not None:
+            changes["copies"] = check_copies(copies)
+        return replace(self, **changes) if changes else self
+
     def select_configs(self, include: list[str] | None = None, exclude: list[str] | None = None) -> list[str]:
         """The configs named by ``include`` (names, globs such as ``ms_*``, or comma lists of them; default:
         all), less those named by ``exclude``, in the recipe's order. A name or glob that matches no config is
@@ -167,7 +193,7 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
     if missing:
         raise RecipeError(f"{where}: missing {', '.join(missing)}")
     known = {"name", "version", "description", "source", "split", "splits", "seed", "configs", "schema", "shard_size",
-             "combinations", "box_level"}
+             "combinations", "box_level", "copies"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise RecipeError(f"{where}: unknown key(s) {', '.join(unknown)}")
@@ -220,6 +246,11 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
     shard_size = data.get("shard_size", 500)
     if not isinstance(shard_size, int) or shard_size < 1:
         raise RecipeError(f"{where}: shard_size must be a positive integer")
+    copies = data.get("copies", 1)
+    try:
+        check_copies(copies)
+    except RecipeError as exc:
+        raise RecipeError(f"{where}: {exc}") from None
     return Recipe(
         name=str(data["name"]),
         version=version,
@@ -231,8 +262,16 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
         schema=schema,
         box_level=box_level,
         shard_size=shard_size,
+        copies=copies,
         path=path,
     )
+
+
+def check_copies(copies: Any) -> int:
+    """``copies`` as a whole number from 1 to :data:`MAX_COPIES`, else a :class:`RecipeError` saying so."""
+    if isinstance(copies, bool) or not isinstance(copies, int) or not 1 <= copies <= MAX_COPIES:
+        raise RecipeError(f"copies must be a whole number from 1 to {MAX_COPIES}, got {copies!r}")
+    return copies
 
 
 def expand_combinations(spec: Any, configs: dict[str, list[dict[str, Any]]], where: str = "recipe") -> dict[str, list[dict[str, Any]]]:

@@ -32,8 +32,14 @@ def step_key(shift_name: str, params: Mapping[str, Any]) -> str:
     return json.dumps({"shift": shift_name, "params": dict(params)}, sort_keys=True, default=str)
 
 
-def step_seed(recipe_seed: int, doc_id: str, position: int, key: str) -> int:
-    """The seed of step ``position`` (0-based) of a chain on one document; ``key`` from :func:`step_key`."""
+def step_seed(recipe_seed: int, doc_id: str, position: int, key: str, copy: int = 0) -> int:
+    """The seed of step ``position`` (0-based) of a chain on one document; ``key`` from :func:`step_key`.
+
+    ``copy`` is the copy index of a build with ``copies: k`` (:mod:`dogood.recipe`): copy 0 draws what a
+    one-copy build draws (the copy index enters the hash only from copy 1 on), each later copy its own numbers.
+    """
+    if copy:
+        return derive_seed("step", recipe_seed, doc_id, position, key, "copy", copy)
     return derive_seed("step", recipe_seed, doc_id, position, key)
 
 

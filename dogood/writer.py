@@ -107,6 +107,7 @@ def render_card(
     credits: list[dict[str, Any]] | None = None,
     load_path: str | None = None,
     download_sizes: dict[str, int] | None = None,
+    copies: int = 1,
 ) -> str:
     """The dataset card (README.md) of a built folder.
 
@@ -128,7 +129,8 @@ def render_card(
     ``--limit`` of a partial build; ``chain_params[config]`` each step's shift
     and full parameters (default: the recipe's chain); ``credits`` the
     third-party material used (:func:`dogood.stats.credits`);
-    ``load_path`` the folder's name in the load example when there is no repo.
+    ``load_path`` the folder's name in the load example when there is no repo; ``copies`` the rows
+    written per source document and config (``copies: k``).
 
     Every statement in the card is a fact of the build: values come from the
     build's record (``dogood_build.json``), never from what the recipe asked.
@@ -208,6 +210,7 @@ def render_card(
         box_notes=box_notes,
         seed=seed,
         limit=limit,
+        copies=copies,
         steps=steps,
         words_line={config: _words_line(shift_classes(s.get("shift", "") for s in chain), schema)
                     for config, chain in chains.items()},
@@ -237,7 +240,8 @@ def render_card_from_build(folder: str | Path, *, repo_id: str | None = None,
                        notes=build.get("notes"), previews=build.get("previews"), repo_id=repo_id, results=results,
                        box_level=build.get("box_level"), shared_draws=build.get("shared_draws"), seed=build["seed"],
                        limit=build.get("limit"), chain_params=build.get("chain_params"), credits=build.get("credits"),
-                       load_path=Path(folder).name, download_sizes=parquet_sizes(folder))
+                       load_path=Path(folder).name, download_sizes=parquet_sizes(folder),
+                       copies=build.get("copies", 1))
 
 
 def parquet_sizes(folder: str | Path) -> dict[str, int]:

@@ -88,9 +88,11 @@ def test_ray_yields_the_local_tuples_in_task_order(inputs, both):
         assert b == a, a[2]
         if a[3] is not None:
             for config in ("merge", "distort"):
-                assert b[3][config][0]["image"] == a[3][config][0]["image"]  # embedded image bytes
-                assert b[3][config][1] == a[3][config][1]  # stats, Counters included
-    distorted = [r[3]["distort"][0]["image"] != r[3]["slow"][0]["image"] for r in local if r[3] is not None]
+                (row_a, stats_a), = a[3][config]  # one copy: one (row, stats) pair
+                (row_b, stats_b), = b[3][config]
+                assert row_b["image"] == row_a["image"]  # embedded image bytes
+                assert stats_b == stats_a  # stats, Counters included
+    distorted = [r[3]["distort"][0][0]["image"] != r[3]["slow"][0][0]["image"] for r in local if r[3] is not None]
     assert all(distorted)  # the image shift did change pixels, so image bytes were really compared
 
 

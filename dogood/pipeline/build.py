@@ -42,6 +42,7 @@ class BuildReport:
     documents: dict[str, int] = field(default_factory=dict)  # split -> documents written
     skipped: list[dict[str, str]] = field(default_factory=list)
     configs: list[str] = field(default_factory=list)
+    copies: int = 1  # rows per document and config
     reused_shards: int = 0  # shards a killed build had finished, kept by this one
 
 
@@ -60,6 +61,8 @@ def build(
     ray: str | None = None,
     box_level: str | None = None,
     wait: bool = False,
+    splits: list[str] | None = None,
+    copies: int | None = None,
 ) -> BuildReport:
     """Build ``recipe`` into the dataset folder ``out``.
 
@@ -79,9 +82,13 @@ def build(
         ``"ray://host:port"`` joins a cluster. The output is byte-identical to a local build.
     box_level : the convention of the ``bboxes`` column, ``"segment"`` or ``"word"``
         (:mod:`dogood.schema`); overrides the recipe's, which defaults to the schema's.
+    splits : build these splits (e.g. ``["train"]``) instead of the recipe's.
+    copies : rows per source document and config, each shifted with its own draws (overrides the recipe's
+        ``copies``, default 1); copy ``j`` has the id ``<document id>#<j>``, copy 0 draws what a one-copy build does.
     """
     plan = plan_build(recipe, out, source_path=source_path, seed=seed, num_proc=num_proc, limit=limit,
-                      on_error=on_error, configs=configs, overwrite=overwrite, box_level=box_level)
+                      on_error=on_error, configs=configs, overwrite=overwrite, box_level=box_level,
+                      splits=splits, copies=copies)
     with output_lock(plan.out, wait=wait):
         recover(plan.out)  # an earlier replacement a crash cut short: its old build goes back first
         check_out(plan.out, plan.sources.values(), overwrite=overwrite)
@@ -93,7 +100,7 @@ def _build_locked(plan: BuildPlan, *, num_proc: int, ray: str | None, progress: 
     key = plan.key()
     work = work_folder(plan.out, key)
     done, todo = list_shards(plan, work)
-    report = BuildReport(out=plan.out, configs=plan.configs, reused_shards=len(done))
+    report = BuildReport(out=plan.out, configs=plan.configs, copies=plan.copies, reused_shards=len(done))
     done += _run_shards(plan, work, todo, num_proc=num_proc, ray=ray, progress=progress)
     try:
         totals = aggregate(plan, work, done)

@@ -30,6 +30,7 @@ def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: 
         "seed": plan.seed, "limit": plan.limit, "chain_params": plan.chain_params(), "credits": credits,
         "source": plan.source_info, "splits_info": totals.splits_info, "stats": totals.stats,
         "skipped": totals.skipped, "dogood_version": __version__, "notes": plan.notes, "previews": previews,
+        **({"copies": plan.copies} if plan.copies != 1 else {}),  # absent: one row per document, as before copies
     }
     card = render_card(**facts, load_path=load_path(plan.out), download_sizes=parquet_sizes(work))
     (work / "README.md").write_text(card, encoding="utf-8")

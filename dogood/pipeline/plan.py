@@ -39,8 +39,13 @@ class BuildPlan:
     notes: dict[str, list[str]]  # config -> its shifts' lines for the card
     shared_draws: dict[str, dict[str, int]]  # :func:`dogood.seeds.shared_prefixes`
 
+    @property
+    def copies(self) -> int:
+        """Rows per source document and config (the recipe's ``copies``, or ``--copies``)."""
+        return self.recipe.copies
+
     def worker_spec(self) -> WorkerSpec:
-        return WorkerSpec(self.sources, self.chains, self.seed, self.schema, self.box_level)
+        return WorkerSpec(self.sources, self.chains, self.seed, self.schema, self.box_level, self.copies)
 
     def chain_params(self) -> dict[str, list[dict[str, Any]]]:
         """config -> each step's shift name and parameters, as the card and the record show them."""
@@ -67,14 +72,16 @@ class BuildPlan:
             "ids": {split: hashlib.sha256("\n".join(self.ids[split]).encode("utf-8", "surrogateescape")).hexdigest()
                     for split in splits},
             "content": {split: source_fingerprint(self.sources[split], self.ids[split]) for split in splits},
+            **({"copies": self.copies} if self.copies != 1 else {}),
         }
 
 
 def plan_build(recipe: Recipe, out: str | Path, *, source_path: str | Path | None, seed: int | None,
                num_proc: int, limit: int | None, on_error: str, configs: list[str] | None, overwrite: bool,
-               box_level: str | None) -> BuildPlan:
+               box_level: str | None, splits: list[str] | None = None, copies: int | None = None) -> BuildPlan:
     """Check the arguments and the recipe against the sources; make and prepare the chains (see :func:`build`)."""
     out = Path(out)
+    recipe = recipe.with_build_options(splits=splits, copies=copies)
     check_arguments(on_error, limit, num_proc)
     check_name(recipe.name)
     seed = recipe.seed if seed is None else int(seed)

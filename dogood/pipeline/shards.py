@@ -119,9 +119,10 @@ def write_shards(plan: BuildPlan, work: Path, shards: list[Shard], results: Iter
             if error is not None:
                 skipped.append(_skip(plan, shard.split, doc_id, error))
                 continue
-            for config, (row, doc_stats) in rows.items():
-                files[config].write(row)
-                card_stats.add(stats[config], doc_stats)
+            for config, copies in rows.items():
+                for row, doc_stats in copies:
+                    files[config].write(row)
+                    card_stats.add(stats[config], doc_stats)
             documents += 1
         for f in files.values():
             f.close()

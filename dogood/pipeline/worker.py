@@ -18,19 +18,21 @@ from dogood.sources import Source
 
 #: ``(split, index in the split, document id)``
 Task = tuple[str, int, str]
-#: ``(split, index, doc_id, {config: (row, stats)} or None, (message, traceback or None) or None)``
+#: ``(split, index, doc_id, {config: [(row, stats), one per copy]} or None, (message, traceback or None) or None)``
 TaskResult = tuple[str, int, str, dict | None, tuple | None]
 
 
 @dataclass
 class WorkerSpec:
-    """What every worker (a pool process or a Ray actor) needs: sources, chains, seed, schema, box convention."""
+    """What every worker (a pool process or a Ray actor) needs: sources, chains, seed, schema, box convention,
+    copies per document."""
 
     sources: dict[str, Source]
     chains: dict[str, list]
     seed: int
     schema: str
     box_level: str
+    copies: int = 1
 
 
 _WORKER: dict[str, WorkerSpec] = {}
@@ -46,21 +48,27 @@ def release_worker() -> None:
     _WORKER.clear()
 
 
-def apply_chain(doc: Document, chain, recipe_seed: int) -> Document:
+def apply_chain(doc: Document, chain, recipe_seed: int, copy: int = 0) -> Document:
     """Apply a chain of shifts to one document, step k seeded by :func:`dogood.seeds.step_seed`.
 
     The seeds depend on the recipe seed, the document id and each step's
     position and content, not on the config's name, so configs whose chains
-    share a prefix draw the same numbers for it.
+    share a prefix draw the same numbers for it. ``copy`` (of a build with
+    ``copies: k``) draws that copy's numbers; copy 0 draws those of a one-copy build.
     """
     doc_id = doc.id
     for k, shift in enumerate(chain):
-        doc = shift(doc, step_seed(recipe_seed, doc_id, k, shift.step_key()))
+        doc = shift(doc, step_seed(recipe_seed, doc_id, k, shift.step_key(), copy))
     return doc
 
 
+def copy_id(doc_id: str, copy: int, copies: int) -> str:
+    """The row id of copy ``copy`` of a document: ``<doc_id>#<copy>`` when a build writes several, else the id."""
+    return f"{doc_id}#{copy}" if copies > 1 else doc_id
+
+
 def process_task(task: Task) -> TaskResult:
-    """Load one document, apply every config's chain, make each config's row and statistics.
+    """Load one document, apply every config's chain (once per copy), make each config's rows and statistics.
 
     A failure comes back as ``(message, traceback)`` in the last field, the
     traceback only for an unexpected error (a bug or a library's).
@@ -72,11 +80,15 @@ def process_task(task: Task) -> TaskResult:
         doc.image.check_pixels()  # decoded once: undecodable pixel data is never written
         results = {}
         for config, chain in spec.chains.items():
-            shifted = apply_chain(doc, chain, spec.seed)
-            if shifted.image is not doc.image:
-                shifted.image.check_pixels()
-            row = document_to_row(shifted, spec.schema, spec.box_level)
-            results[config] = (row, document_stats(doc, shifted, row, spec.schema))
+            results[config] = []
+            for copy in range(spec.copies):
+                shifted = apply_chain(doc, chain, spec.seed, copy)
+                if shifted.image is not doc.image:
+                    shifted.image.check_pixels()
+                if spec.copies > 1:
+                    shifted = shifted.replace(id=copy_id(doc_id, copy, spec.copies))
+                row = document_to_row(shifted, spec.schema, spec.box_level)
+                results[config].append((row, document_stats(doc, shifted, row, spec.schema)))
         return split, index, doc_id, results, None
     except DogoodError as exc:
         return split, index, doc_id, None, (str(exc), None)
