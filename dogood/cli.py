@@ -34,8 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     except DogoodError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
-        _say("dogood: interrupted; no dataset folder was written (run the same command again to resume: "
-             "finished shards are kept)")
+        _say(f"dogood: interrupted{INTERRUPTED.get(args.func.__name__, '')}")
         return 130
     except RecursionError:
         return _fail("the input is nested too deeply to read")
@@ -50,6 +49,16 @@ def main(argv: list[str] | None = None) -> int:
         if hub is None:
             raise  # a bug: keep the traceback
         return _fail(hub)
+
+
+#: What is true after Ctrl-C, per command (by its function's name); other commands write nothing that needs saying.
+INTERRUPTED = {
+    "cmd_build": "; no dataset folder was written (run the same command again to resume: finished shards are kept)",
+    "cmd_push": "; run the same command again to resume (finished build shards are kept; files already on the "
+                "Hub are not sent again)",
+    "cmd_eval": "; no report was written (an earlier report in the --out folder is left as it was)",
+    "cmd_train_baseline": "; no model file was written (an earlier one is left as it was)",
+}
 
 
 def _say(message: str) -> None:
@@ -298,8 +307,6 @@ def cmd_build(args) -> int:
     docs = ", ".join(f"{n} {split}" for split, n in report.documents.items()) or "0"
     print(f"built {recipe.name} v{recipe.version}: {docs} documents x {len(report.configs)} config(s) "
           f"({', '.join(report.configs)}) -> {out}")
-    if report.reused_shards:
-        print(f"resumed: kept {report.reused_shards} shard(s) an interrupted build had finished")
     if report.skipped:
         print(f"skipped {len(report.skipped)} document(s), listed in {out / 'README.md'}:")
         for s in report.skipped[:10]:

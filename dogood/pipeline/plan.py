@@ -14,7 +14,7 @@ from typing import Any
 import dogood
 from dogood.errors import DocumentError, DogoodError, RecipeError
 from dogood.pipeline.worker import WorkerSpec
-from dogood.recipe import Recipe
+from dogood.recipe import Recipe, auto_shard_size
 from dogood.safety import check_name, check_out, portable, source_fingerprint
 from dogood.schema import DEFAULT_BOX_LEVEL, check_box_level
 from dogood.seeds import shared_prefixes
@@ -39,6 +39,10 @@ class BuildPlan:
     notes: dict[str, list[str]]  # config -> its shifts' lines for the card
     shared_draws: dict[str, dict[str, int]]  # :func:`dogood.seeds.shared_prefixes`
 
+    def shard_size(self, split: str) -> int:
+        """Documents per shard of ``split`` (:func:`dogood.recipe.auto_shard_size`)."""
+        return auto_shard_size(len(self.ids[split]), self.recipe.shard_size)
+
     def worker_spec(self) -> WorkerSpec:
         return WorkerSpec(self.sources, self.chains, self.seed, self.schema, self.box_level)
 
@@ -62,7 +66,7 @@ class BuildPlan:
         return {
             "recipe": recipe.name, "version": recipe.version, "seed": self.seed, "schema": self.schema,
             "box_level": self.box_level, "limit": self.limit, "on_error": self.on_error,
-            "shard_size": recipe.shard_size, "splits": list(splits), "chains": self.recipe_chains(),
+            "shard_size": {split: self.shard_size(split) for split in splits}, "splits": list(splits), "chains": self.recipe_chains(),
             "source": self.source_info, "dogood_version": dogood.__version__,
             "ids": {split: hashlib.sha256("\n".join(self.ids[split]).encode("utf-8", "surrogateescape")).hexdigest()
                     for split in splits},

@@ -28,6 +28,7 @@ from dogood.document import Document, Entity, PageImage, Word
 from dogood.download import download, extract_zip
 from dogood.errors import DocumentError, SourceError
 from dogood.paths import cache_dir, data_dir
+from dogood.progress import one_time_step
 
 FUNSD_URL = "https://guillaumejaume.github.io/FUNSD/dataset.zip"
 FUNSD_SHA256 = "c31735649e4f441bcbb4fd0f379574f7520b42286e80b01d80b445649d54761f"
@@ -67,7 +68,8 @@ def find_funsd_root(path: str | Path | None = None, *, url: str = FUNSD_URL, sha
     if _looks_like_funsd(cached):
         return cached
     try:
-        archive = download(url, cache_dir() / "downloads" / "funsd-dataset.zip", sha256)
+        with one_time_step(f"downloading FUNSD ({url})", cached_in=cached):
+            archive = download(url, cache_dir() / "downloads" / "funsd-dataset.zip", sha256)
     except SourceError as exc:
         raise SourceError(
             f"FUNSD was not found locally and could not be downloaded: {exc}. "
