@@ -448,6 +448,7 @@ def cmd_train_document_baseline(args) -> int:
 
     from dogood.metrics import accuracy
     from dogood.models import default_document_baseline_path
+    from dogood.ocr import report_tesseract_runs, tesseract_runs
     from dogood.models.doc_baseline import train_document_baseline
     from dogood.schema import RVL_CDIP_CLASSES
 
@@ -460,11 +461,13 @@ def cmd_train_document_baseline(args) -> int:
     ids = list(source.ids())
     ids = ids[: args.limit] if args.limit else ids
     start = time.perf_counter()
+    pages, ocr_seconds = tesseract_runs()
     try:
         model = train_document_baseline(source.load(i) for i in ids)
     except ValueError as exc:
         raise DogoodError(f"cannot train the document baseline on {args.source or 'RVL-CDIP'} {args.split}: {exc}") from None
     seconds = time.perf_counter() - start
+    report_tesseract_runs(tesseract_runs()[0] - pages, tesseract_runs()[1] - ocr_seconds, of=len(ids))
     out = Path(args.out) if args.out else default_document_baseline_path()
     model.save(out)
     what = "synthetic" if args.source == "synthetic" else "RVL-CDIP"

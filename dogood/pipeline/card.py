@@ -12,6 +12,7 @@ from dogood.pipeline.aggregate import BuildTotals
 from dogood.pipeline.plan import BuildPlan
 from dogood.pipeline.worker import apply_chain
 from dogood.safety import BUILD_MARKER
+from dogood.schema import FUNSD_LABELS
 from dogood.writer import ATTRIBUTION, attribution_file, render_card
 
 
@@ -31,6 +32,8 @@ def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: 
         "source": plan.source_info, "splits_info": totals.splits_info, "stats": totals.stats,
         "skipped": totals.skipped, "dogood_version": dogood.__version__, "notes": plan.notes, "previews": previews,
     }
+    if plan.labels is not None and plan.labels != FUNSD_LABELS:  # FUNSD's need no word: its builds stay as they were
+        facts["labels"] = list(plan.labels)
     card = render_card(**facts, load_path=load_path(plan.out))
     (work / "README.md").write_text(card, encoding="utf-8")
     record = build_record(plan, facts, source_sha256)

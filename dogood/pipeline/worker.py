@@ -33,6 +33,7 @@ class WorkerSpec:
     seed: int
     schema: str
     box_level: str
+    labels: tuple[str, ...] | None = None  # FUNSD-style: the entity labels naming ``ner_tags`` (default FUNSD's)
 
 
 _WORKER: dict[str, WorkerSpec] = {}
@@ -84,8 +85,8 @@ def _process(task: Task) -> tuple:
             shifted = apply_chain(doc, chain, spec.seed)
             if shifted.image is not doc.image:
                 shifted.image.check_pixels()
-            row = document_to_row(shifted, spec.schema, spec.box_level)
-            results[config] = (row, document_stats(doc, shifted, row, spec.schema))
+            row = document_to_row(shifted, spec.schema, spec.box_level, spec.labels)
+            results[config] = (row, document_stats(doc, shifted, row, spec.schema, spec.labels))
         return split, index, doc_id, results, None
     except DogoodError as exc:
         return split, index, doc_id, None, (str(exc), None)

@@ -29,7 +29,7 @@ from typing import Any
 from dogood.boxes import denormalize_box
 from dogood.document import Document, Entity, PageImage, Word
 from dogood.errors import DocumentError, SourceError
-from dogood.schema import FULL_COLUMN, FUNSD_NER_TAGS, RVL_CDIP_CLASSES, has_full_record, row_to_document
+from dogood.schema import FULL_COLUMN, FUNSD_LABELS, RVL_CDIP_CLASSES, has_full_record, label_order, row_to_document
 
 
 @dataclass
@@ -97,6 +97,17 @@ class HFDatasetSource:
     def ids(self) -> list[str]:
         return list(self._ids)
 
+    def entity_labels(self) -> tuple[str, ...]:
+        """FUNSD-style data's entity labels, from the ``ner_tags`` names (``B-X`` -> ``x``, in their order, then
+        ``other``); FUNSD's when the dataset declares no names."""
+        if not self._tag_names:
+            return FUNSD_LABELS
+        labels = []
+        for tag in self._tag_names:
+            if tag[:2] in ("B-", "I-") and tag[2:].lower() not in labels:
+                labels.append(tag[2:].lower())
+        return label_order(labels) if set(labels) <= set(FUNSD_LABELS) else (*labels, "other")
+
     def load(self, doc_id: str) -> Document:
         if doc_id not in self._index:
             raise DocumentError("no such document in the dataset", doc_id=doc_id, path=self.name)
@@ -149,7 +160,8 @@ class HFDatasetSource:
                 raise DocumentError("integer ner_tags but the dataset declares no tag names", doc_id=row["id"],
                                     path=self.name)
             names = [self._tag_names[t] if isinstance(t, int) and 0 <= t < len(self._tag_names) else t for t in tags]
-            return Document(row["id"], image, words, _entities_from_iob(names, row["id"], self.name), source=self.name)
+            return Document(row["id"], image, words, _entities_from_iob(names, row["id"], self.name, self._tag_names),
+                            source=self.name)
         label = row["label"]
         if isinstance(label, bool) or not isinstance(label, (int, str)):
             raise DocumentError(f"label must be an integer or a class name, got {label!r}", doc_id=row["id"],
@@ -205,8 +217,11 @@ def _label_names(feature) -> list[str] | None:
     return list(inner.names) if hasattr(inner, "names") else None
 
 
-def _entities_from_iob(tags: list[str], doc_id: str, where: str) -> tuple[Entity, ...]:
-    """Entities from IOB tags: ``B-X`` opens one, ``I-X`` continues it, ``O`` is an ``other`` entity per word."""
+def _entities_from_iob(tags: list[str], doc_id: str, where: str,
+                       names: list[str] | None = None) -> tuple[Entity, ...]:
+    """Entities from IOB tags: ``B-X`` opens one, ``I-X`` continues it, ``O`` is an ``other`` entity per word.
+
+    A tag must be one of ``names`` (the dataset's), or ``O``, ``B-X`` or ``I-X`` when it declares none."""
     entities: list[Entity] = []
     current: list[int] = []
     label = None
@@ -216,7 +231,8 @@ def _entities_from_iob(tags: list[str], doc_id: str, where: str) -> tuple[Entity
             entities.append(Entity(len(entities), label, tuple(current)))
 
     for i, tag in enumerate(tags):
-        if tag not in FUNSD_NER_TAGS:
+        known = tag in names if names else (tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2))
+        if not isinstance(tag, str) or not known:
             raise DocumentError(f"unknown tag {tag!r} at token {i}", doc_id=doc_id, path=where)
         if tag == "O":
             close()
