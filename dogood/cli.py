@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     except DogoodError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
-        _say(f"dogood: interrupted{INTERRUPTED.get(args.func.__name__, '')}")
+        _say(f"dogood: interrupted{INTERRUPTED.get(args.command, '')}")
         return 130
     except RecursionError:
         return _fail("the input is nested too deeply to read")
@@ -51,13 +51,13 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(hub)
 
 
-#: What is true after Ctrl-C, per command (by its function's name); other commands write nothing that needs saying.
+#: What is true after Ctrl-C, per command; other commands write nothing that needs saying.
 INTERRUPTED = {
-    "cmd_build": "; no dataset folder was written (run the same command again to resume: finished shards are kept)",
-    "cmd_push": "; run the same command again to resume (finished build shards are kept; files already on the "
+    "build": "; no dataset folder was written (run the same command again to resume: finished shards are kept)",
+    "push": "; run the same command again to resume (finished build shards are kept; files already on the "
                 "Hub are not sent again)",
-    "cmd_eval": "; no report was written (an earlier report in the --out folder is left as it was)",
-    "cmd_train_baseline": "; no model file was written (an earlier one is left as it was)",
+    "eval": "; no report was written (an earlier report in the --out folder is left as it was)",
+    "train-baseline": "; no model file was written (an earlier one is left as it was)",
 }
 
 
@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="dogood", description="Turn document-AI datasets into out-of-distribution benchmark datasets."
     )
     parser.add_argument("--version", action="version", version=f"dogood {_version()}")
-    sub = parser.add_subparsers(metavar="COMMAND")
+    sub = parser.add_subparsers(metavar="COMMAND", dest="command")
 
     p = sub.add_parser("list", help="list the recipes, one line each (with RECIPE: its configs and their chains)")
     p.add_argument("recipe", nargs="?", help="a recipe name or YAML path: list its configs")
