@@ -107,3 +107,19 @@ def test_an_interrupted_report_write_leaves_the_old_report(tmp_path):
         EvalReport.write(SimpleNamespace(to_markdown=lambda: "# newer\n", to_csv=lambda: "x\n",
                                          to_json=lambda: "[]\n", plot=interrupted), tmp_path)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # the old report, no temporary file
+
+
+def test_the_baseline_trained_for_move_is_announced(data_dir, tmp_path, monkeypatch, capsys):
+    import dogood.models.baseline as baseline
+
+    monkeypatch.setenv("DOGOOD_CACHE", str(tmp_path / "cache"))
+    real = baseline.train_baseline
+    monkeypatch.setattr(baseline, "train_baseline", lambda docs: real(list(docs)[:3], max_iterations=5))
+    model = baseline.default_baseline()
+    path = tmp_path / "cache" / "models" / "funsd-baseline.dogood-model"
+    assert path.is_file() and model.labels
+    err = capsys.readouterr().err
+    assert re.fullmatch(rf"dogood: no baseline at {re.escape(str(path))}: training it on the 149 FUNSD train forms "
+                        rf"\(once; cached in {re.escape(str(path.parent))}\) \.\.\. done in \d+\.\d s\n", err)
+    baseline.default_baseline()
+    assert capsys.readouterr().err == ""
