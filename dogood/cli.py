@@ -34,8 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     except DogoodError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
-        _say("dogood: interrupted; no dataset folder was written (run the same command again to resume: "
-             "finished shards are kept)")
+        _say(f"dogood: interrupted{INTERRUPTED.get(args.command, '')}")
         return 130
     except RecursionError:
         return _fail("the input is nested too deeply to read")
@@ -50,6 +49,16 @@ def main(argv: list[str] | None = None) -> int:
         if hub is None:
             raise  # a bug: keep the traceback
         return _fail(hub)
+
+
+#: What is true after Ctrl-C, per command; other commands write nothing that needs saying.
+INTERRUPTED = {
+    "build": "; no dataset folder was written (run the same command again to resume: finished shards are kept)",
+    "push": "; run the same command again to resume (finished build shards are kept; files already on the "
+                "Hub are not sent again)",
+    "eval": "; no report was written (an earlier report in the --out folder is left as it was)",
+    "train-baseline": "; no model file was written (an earlier one is left as it was)",
+}
 
 
 def _say(message: str) -> None:
@@ -97,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="dogood", description="Turn document-AI datasets into out-of-distribution benchmark datasets."
     )
     parser.add_argument("--version", action="version", version=f"dogood {_version()}")
-    sub = parser.add_subparsers(metavar="COMMAND")
+    sub = parser.add_subparsers(metavar="COMMAND", dest="command")
 
     p = sub.add_parser("list", help="list the recipes, one line each (with RECIPE: its configs and their chains)")
     p.add_argument("recipe", nargs="?", help="a recipe name or YAML path: list its configs")
@@ -371,8 +380,6 @@ def cmd_build(args) -> int:
     copies = f" x {report.copies} copies" if report.copies > 1 else ""
     print(f"built {recipe.name} v{recipe.version}: {docs} documents{copies} x {len(report.configs)} config(s) "
           f"({', '.join(report.configs)}) -> {out}")
-    if report.reused_shards:
-        print(f"resumed: kept {report.reused_shards} shard(s) an interrupted build had finished")
     if report.skipped:
         print(f"skipped {len(report.skipped)} document(s), listed in {out / 'README.md'}:")
         for s in report.skipped[:10]:
@@ -567,6 +574,7 @@ def cmd_train_document_baseline(args) -> int:
 
     from dogood.metrics import accuracy
     from dogood.models import default_document_baseline_path
+    from dogood.ocr import report_tesseract_runs, tesseract_runs
     from dogood.models.doc_baseline import train_document_baseline
     from dogood.schema import RVL_CDIP_CLASSES
 
@@ -579,11 +587,13 @@ def cmd_train_document_baseline(args) -> int:
     ids = list(source.ids())
     ids = ids[: args.limit] if args.limit else ids
     start = time.perf_counter()
+    pages, ocr_seconds = tesseract_runs()
     try:
         model = train_document_baseline(source.load(i) for i in ids)
     except ValueError as exc:
         raise DogoodError(f"cannot train the document baseline on {args.source or 'RVL-CDIP'} {args.split}: {exc}") from None
     seconds = time.perf_counter() - start
+    report_tesseract_runs(tesseract_runs()[0] - pages, tesseract_runs()[1] - ocr_seconds, of=len(ids))
     out = Path(args.out) if args.out else default_document_baseline_path()
     model.save(out)
     what = "synthetic" if args.source == "synthetic" else "RVL-CDIP"

@@ -41,6 +41,7 @@ from dogood import download as _download
 from dogood.document import standard_pixels
 from dogood.errors import DocumentError, SourceError
 from dogood.paths import cache_dir, data_dir
+from dogood.progress import one_time_step
 
 __all__ = [
     "ANNOTATIONS_SHA256",
@@ -331,8 +332,10 @@ def _downloaded_annotations() -> Path:
     extracted = folder / "annotations_trainval2017"
     target = extracted / DEFAULT_ANNOTATION
     if not target.is_file():
-        archive = _download.download(ANNOTATIONS_URL, folder / "annotations_trainval2017.zip", ANNOTATIONS_SHA256)
-        _download.extract_zip(archive, extracted)
+        with one_time_step(f"downloading COCO's annotations ({ANNOTATIONS_URL}, 241 MB) and extracting "
+                           f"{DEFAULT_ANNOTATION}", cached_in=extracted):
+            archive = _download.download(ANNOTATIONS_URL, folder / "annotations_trainval2017.zip", ANNOTATIONS_SHA256)
+            _download.extract_zip(archive, extracted)
         if not target.is_file():
             raise SourceError(f"{archive}: has no member {DEFAULT_ANNOTATION}")
         archive.unlink(missing_ok=True)  # checked and extracted; 241 MB not worth keeping

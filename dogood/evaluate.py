@@ -37,6 +37,7 @@ import csv
 import io
 import json
 import math
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -674,14 +675,25 @@ class EvalReport:
         return path
 
     def write(self, out_dir: str | Path, stem: str = "report") -> dict[str, Path]:
-        """Write ``<stem>.md``, ``.csv``, ``.json`` and ``.png`` into ``out_dir``; returns their paths."""
+        """Write ``<stem>.md``, ``.csv``, ``.json`` and ``.png`` into ``out_dir``; returns their paths.
+
+        All four are written under temporary names first and renamed into place together, so an
+        interrupted write leaves the earlier report (if any) as it was, never half of a new one.
+        """
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         paths = {ext: out / f"{stem}.{ext}" for ext in ("md", "csv", "json", "png")}
-        paths["md"].write_text(self.to_markdown(), encoding="utf-8")
-        paths["csv"].write_text(self.to_csv(), encoding="utf-8")
-        paths["json"].write_text(self.to_json(), encoding="utf-8")
-        self.plot(paths["png"])
+        tmp = {ext: out / f".{stem}.{os.getpid()}.tmp.{ext}" for ext in paths}
+        try:
+            tmp["md"].write_text(self.to_markdown(), encoding="utf-8")
+            tmp["csv"].write_text(self.to_csv(), encoding="utf-8")
+            tmp["json"].write_text(self.to_json(), encoding="utf-8")
+            self.plot(tmp["png"])
+            for ext, path in paths.items():
+                os.replace(tmp[ext], path)
+        finally:
+            for path in tmp.values():
+                path.unlink(missing_ok=True)
         return paths
 
 

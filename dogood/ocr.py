@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 import warnings
 from collections import ChainMap
 from pathlib import Path
@@ -33,6 +34,8 @@ from dogood.errors import DocumentError, SourceError
 from dogood.paths import cache_dir, write_atomic
 
 CACHE_FORMAT = 1
+#: Pages Tesseract read in this process (cache misses) and the seconds it took: :func:`tesseract_runs`.
+_RUNS = {"pages": 0, "seconds": 0.0}
 
 _INSTALL_HINT = (
     "install it with `sudo apt-get install tesseract-ocr` (Debian/Ubuntu; "
@@ -127,7 +130,10 @@ def ocr_records(
         cached = _read_cache(path, key)
         if cached is not None:
             return cached
+    start = time.perf_counter()
     records = _run_tesseract(image, lang=lang, config=config)
+    _RUNS["pages"] += 1
+    _RUNS["seconds"] += time.perf_counter() - start
     if path is not None:
         entry = {
             "format": CACHE_FORMAT,
@@ -144,6 +150,26 @@ def ocr_records(
         except OSError as exc:  # a read-only or full cache must not stop a build
             warnings.warn(f"could not write the OCR cache file {path}: {exc}", stacklevel=2)
     return records
+
+
+def tesseract_runs() -> tuple[int, float]:
+    """(pages Tesseract read, seconds it took) in this process so far: OCR results not found in the cache."""
+    return _RUNS["pages"], _RUNS["seconds"]
+
+
+def ocr_cache_folder(cache: bool | str | Path = True) -> Path | None:
+    """The folder :func:`ocr_words` caches results in (``None`` when ``cache`` is False)."""
+    return _cache_root(cache)
+
+
+def report_tesseract_runs(pages: int, seconds: float, of: int | None = None) -> None:
+    """The one progress line after OCR: how many pages Tesseract read (not from the cache) and how long it took."""
+    if pages:
+        from dogood.progress import say
+
+        total = f" of {of}" if of is not None else ""
+        say(f"OCR: Tesseract read {pages}{total} page(s) not yet in the cache in {seconds:.1f} s "
+            f"(once; cached in {ocr_cache_folder()})")
 
 
 # -- internals ------------------------------------------------------------------

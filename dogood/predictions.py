@@ -92,9 +92,10 @@ def _parse(obj: dict, task: str, where: str) -> Prediction:
             raise PredictionError(f"{where}: 'ner_tags' must be a list of tag names")
         tags = tuple(FUNSD_NER_TAGS[t] if type(t) is int and 0 <= t < len(FUNSD_NER_TAGS)
                      else t if isinstance(t, str) else repr(t) for t in tags)
-        bad = sorted({str(t) for t in tags if t not in FUNSD_NER_TAGS})
+        bad = sorted({str(t) for t in tags if t not in FUNSD_NER_TAGS and not _iob_name(t)})
         if bad:
-            raise PredictionError(f"{where}: tags outside the label set {list(FUNSD_NER_TAGS)}: {', '.join(bad)}")
+            raise PredictionError(f"{where}: tags that are neither FUNSD's {list(FUNSD_NER_TAGS)} (names or ids) nor "
+                                  f"IOB names (O, B-X, I-X) of another label set: {', '.join(bad)}")
         conf = obj.get("confidences")
         if conf is not None:
             if not isinstance(conf, list):
@@ -115,6 +116,11 @@ def _parse(obj: dict, task: str, where: str) -> Prediction:
     if not isinstance(answers, dict) or not all(isinstance(v, str) for v in answers.values()):
         raise PredictionError(f"{where}: 'answers' must map question ids to answer strings")
     return Prediction(obj["id"], answers={str(k): v for k, v in answers.items()})
+
+
+def _iob_name(tag) -> bool:
+    """An IOB tag name of any label set (data with labels other than FUNSD's): ``O``, ``B-X`` or ``I-X``."""
+    return isinstance(tag, str) and (tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2 and " " not in tag))
 
 
 def _probability(value, where: str) -> float:

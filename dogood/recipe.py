@@ -86,9 +86,12 @@ class Recipe:
     description: str = ""
     schema: str | None = None
     box_level: str | None = None
-    shard_size: int = 500
+    #: documents per Parquet shard; ``None``: chosen from each split's size (:func:`auto_shard_size`)
+    shard_size: int | None = None
     #: rows per source document and config (``copies:``); each copy shifted with its own draws
     copies: int = 1
+    #: FUNSD-style entity labels, in order (``None``: the source's, else those found in the data)
+    labels: list[str] | None = None
     path: Path | None = field(default=None, compare=False)
     #: ``CONFIG.PARAM=VALUE`` overrides this recipe was built with (``--set``); the card lists them.
     overrides: tuple[str, ...] = ()
@@ -193,7 +196,7 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
     if missing:
         raise RecipeError(f"{where}: missing {', '.join(missing)}")
     known = {"name", "version", "description", "source", "split", "splits", "seed", "configs", "schema", "shard_size",
-             "combinations", "box_level", "copies"}
+             "combinations", "box_level", "copies", "labels"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise RecipeError(f"{where}: unknown key(s) {', '.join(unknown)}")
@@ -243,14 +246,15 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
     seed = data.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise RecipeError(f"{where}: seed must be an integer")
-    shard_size = data.get("shard_size", 500)
-    if not isinstance(shard_size, int) or shard_size < 1:
+    shard_size = data.get("shard_size")
+    if shard_size is not None and (not isinstance(shard_size, int) or isinstance(shard_size, bool) or shard_size < 1):
         raise RecipeError(f"{where}: shard_size must be a positive integer")
     copies = data.get("copies", 1)
     try:
         check_copies(copies)
     except RecipeError as exc:
         raise RecipeError(f"{where}: {exc}") from None
+    labels = check_labels(data.get("labels"), where)
     return Recipe(
         name=str(data["name"]),
         version=version,
@@ -263,6 +267,7 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
         box_level=box_level,
         shard_size=shard_size,
         copies=copies,
+        labels=labels,
         path=path,
     )
 
@@ -272,6 +277,39 @@ def check_copies(copies: Any) -> int:
     if isinstance(copies, bool) or not isinstance(copies, int) or not 1 <= copies <= MAX_COPIES:
         raise RecipeError(f"copies must be a whole number from 1 to {MAX_COPIES}, got {copies!r}")
     return copies
+#: Documents per shard when a recipe sets no ``shard_size``: at most this many ...
+MAX_SHARD_SIZE = 500
+#: ... at least this many ...
+MIN_SHARD_SIZE = 5
+#: ... and about this many shards per split in between, so that an interrupted build of a small split keeps
+#: most of its work (FUNSD test, 50 forms: 10 shards of 5).
+TARGET_SHARDS = 10
+
+
+def auto_shard_size(num_documents: int, shard_size: int | None = None) -> int:
+    """Documents per shard of a split of ``num_documents``: ``shard_size`` when a recipe sets it, else about
+    :data:`TARGET_SHARDS` shards of :data:`MIN_SHARD_SIZE` to :data:`MAX_SHARD_SIZE` documents."""
+    if shard_size is not None:
+        return shard_size
+    return min(MAX_SHARD_SIZE, max(MIN_SHARD_SIZE, -(-num_documents // TARGET_SHARDS)))
+
+
+def check_labels(labels: Any, where: str) -> list[str] | None:
+    """A ``labels:`` list (FUNSD-style entity labels, ``other`` meaning outside any entity): distinct, non-empty
+    names that make IOB tags (no space, not ``O``)."""
+    if labels is None:
+        return None
+    if isinstance(labels, str) or not isinstance(labels, (list, tuple)) or not labels:
+        raise RecipeError(f"{where}: labels must be a non-empty list of entity label names, got {labels!r}")
+    out = []
+    for label in labels:
+        if not isinstance(label, str) or not label.strip() or label != label.strip() or " " in label or label == "O":
+            raise RecipeError(f"{where}: label {label!r} is not a usable entity label name (a word without "
+                              "spaces, not 'O')")
+        if label in out:
+            raise RecipeError(f"{where}: label {label!r} is listed twice")
+        out.append(label)
+    return out
 
 
 def expand_combinations(spec: Any, configs: dict[str, list[dict[str, Any]]], where: str = "recipe") -> dict[str, list[dict[str, Any]]]:

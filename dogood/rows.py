@@ -142,7 +142,7 @@ def doc_to_row(doc: Document, layout: RowLayout, row: dict[str, Any], original: 
     else:
         out["image"] = _image_out(doc, layout)
     if layout.full:
-        written = document_to_row(doc, layout.schema, layout.box_level)
+        written = document_to_row(doc, layout.schema, layout.box_level, labels_of(tag_names))
         for column in ("tokens", "bboxes", "ner_tags", "questions", FULL_COLUMN):
             if column in written:
                 out[column] = written[column]
@@ -170,8 +170,18 @@ def doc_to_row(doc: Document, layout: RowLayout, row: dict[str, Any], original: 
     return out
 
 
-def entities_from_iob(tags: Sequence[str], doc_id: str, where: str | None = None) -> tuple[Entity, ...]:
-    """Entities from IOB tags: ``B-X`` opens one, ``I-X`` continues it, ``O`` is an ``other`` entity per word."""
+def labels_of(tag_names: Sequence[str]) -> tuple[str, ...] | None:
+    """The entity labels whose IOB tags are ``tag_names`` (``None`` for FUNSD's own)."""
+    if tuple(tag_names) == FUNSD_NER_TAGS:
+        return None
+    return tuple(dict.fromkeys(t[2:].lower() for t in tag_names if t[:2] in ("B-", "I-")))
+
+
+def entities_from_iob(tags: Sequence[str], doc_id: str, where: str | None = None,
+                      names: Sequence[str] | None = None) -> tuple[Entity, ...]:
+    """Entities from IOB tags: ``B-X`` opens one, ``I-X`` continues it, ``O`` is an ``other`` entity per word.
+
+    A tag must be one of ``names`` (the dataset's), or ``O``, ``B-X`` or ``I-X`` when it declares none."""
     entities: list[Entity] = []
     current: list[int] = []
     label = None
@@ -181,7 +191,8 @@ def entities_from_iob(tags: Sequence[str], doc_id: str, where: str | None = None
             entities.append(Entity(len(entities), label, tuple(current)))
 
     for i, tag in enumerate(tags):
-        if tag != "O" and not (tag[:2] in ("B-", "I-") and len(tag) > 2):
+        known = tag in names if names else (tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2))
+        if not isinstance(tag, str) or not known:
             raise DocumentError(f"unknown tag {tag!r} at token {i}", doc_id=doc_id, path=where)
         if tag == "O":
             close()

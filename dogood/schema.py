@@ -57,6 +57,8 @@ from datasets import ClassLabel, Features, Image, List, Value
 from dogood.boxes import normalize_box
 from dogood.document import Document, Entity, PageImage, QAPair, ShiftRecord, Word, standard_pixels
 
+#: FUNSD's entity labels, in the order its IOB tags take (``other`` is ``O``).
+FUNSD_LABELS = ("header", "question", "answer", "other")
 FUNSD_NER_TAGS = ("O", "B-HEADER", "I-HEADER", "B-QUESTION", "I-QUESTION", "B-ANSWER", "I-ANSWER")
 RVL_CDIP_CLASSES = (
     "letter",
@@ -113,14 +115,40 @@ _FULL_FIDELITY = {
 }
 
 
-def features_for(schema: str) -> Features:
-    """The ``datasets.Features`` of an output schema (``funsd``, ``rvl_cdip`` or ``docvqa``)."""
+def ner_tag_names(labels: tuple[str, ...] | list[str] | None = None) -> tuple[str, ...]:
+    """The ``ner_tags`` names of FUNSD-style data with entity ``labels`` (default :data:`FUNSD_LABELS`):
+    ``O``, then ``B-X`` and ``I-X`` for each label but ``other`` (which is ``O``), ``X`` the label upper-cased.
+
+    FUNSD's labels give exactly :data:`FUNSD_NER_TAGS`. Raises ``ValueError`` when two labels make the same tag.
+    """
+    names = ["O"]
+    for label in FUNSD_LABELS if labels is None else labels:
+        if label != "other":
+            names += [f"B-{label.upper()}", f"I-{label.upper()}"]
+    if len(set(names)) != len(names):
+        raise ValueError(f"entity labels {list(labels)} make the same IOB tag twice (tags are upper-cased)")
+    return tuple(names)
+
+
+def label_order(found) -> tuple[str, ...]:
+    """The entity labels of FUNSD-style data found in its annotations, in tag order: :data:`FUNSD_LABELS` when
+    they are all FUNSD's (so FUNSD keeps its tags whatever subset a split has), else sorted."""
+    found = set(found)
+    return FUNSD_LABELS if found <= set(FUNSD_LABELS) else tuple(sorted(found))
+
+
+def features_for(schema: str, labels: tuple[str, ...] | list[str] | None = None) -> Features:
+    """The ``datasets.Features`` of an output schema (``funsd``, ``rvl_cdip`` or ``docvqa``).
+
+    ``labels``: the entity labels of FUNSD-style data (default FUNSD's), which name ``ner_tags``
+    (:func:`ner_tag_names`).
+    """
     if schema not in SCHEMAS:
         raise ValueError(f"unknown schema {schema!r}; expected one of {', '.join(SCHEMAS)}")
     image = Image(mode=IMAGE_MODES[schema])
     tokens = {"tokens": List(Value("string")), "bboxes": List(List(Value("int64")))}
     if schema == "funsd":
-        columns = {"id": Value("string"), **tokens, "ner_tags": List(ClassLabel(names=list(FUNSD_NER_TAGS))),
+        columns = {"id": Value("string"), **tokens, "ner_tags": List(ClassLabel(names=list(ner_tag_names(labels)))),
                    "image": image}
     elif schema == "rvl_cdip":
         columns = {"id": Value("string"), "image": image, "label": ClassLabel(names=list(RVL_CDIP_CLASSES)), **tokens}
@@ -214,10 +242,12 @@ def _full_fidelity(doc: Document) -> dict[str, Any]:
     }
 
 
-def document_to_row(doc: Document, schema: str, box_level: str | None = None) -> dict[str, Any]:
+def document_to_row(doc: Document, schema: str, box_level: str | None = None,
+                    labels: tuple[str, ...] | list[str] | None = None) -> dict[str, Any]:
     """One output row (Arrow-ready: ClassLabels as ints, image as embedded bytes).
 
-    ``box_level`` is the convention of ``bboxes`` (default :data:`DEFAULT_BOX_LEVEL` of the schema).
+    ``box_level`` is the convention of ``bboxes`` (default :data:`DEFAULT_BOX_LEVEL` of the schema);
+    ``labels`` the entity labels of FUNSD-style data (default FUNSD's, :func:`ner_tag_names`).
     """
     if schema not in SCHEMAS:
         raise ValueError(f"unknown schema {schema!r}")
@@ -225,11 +255,15 @@ def document_to_row(doc: Document, schema: str, box_level: str | None = None) ->
     w, h = doc.width, doc.height
     if schema == "funsd":
         index, tags = iob_tags(doc)
+        names = FUNSD_NER_TAGS if labels is None else ner_tag_names(labels)
+        position = {name: k for k, name in enumerate(names)}
         try:
-            tag_ids = [FUNSD_NER_TAGS.index(t) for t in tags]
-        except ValueError:
-            bad = sorted(set(tags) - set(FUNSD_NER_TAGS))
-            raise ValueError(f"document {doc.id!r}: entity labels outside FUNSD's ({bad})") from None
+            tag_ids = [position[t] for t in tags]
+        except KeyError:
+            bad = sorted(set(tags) - set(names))
+            known = ", ".join(l for l in (FUNSD_LABELS if labels is None else labels))
+            raise ValueError(f"document {doc.id!r}: entity labels outside the dataset's ({known}): tags "
+                             f"{', '.join(bad)}") from None
     else:
         index = token_index(doc)
     tokens = {

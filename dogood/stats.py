@@ -19,17 +19,21 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from dogood.document import Document, ShiftRecord
-from dogood.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES
+from dogood.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, ner_tag_names
 
 #: The totals every config and split states, present (zero) even when nothing was counted.
 TOTALS = ("documents", "words", "source_words", "tokens", "box_changed", "text_changed", "words_removed")
 
 
-def document_stats(original: Document, shifted: Document, row: dict[str, Any], schema: str) -> dict[str, Any]:
-    """One document's statistics: words, tokens, changes, labels, skips and what each shift did."""
+def document_stats(original: Document, shifted: Document, row: dict[str, Any], schema: str,
+                   entity_labels: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """One document's statistics: words, tokens, changes, labels, skips and what each shift did.
+
+    ``entity_labels``: FUNSD-style data's labels, which name ``ner_tags`` (default FUNSD's)."""
     box_changed, text_changed, removed = word_changes(original.words, shifted.words)
     if schema == "funsd":
-        labels = Counter(FUNSD_NER_TAGS[t] for t in row["ner_tags"])
+        names = FUNSD_NER_TAGS if entity_labels is None else ner_tag_names(entity_labels)
+        labels = Counter(names[t] for t in row["ner_tags"])
     elif schema == "rvl_cdip":
         labels = Counter([RVL_CDIP_CLASSES[row["label"]]])
     else:

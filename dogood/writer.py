@@ -43,10 +43,10 @@ class ShardFile:
     its final name.
     """
 
-    def __init__(self, path: Path, schema: str):
+    def __init__(self, path: Path, schema: str, labels: tuple[str, ...] | None = None):
         self.path = Path(path)
         self.tmp = self.path.with_name(f".{self.path.name}.tmp")
-        self.arrow_schema = features_for(schema).arrow_schema
+        self.arrow_schema = features_for(schema, labels).arrow_schema
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = pq.ParquetWriter(self.tmp, self.arrow_schema)
         self._rows: list[dict[str, Any]] = []
@@ -108,6 +108,7 @@ def render_card(
     load_path: str | None = None,
     download_sizes: dict[str, int] | None = None,
     copies: int = 1,
+    labels: list[str] | None = None,
 ) -> str:
     """The dataset card (README.md) of a built folder.
 
@@ -130,7 +131,8 @@ def render_card(
     and full parameters (default: the recipe's chain); ``credits`` the
     third-party material used (:func:`dogood.stats.credits`);
     ``load_path`` the folder's name in the load example when there is no repo; ``copies`` the rows
-    written per source document and config (``copies: k``).
+    written per source document and config (``copies: k``);
+    ``labels`` the entity labels of FUNSD-style data that are not FUNSD's (they name ``ner_tags``).
 
     Every statement in the card is a fact of the build: values come from the
     build's record (``dogood_build.json``), never from what the recipe asked.
@@ -144,7 +146,7 @@ def render_card(
     box_level = box_level or DEFAULT_BOX_LEVEL[schema]
     seed = recipe.seed if seed is None else seed
     credits = credits or []
-    features = features_for(schema)
+    features = features_for(schema, labels)
     most = max((i.get("num_examples", 0) for by in splits_info.values() for i in by.values()), default=0)
     sources = [source.get("hub_source") or f"extended|other-{source.get('kind', 'unknown')}"]
     sources += sorted({c["source_dataset"] for c in credits if c.get("source_dataset")})
@@ -219,6 +221,8 @@ def render_card(
         credits=credits,
         attribution=ATTRIBUTION,
         load_path=load_path or "PATH",
+        labels=labels,
+        tag_names=list(features["ner_tags"].feature.names) if schema == "funsd" else [],
         shared_draws={c: {o: n for o, n in (shared_draws or {}).get(c, {}).items() if o in chains} for c in chains},
     )
     return str(DatasetCard(body))
@@ -241,7 +245,7 @@ def render_card_from_build(folder: str | Path, *, repo_id: str | None = None,
                        box_level=build.get("box_level"), shared_draws=build.get("shared_draws"), seed=build["seed"],
                        limit=build.get("limit"), chain_params=build.get("chain_params"), credits=build.get("credits"),
                        load_path=Path(folder).name, download_sizes=parquet_sizes(folder),
-                       copies=build.get("copies", 1))
+                       copies=build.get("copies", 1), labels=build.get("labels"))
 
 
 def parquet_sizes(folder: str | Path) -> dict[str, int]:

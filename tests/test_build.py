@@ -148,7 +148,7 @@ def broken_funsd(copy_funsd_forms, tmp_path):
     ann = test / "annotations" / f"{ids[1]}.json"
     ann.write_text(ann.read_text()[:500])  # truncated JSON
     data = json.loads((test / "annotations" / f"{ids[2]}.json").read_text())
-    data["form"][0]["label"] = "signature"
+    data["form"][0]["label"] = "signature line"  # no IOB tag can name it (a new label without a space would do)
     (test / "annotations" / f"{ids[2]}.json").write_text(json.dumps(data))
     return root, ids
 
@@ -171,7 +171,7 @@ def test_on_error_skip_finishes_and_lists_the_skipped(broken_funsd, tmp_path):
     reasons = {s["id"]: s["reason"] for s in report.skipped}
     assert "cannot read image" in reasons[ids[0]] and f"{ids[0]}.png" in reasons[ids[0]]
     assert "malformed JSON" in reasons[ids[1]] and f"{ids[1]}.json" in reasons[ids[1]]
-    assert "unknown label 'signature'" in reasons[ids[2]]
+    assert "has label 'signature line'; a label is a non-empty name without spaces" in reasons[ids[2]]
     ds = datasets.load_dataset(str(out), "merge", split="test")
     assert ds["id"] == ids[3:]
     card = (out / "README.md").read_text()

@@ -231,8 +231,9 @@ def test_truncated_json(funsd_copy):
 
 
 def test_unknown_label(funsd_copy):
+    """With declared labels, a label outside them names the document; without, the data's labels are the list."""
     root, ids = funsd_copy
-    source = FunsdSource(root=root, split="train")
+    source = FunsdSource(root=root, split="train", labels=list(FUNSD_LABELS))
     doc_id = ids["train"][0]
     ann = source.annotation_path(doc_id)
     ent_id = json.loads(ann.read_text())["form"][2]["id"]
@@ -241,8 +242,23 @@ def test_unknown_label(funsd_copy):
         source.load(doc_id)
     assert str(info.value) == (
         f"document {doc_id!r}, file {ann}: entity {ent_id} has unknown label 'signature'; "
-        "FUNSD labels are header, question, answer, other"
+        "the source's labels are header, question, answer, other"
     )
+    found = FunsdSource(root=root, split="train")
+    assert found.load(doc_id).entities[2].label == "signature"
+    labels = found.entity_labels()  # labels beyond FUNSD's: sorted
+    assert "signature" in labels and labels == tuple(sorted(labels)) and set(labels) - {"signature"} <= set(FUNSD_LABELS)
+    assert FunsdSource(root=root, split="test").entity_labels() == FUNSD_LABELS  # FUNSD's own: FUNSD's order
+
+
+@pytest.mark.parametrize("label", ["", "two words", "O", 7])
+def test_a_label_that_cannot_name_a_tag(funsd_copy, label):
+    root, ids = funsd_copy
+    source = FunsdSource(root=root, split="train")
+    doc_id = ids["train"][0]
+    _edit(source.annotation_path(doc_id), lambda d: d["form"][0].update(label=label))
+    with pytest.raises(DocumentError, match="a label is a non-empty name without spaces, not 'O'"):
+        source.load(doc_id)
 
 
 def test_word_box_outside_its_image(funsd_copy):
@@ -352,19 +368,17 @@ def test_explicit_path_wins_over_data_dir_and_cache(funsd_copy, tmp_path, monkey
     assert find_funsd_root(root) == root
 
 
-@pytest.mark.parametrize("make", ["empty", "only_train", "file"])
+@pytest.mark.parametrize("make", ["empty", "file"])
 def test_not_a_funsd_folder(tmp_path, make, funsd_copy):
     bad = tmp_path / "bad"
     if make == "empty":
         bad.mkdir()
-    elif make == "only_train":
-        (bad / "training_data" / "annotations").mkdir(parents=True)
     else:
         bad.write_text("x")
     with pytest.raises(SourceError) as info:
         find_funsd_root(bad)
     assert str(info.value) == (
-        f"{bad} is not a FUNSD folder: expected training_data/annotations and testing_data/annotations "
+        f"{bad} is not a FUNSD folder: expected training_data/annotations or testing_data/annotations "
         "(the official dataset.zip layout)"
     )
     with pytest.raises(SourceError, match="is not a FUNSD folder"):
@@ -597,3 +611,15 @@ def test_extract_zip_extracts_and_keeps_an_existing_destination(tmp_path):
     assert extract_zip(archive, dest) == dest
     assert (dest / "d" / "x.txt").read_text() == "one"
     assert _all_files(tmp_path) == ["a.zip", "out", "out/d", "out/d/x.txt"]
+
+
+def test_a_folder_with_one_split_reads_that_split_and_names_the_missing_one(funsd_copy):
+    """A test-only folder needs no training_data/ (and a train-only one no testing_data/)."""
+    root, ids = funsd_copy
+    shutil.rmtree(root / "training_data")
+    assert find_funsd_root(root) == root
+    assert FunsdSource(root=root, split="test").ids() == ids["test"]
+    with pytest.raises(SourceError) as info:
+        FunsdSource(root=root, split="train")
+    assert str(info.value) == (f"{root} has no training_data/annotations folder, so it has no 'train' split "
+                               "(FUNSD's layout: training_data/ for train, testing_data/ for test)")

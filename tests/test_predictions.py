@@ -29,6 +29,12 @@ def test_gold_tags_as_predictions_read_back_exactly(two_docs, tmp_path):
         assert preds[d.id].confidences == (0.9,) * len(iob_tags(d)[1])
 
 
+def test_tags_of_another_label_set_are_read(tmp_path):
+    preds = read_predictions(write_jsonl(tmp_path / "p.jsonl", [{"id": "a", "ner_tags": ["B-MENU.NM", "I-MENU.NM",
+                                                                                       "O"]}]), "token")
+    assert preds["a"].tags == ("B-MENU.NM", "I-MENU.NM", "O")
+
+
 def test_tag_indices_are_read_as_names(tmp_path):
     preds = read_predictions(write_jsonl(tmp_path / "p.jsonl", [{"id": "a", "ner_tags": [0, 3, 4]}]), "token")
     assert preds["a"].tags == ("O", "B-QUESTION", "I-QUESTION")
@@ -37,7 +43,7 @@ def test_tag_indices_are_read_as_names(tmp_path):
 @pytest.mark.parametrize(
     "obj, message",
     [
-        ({"id": "a", "ner_tags": ["B-DATE"]}, "tags outside the label set"),
+        ({"id": "a", "ner_tags": ["DATE", 9]}, "nor IOB names (O, B-X, I-X) of another label set: 9, DATE"),
         ({"id": "a", "ner_tags": ["O"], "confidences": [1.5]}, "confidence 1.5 is outside [0, 1]"),
         ({"id": "a", "ner_tags": ["O", "O"], "confidences": [0.5]}, "1 confidences for 2 tags"),
         ({"ner_tags": ["O"]}, "a string 'id'"),

@@ -50,7 +50,7 @@ def test_yaml_that_tries_to_run_code_is_refused(tmp_path):
 
 def test_split_shorthand_and_defaults():
     r = parse_recipe({**BASE, "split": "train"})
-    assert r.splits == ["train"] and r.seed == 0 and r.shard_size == 500
+    assert r.splits == ["train"] and r.seed == 0 and r.shard_size is None  # None: from the split's size
     assert parse_recipe(BASE).splits == ["test"]
 
 
@@ -94,3 +94,19 @@ def test_a_recipes_folder_where_dogood_runs_adds_names_but_never_shadows_a_shipp
     assert load_recipe("mine").version == "0.0.1"
     by_name = {r.name: r.version for r in list_recipes()}
     assert by_name["mine"] == "0.0.1" and by_name["funsd-l"] != "9.9.9"
+
+
+def test_shard_size_follows_the_split_size_unless_set():
+    from dogood.recipe import auto_shard_size
+
+    assert [auto_shard_size(n) for n in (0, 3, 24, 50, 149, 5000, 40000)] == [5, 5, 5, 5, 15, 500, 500]
+    assert auto_shard_size(50, 500) == 500  # a recipe's shard_size: is kept
+    assert parse_recipe({**BASE, "shard_size": 7}).shard_size == 7
+
+
+def test_labels_key():
+    assert parse_recipe({**BASE, "labels": ["menu.nm", "total", "other"]}).labels == ["menu.nm", "total", "other"]
+    for bad, why in (("menu", "non-empty list"), ([], "non-empty list"), (["a b"], "not a usable"), (["O"], "not a usable"),
+                     (["x", "x"], "listed twice")):
+        with pytest.raises(RecipeError, match=why):
+            parse_recipe({**BASE, "labels": bad})

@@ -80,6 +80,7 @@ from dogood.models.model_zip import read_model_zip
 from dogood.predictions import Prediction
 from dogood.schema import FUNSD_NER_TAGS, iob_tags
 from dogood.paths import write_zip_atomic
+from dogood.progress import one_time_step
 
 MODEL_NAME = "dogood-crf-baseline"
 FORMAT_NAME = "dogood-crf-baseline"
@@ -644,7 +645,8 @@ def default_baseline(train: bool = True) -> BaselineTagger:
     from dogood.sources.funsd import FunsdSource
 
     source = FunsdSource(split="train")
-    print(f"dogood: no baseline at {path}; training it on FUNSD train (once, a few seconds)", file=sys.stderr)
-    model = train_baseline(source.load(i) for i in source.ids())
-    model.save(path)
+    with one_time_step(f"no baseline at {path}: training it on the {len(source.ids())} FUNSD train forms",
+                       cached_in=path.parent):
+        model = train_baseline(source.load(i) for i in source.ids())
+        model.save(path)
     return BaselineTagger.load(path)

@@ -36,7 +36,7 @@ def aggregate(plan: BuildPlan, work: Path, records: list[ShardRecord]) -> BuildT
             card_stats.add(totals.stats[config][split], card_stats.from_record(record["stats"][config]))
             _add_files(files[config][split], record["files"][config])
             if record["files"][config]["num_rows"] == 0:
-                drop_empty_shard(work, config, split, k, num_shards(len(plan.ids[split]), plan.recipe.shard_size))
+                drop_empty_shard(work, config, split, k, num_shards(len(plan.ids[split]), plan.shard_size(split)))
     _check_every_split_has_rows(plan, files)
     for by_split in totals.stats.values():
         for split_stats in by_split.values():

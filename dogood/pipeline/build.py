@@ -23,6 +23,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from dogood.ocr import ocr_cache_folder, report_tesseract_runs
 from dogood.pipeline.aggregate import aggregate
 from dogood.pipeline.card import write_card
 from dogood.pipeline.plan import BuildPlan, plan_build
@@ -30,6 +31,7 @@ from dogood.pipeline.pool import run_pool
 from dogood.pipeline.shards import (BuildError, Shard, ShardRecord, is_resumable, list_shards, seal_work_folder,
                                     work_folder, write_shards)
 from dogood.pipeline.worker import Task, TaskResult, WorkerSpec
+from dogood.progress import say, silenced
 from dogood.recipe import Recipe
 from dogood.safety import check_out, commit, output_lock, recover
 
@@ -86,20 +88,25 @@ def build(
     copies : rows per source document and config, each shifted with its own draws (overrides the recipe's
         ``copies``, default 1); copy ``j`` has the id ``<document id>#<j>``, copy 0 draws what a one-copy build does.
     """
-    plan = plan_build(recipe, out, source_path=source_path, seed=seed, num_proc=num_proc, limit=limit,
-                      on_error=on_error, configs=configs, overwrite=overwrite, box_level=box_level,
-                      splits=splits, copies=copies)
-    with output_lock(plan.out, wait=wait):
-        recover(plan.out)  # an earlier replacement a crash cut short: its old build goes back first
-        check_out(plan.out, plan.sources.values(), overwrite=overwrite)
-        return _build_locked(plan, num_proc=num_proc, ray=ray, progress=progress)
+    with silenced(not progress):  # the one-time steps' lines (:mod:`dogood.progress`), the resume line
+        plan = plan_build(recipe, out, source_path=source_path, seed=seed, num_proc=num_proc, limit=limit,
+                          on_error=on_error, configs=configs, overwrite=overwrite, box_level=box_level,
+                          splits=splits, copies=copies)
+        with output_lock(plan.out, wait=wait):
+            recover(plan.out)  # an earlier replacement a crash cut short: its old build goes back first
+            check_out(plan.out, plan.sources.values(), overwrite=overwrite)
+            return _build_locked(plan, num_proc=num_proc, ray=ray, progress=progress)
 
 
 def _build_locked(plan: BuildPlan, *, num_proc: int, ray: str | None, progress: bool) -> BuildReport:
     """Run the plan with ``out``'s lock held: write the shards, sum them, write the card, commit."""
     key = plan.key()
+    left = plan.out.with_name(f".{plan.out.name}.partial")
+    left_before = left.exists() and not left.is_symlink()
     work = work_folder(plan.out, key)
     done, todo = list_shards(plan, work)
+    if left_before:
+        say_resumed(work, done, len(done) + len(todo))
     report = BuildReport(out=plan.out, configs=plan.configs, copies=plan.copies, reused_shards=len(done))
     done += _run_shards(plan, work, todo, num_proc=num_proc, ray=ray, progress=progress)
     try:
@@ -118,14 +125,43 @@ def _run_shards(plan: BuildPlan, work: Path, shards: list[Shard], *, num_proc: i
                 progress: bool) -> list[ShardRecord]:
     """Process the shards' documents and write their rows; the finished shards stay for a re-run if stopped."""
     tasks = [t for shard in shards for t in shard.tasks]
+    say_ocr_pending(plan, tasks)
     bar = tqdm(total=len(tasks), desc=f"build {plan.recipe.name}", unit="doc", disable=not progress, file=sys.stderr)
     results = run_tasks(tasks, plan.worker_spec(), num_proc=num_proc, ray=ray)
+    ocr = [0, 0.0]
     try:
-        written = write_shards(plan, work, shards, results, bar)
+        written = write_shards(plan, work, shards, results, bar, ocr)
     finally:
         results.close()  # stops the workers, at once when a document stopped the build
-    bar.close()
+        bar.close()
+        report_tesseract_runs(ocr[0], ocr[1])
     return written
+
+
+def say_resumed(work: Path, done: list[ShardRecord], total: int) -> None:
+    """The resume line, when a work folder was left by an earlier build: what it kept, or that nothing was usable
+    (a build of another recipe, source, seed or dogood version, or one stopped before its first shard)."""
+    if not done:
+        say(f"nothing to resume in {work} (no finished shard of this build); starting afresh")
+        return
+    documents = sum(record["documents"] + len(record["skipped"]) for _, _, record in done)
+    say(f"resumed {len(done)} of {total} shards ({documents} documents) from {work}")
+
+
+def say_ocr_pending(plan: BuildPlan, tasks: list[Task]) -> None:
+    """Before the documents run: how many pages of sources that OCR (RVL-CDIP) are not yet in the OCR cache."""
+    by_split: dict[str, list[str]] = {}
+    for split, _index, doc_id in tasks:
+        by_split.setdefault(split, []).append(doc_id)
+    pending = total = 0
+    for split, ids in by_split.items():
+        count = getattr(plan.sources[split], "ocr_pending", None)
+        if count is not None:
+            pending += count(ids)
+            total += len(ids)
+    if pending:
+        say(f"OCR: {pending} of {total} pages are not in the OCR cache; Tesseract reads them during the build "
+            f"(once; cached in {ocr_cache_folder()})")
 
 
 def run_tasks(tasks: list[Task], spec: WorkerSpec, *, num_proc: int, ray: str | None) -> Iterator[TaskResult]:

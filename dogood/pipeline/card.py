@@ -11,6 +11,7 @@ from dogood.pipeline.aggregate import BuildTotals
 from dogood.pipeline.plan import BuildPlan
 from dogood.pipeline.worker import apply_chain
 from dogood.safety import BUILD_MARKER
+from dogood.schema import FUNSD_LABELS
 from dogood.version import __version__
 from dogood.writer import ATTRIBUTION, attribution_file, parquet_sizes, render_card
 
@@ -32,6 +33,8 @@ def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: 
         "skipped": totals.skipped, "dogood_version": __version__, "notes": plan.notes, "previews": previews,
         **({"copies": plan.copies} if plan.copies != 1 else {}),  # absent: one row per document, as before copies
     }
+    if plan.labels is not None and plan.labels != FUNSD_LABELS:  # FUNSD's need no word: its builds stay as they were
+        facts["labels"] = list(plan.labels)
     card = render_card(**facts, load_path=load_path(plan.out), download_sizes=parquet_sizes(work))
     (work / "README.md").write_text(card, encoding="utf-8")
     record = build_record(plan, facts, source_sha256)

@@ -13,9 +13,9 @@ from typing import Any
 
 from dogood.errors import DocumentError, DogoodError, RecipeError
 from dogood.pipeline.worker import WorkerSpec
-from dogood.recipe import Recipe
+from dogood.recipe import Recipe, auto_shard_size
 from dogood.safety import check_name, check_out, portable, source_fingerprint
-from dogood.schema import DEFAULT_BOX_LEVEL, check_box_level
+from dogood.schema import DEFAULT_BOX_LEVEL, FUNSD_LABELS, check_box_level, label_order, ner_tag_names
 from dogood.seeds import shared_prefixes
 from dogood.sources import Source, open_source
 from dogood.version import __version__
@@ -38,6 +38,11 @@ class BuildPlan:
     on_error: str
     notes: dict[str, list[str]]  # config -> its shifts' lines for the card
     shared_draws: dict[str, dict[str, int]]  # :func:`dogood.seeds.shared_prefixes`
+    labels: tuple[str, ...] | None = None  # FUNSD-style: the entity labels that name ``ner_tags``
+
+    def shard_size(self, split: str) -> int:
+        """Documents per shard of ``split`` (:func:`dogood.recipe.auto_shard_size`)."""
+        return auto_shard_size(len(self.ids[split]), self.recipe.shard_size)
 
     @property
     def copies(self) -> int:
@@ -45,7 +50,8 @@ class BuildPlan:
         return self.recipe.copies
 
     def worker_spec(self) -> WorkerSpec:
-        return WorkerSpec(self.sources, self.chains, self.seed, self.schema, self.box_level, self.copies)
+        return WorkerSpec(self.sources, self.chains, self.seed, self.schema, self.box_level, copies=self.copies,
+                          labels=self.labels)
 
     def chain_params(self) -> dict[str, list[dict[str, Any]]]:
         """config -> each step's shift name and parameters, as the card and the record show them."""
@@ -67,8 +73,9 @@ class BuildPlan:
         return {
             "recipe": recipe.name, "version": recipe.version, "seed": self.seed, "schema": self.schema,
             "box_level": self.box_level, "limit": self.limit, "on_error": self.on_error,
-            "shard_size": recipe.shard_size, "splits": list(splits), "chains": self.recipe_chains(),
-            "source": self.source_info, "dogood_version": __version__,
+            "shard_size": {split: self.shard_size(split) for split in splits}, "splits": list(splits),
+            "chains": self.recipe_chains(), "source": self.source_info, "dogood_version": __version__,
+            "labels": self.labels,
             "ids": {split: hashlib.sha256("\n".join(self.ids[split]).encode("utf-8", "surrogateescape")).hexdigest()
                     for split in splits},
             "content": {split: source_fingerprint(self.sources[split], self.ids[split]) for split in splits},
@@ -91,6 +98,8 @@ def plan_build(recipe: Recipe, out: str | Path, *, source_path: str | Path | Non
     check_out(out, sources.values(), overwrite=overwrite)  # before anything is written
     schema = recipe.schema or next(iter(sources.values())).schema
     box_level = resolve_box_level(recipe, chains, schema, box_level)
+    labels = resolve_labels(recipe, sources, schema)
+    check_chain_labels(recipe.name, chains, labels)
     prepare_chains(recipe.name, chains)
     notes = {name: [line for shift in chain for line in shift.card_notes(schema=schema)]
              for name, chain in chains.items()}
@@ -98,7 +107,49 @@ def plan_build(recipe: Recipe, out: str | Path, *, source_path: str | Path | Non
     ids = {split: src.ids()[:limit] if limit is not None else src.ids() for split, src in sources.items()}
     return BuildPlan(recipe=recipe, out=out, seed=seed, configs=names, chains=chains, sources=sources, ids=ids,
                      schema=schema, box_level=box_level, limit=limit, on_error=on_error, notes=notes,
-                     shared_draws=shared)
+                     shared_draws=shared, labels=labels)
+
+
+def resolve_labels(recipe: Recipe, sources: dict[str, Source], schema: str) -> tuple[str, ...] | None:
+    """FUNSD-style data's entity labels, which name ``ner_tags`` (:func:`dogood.schema.ner_tag_names`): the
+    recipe's ``labels:``, else the sources' (declared, or found in their annotations; several splits' found
+    labels are merged by :func:`dogood.schema.label_order`). ``None`` for other schemas."""
+    if schema != "funsd":
+        if recipe.labels is not None:
+            raise RecipeError(f"recipe {recipe.name!r}: labels: applies to FUNSD-style data, not {schema}-style")
+        return None
+    found = {split: tuple(src.entity_labels()) if hasattr(src, "entity_labels") else FUNSD_LABELS
+             for split, src in sources.items()}
+    if recipe.labels is not None:
+        for split, labels in found.items():
+            extra = [label for label in labels if label not in recipe.labels]
+            if extra:
+                raise RecipeError(f"recipe {recipe.name!r}: the {split!r} split has entity label(s) "
+                                  f"{', '.join(extra)}, which the recipe's labels ({', '.join(recipe.labels)}) lack")
+        labels = tuple(recipe.labels)
+    elif len(set(found.values())) == 1:
+        labels = next(iter(found.values()))
+    else:
+        labels = label_order({label for split_labels in found.values() for label in split_labels})
+    try:
+        ner_tag_names(labels)
+    except ValueError as exc:
+        raise RecipeError(f"recipe {recipe.name!r}: {exc}") from None
+    return labels
+
+
+def check_chain_labels(recipe: str, chains: dict[str, list], labels: tuple[str, ...] | None) -> None:
+    """Refuse, before anything runs, a config whose shifts need entity labels the data lacks (a shift's
+    ``needs_labels``, e.g. ``move`` needs FUNSD's question and answer), naming the config."""
+    if labels is None:
+        return
+    for name, chain in chains.items():
+        for shift in chain:
+            needs = getattr(shift, "needs_labels", lambda: ())()
+            missing = [label for label in needs if label not in labels]
+            if missing:
+                raise RecipeError(f"recipe {recipe}, config {name!r}: shift {shift.name!r} needs entity label(s) "
+                                  f"{', '.join(missing)}, which this data lacks (its labels: {', '.join(labels)})")
 
 
 def check_arguments(on_error: str, limit: int | None, num_proc: int) -> None:

@@ -86,9 +86,9 @@ def is_resumable(work: Path) -> bool:
 def list_shards(plan: BuildPlan, work: Path) -> tuple[list[ShardRecord], list[Shard]]:
     """(the shards an earlier build of the same key finished, the shards still to write), in split order."""
     done, todo = [], []
-    size = plan.recipe.shard_size
     for split in plan.recipe.splits:
         ids = plan.ids[split]
+        size = plan.shard_size(split)
         count = num_shards(len(ids), size)
         for k in range(count):
             record = read_record(work, split, k, plan.configs, count)
@@ -101,21 +101,26 @@ def list_shards(plan: BuildPlan, work: Path) -> tuple[list[ShardRecord], list[Sh
 
 
 def write_shards(plan: BuildPlan, work: Path, shards: list[Shard], results: Iterator[TaskResult],
-                 progress) -> list[ShardRecord]:
+                 progress, ocr: list | None = None) -> list[ShardRecord]:
     """Write each shard's rows, in order, from ``results`` (one per task); return their records.
 
     ``progress`` is updated once per document. A failed document stops the
-    build (``on_error="raise"``) or is listed as skipped.
+    build (``on_error="raise"``) or is listed as skipped. ``ocr``, a list
+    ``[pages, seconds]``, sums the OCR the tasks ran.
     """
     written = []
     for shard in shards:
-        files = {c: ShardFile(shard_path(work, c, shard.split, shard.k, shard.num_shards), plan.schema)
+        files = {c: ShardFile(shard_path(work, c, shard.split, shard.k, shard.num_shards), plan.schema,
+                           plan.labels)
                  for c in plan.configs}
         stats: dict[str, dict[str, Any]] = {c: {} for c in plan.configs}
         skipped, documents = [], 0
         for _ in shard.tasks:
-            _split, _index, doc_id, rows, error = next(results)
+            _split, _index, doc_id, rows, error, (pages, seconds) = next(results)
             progress.update(1)
+            if ocr is not None:
+                ocr[0] += pages
+                ocr[1] += seconds
             if error is not None:
                 skipped.append(_skip(plan, shard.split, doc_id, error))
                 continue

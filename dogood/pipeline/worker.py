@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from dogood.document import Document
 from dogood.errors import DogoodError
+from dogood.ocr import tesseract_runs
 from dogood.stats import document_stats
 from dogood.schema import document_to_row
 from dogood.seeds import step_seed
@@ -18,8 +19,9 @@ from dogood.sources import Source
 
 #: ``(split, index in the split, document id)``
 Task = tuple[str, int, str]
-#: ``(split, index, doc_id, {config: [(row, stats), one per copy]} or None, (message, traceback or None) or None)``
-TaskResult = tuple[str, int, str, dict | None, tuple | None]
+#: ``(split, index, doc_id, {config: [(row, stats), one per copy]} or None, (message, traceback or None) or None,
+#: (pages Tesseract read, seconds))``: the last field counts OCR done for this task (cache misses)
+TaskResult = tuple[str, int, str, dict | None, tuple | None, tuple[int, float]]
 
 
 @dataclass
@@ -33,6 +35,7 @@ class WorkerSpec:
     schema: str
     box_level: str
     copies: int = 1
+    labels: tuple[str, ...] | None = None  # FUNSD-style: the entity labels naming ``ner_tags`` (default FUNSD's)
 
 
 _WORKER: dict[str, WorkerSpec] = {}
@@ -73,6 +76,13 @@ def process_task(task: Task) -> TaskResult:
     A failure comes back as ``(message, traceback)`` in the last field, the
     traceback only for an unexpected error (a bug or a library's).
     """
+    pages, seconds = tesseract_runs()
+    split, index, doc_id, rows, error = _process(task)
+    pages_after, seconds_after = tesseract_runs()
+    return split, index, doc_id, rows, error, (pages_after - pages, seconds_after - seconds)
+
+
+def _process(task: Task) -> tuple:
     split, index, doc_id = task
     spec = _WORKER["spec"]
     try:
@@ -87,8 +97,8 @@ def process_task(task: Task) -> TaskResult:
                     shifted.image.check_pixels()
                 if spec.copies > 1:
                     shifted = shifted.replace(id=copy_id(doc_id, copy, spec.copies))
-                row = document_to_row(shifted, spec.schema, spec.box_level)
-                results[config].append((row, document_stats(doc, shifted, row, spec.schema)))
+                row = document_to_row(shifted, spec.schema, spec.box_level, spec.labels)
+                results[config].append((row, document_stats(doc, shifted, row, spec.schema, spec.labels)))
         return split, index, doc_id, results, None
     except DogoodError as exc:
         return split, index, doc_id, None, (str(exc), None)

@@ -183,6 +183,17 @@ class Shift:
     #: means; a shift with tallies adds its own.
     tallies_help: ClassVar[dict[str, str]] = {}
 
+    #: The parameters naming entity labels the shift cannot act without (key_drop's ``labels``: the keys); a
+    #: FUNSD-style build whose data lacks one refuses the config at plan time (:meth:`needs_labels`).
+    label_params: ClassVar[tuple[str, ...]] = ()
+
+    def needs_labels(self) -> tuple[str, ...]:
+        """The entity labels this step acts on and needs in the data: the values of :attr:`label_params`."""
+        out: list[str] = []
+        for name in self.label_params:
+            out += [label for label in getattr(self, name) or () if label not in out]
+        return tuple(out)
+
     def check_box_level(self, box_level: str) -> None:
         """Raise ``ValueError`` saying why this shift cannot be written under ``box_level``; pass otherwise."""
         if box_level not in self.box_levels:

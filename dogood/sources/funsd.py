@@ -28,10 +28,11 @@ from dogood.document import Document, Entity, PageImage, Word
 from dogood.download import download, extract_zip
 from dogood.errors import DocumentError, SourceError
 from dogood.paths import cache_dir, data_dir
+from dogood.progress import one_time_step
+from dogood.schema import FUNSD_LABELS, label_order  # noqa: F401 (FUNSD_LABELS: imported from here too)
 
 FUNSD_URL = "https://guillaumejaume.github.io/FUNSD/dataset.zip"
 FUNSD_SHA256 = "c31735649e4f441bcbb4fd0f379574f7520b42286e80b01d80b445649d54761f"
-FUNSD_LABELS = ("header", "question", "answer", "other")
 SPLIT_DIRS = {"train": "training_data", "test": "testing_data"}
 #: :meth:`FunsdSource.content_sha256` of each split of the official release (dataset.zip, sha256 FUNSD_SHA256).
 OFFICIAL_CONTENT_SHA256 = {
@@ -41,7 +42,9 @@ OFFICIAL_CONTENT_SHA256 = {
 
 
 def _looks_like_funsd(path: Path) -> bool:
-    return all((path / d / "annotations").is_dir() for d in SPLIT_DIRS.values())
+    """A FUNSD-layout folder: ``training_data/annotations`` or ``testing_data/annotations`` (a test-only or
+    train-only folder is one; the split asked for must be there, :class:`FunsdSource` checks)."""
+    return any((path / d / "annotations").is_dir() for d in SPLIT_DIRS.values())
 
 
 def find_funsd_root(path: str | Path | None = None, *, url: str = FUNSD_URL, sha256: str = FUNSD_SHA256) -> Path:
@@ -57,7 +60,7 @@ def find_funsd_root(path: str | Path | None = None, *, url: str = FUNSD_URL, sha
             if _looks_like_funsd(candidate):
                 return candidate
         raise SourceError(
-            f"{path} is not a FUNSD folder: expected training_data/annotations and testing_data/annotations "
+            f"{path} is not a FUNSD folder: expected training_data/annotations or testing_data/annotations "
             "(the official dataset.zip layout)"
         )
     shared = data_dir()
@@ -67,7 +70,8 @@ def find_funsd_root(path: str | Path | None = None, *, url: str = FUNSD_URL, sha
     if _looks_like_funsd(cached):
         return cached
     try:
-        archive = download(url, cache_dir() / "downloads" / "funsd-dataset.zip", sha256)
+        with one_time_step(f"downloading FUNSD ({url})", cached_in=cached):
+            archive = download(url, cache_dir() / "downloads" / "funsd-dataset.zip", sha256)
     except SourceError as exc:
         raise SourceError(
             f"FUNSD was not found locally and could not be downloaded: {exc}. "
@@ -89,20 +93,55 @@ class FunsdSource:
 
     Parameters
     ----------
-    root : the FUNSD ``dataset`` folder; found by :func:`find_funsd_root` when ``None``.
+    root : the FUNSD ``dataset`` folder; found by :func:`find_funsd_root` when ``None``. Any folder of
+        FUNSD's layout works (CORD, SROIE or XFUND converted to FUNSD JSON); only the split read needs
+        its folder (``testing_data/`` for ``test``).
     split : ``"train"`` or ``"test"``.
+    labels : the entity labels, in tag order (``other`` is ``O``); a label outside them is an error
+        naming the document. ``None``: the labels found in the split's annotations
+        (:meth:`entity_labels`).
     """
 
     root: str | Path | None = None
     split: str = "test"
+    labels: list[str] | None = None
     kind: str = field(default="funsd", init=False)
     schema: str = field(default="funsd", init=False)
 
     def __post_init__(self):
         if self.split not in SPLIT_DIRS:
             raise SourceError(f"FUNSD has splits {sorted(SPLIT_DIRS)}, not {self.split!r}")
+        if self.labels is not None:
+            if isinstance(self.labels, str) or not isinstance(self.labels, (list, tuple)) or not all(
+                    isinstance(label, str) and label for label in self.labels):
+                raise SourceError(f"the FUNSD source's labels must be a list of label names, got {self.labels!r}")
+            self.labels = list(self.labels)
         self.root = find_funsd_root(self.root)
         self._dir = Path(self.root) / SPLIT_DIRS[self.split]
+        if not (self._dir / "annotations").is_dir():
+            raise SourceError(f"{self.root} has no {SPLIT_DIRS[self.split]}/annotations folder, so it has no "
+                              f"{self.split!r} split (FUNSD's layout: training_data/ for train, testing_data/ for test)")
+        self._found_labels: tuple[str, ...] | None = None
+
+    def entity_labels(self) -> tuple[str, ...]:
+        """The entity labels of this split, in tag order: the declared ``labels``, else those its annotations use
+        (:func:`dogood.schema.label_order`: FUNSD's order when they are all FUNSD's, else sorted). Unreadable
+        annotations are passed over here; loading their document reports them."""
+        if self.labels is not None:
+            return tuple(self.labels)
+        if self._found_labels is None:
+            found = set()
+            for doc_id in self.ids():
+                try:
+                    form = json.loads(self.annotation_path(doc_id).read_text(encoding="utf-8")).get("form")
+                except (OSError, ValueError, RecursionError, AttributeError):
+                    continue
+                for item in form if isinstance(form, list) else ():
+                    label = item.get("label") if isinstance(item, dict) else None
+                    if _usable_label(label):
+                        found.add(label)
+            self._found_labels = label_order(found)
+        return self._found_labels
 
     def ids(self) -> list[str]:
         return sorted(p.stem for p in (self._dir / "annotations").glob("*.json"))
@@ -119,7 +158,7 @@ class FunsdSource:
             image = PageImage.from_file(self.image_path(doc_id))
         except DocumentError as exc:
             raise DocumentError(exc.reason, doc_id=doc_id, path=exc.path) from None
-        return parse_funsd(doc_id, _read_json(ann, doc_id), image, source=str(ann))
+        return parse_funsd(doc_id, _read_json(ann, doc_id), image, source=str(ann), labels=self.labels)
 
     def content_sha256(self) -> str:
         """A sha256 over the files this split reads: each annotation and image, by relative path and content."""
@@ -176,8 +215,15 @@ def _read_json(path: Path, doc_id: str) -> Any:
                             path=str(path)) from None
 
 
-def parse_funsd(doc_id: str, annotation: Any, image: PageImage, *, source: str | None = None) -> Document:
-    """Turn one parsed FUNSD JSON annotation into a :class:`Document`."""
+def _usable_label(label: Any) -> bool:
+    """An entity label that can name IOB tags: a non-empty string without spaces, not ``O``."""
+    return isinstance(label, str) and bool(label) and not any(ch.isspace() for ch in label) and label != "O"
+
+
+def parse_funsd(doc_id: str, annotation: Any, image: PageImage, *, source: str | None = None,
+                labels: list[str] | tuple[str, ...] | None = None) -> Document:
+    """Turn one parsed FUNSD JSON annotation into a :class:`Document`; ``labels``, when given, are the only
+    entity labels allowed."""
 
     def fail(message: str) -> DocumentError:
         return DocumentError(message, doc_id=doc_id, path=source)
@@ -196,8 +242,10 @@ def parse_funsd(doc_id: str, annotation: Any, image: PageImage, *, source: str |
                 raise TypeError(f"'words' must be a list, got {type(raw_words).__name__}")
         except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise fail(f"entity {k} is malformed ({exc!r})") from None
-        if label not in FUNSD_LABELS:
-            raise fail(f"entity {ent_id} has unknown label {label!r}; FUNSD labels are {', '.join(FUNSD_LABELS)}")
+        if not _usable_label(label):
+            raise fail(f"entity {ent_id} has label {label!r}; a label is a non-empty name without spaces, not 'O'")
+        if labels is not None and label not in labels:
+            raise fail(f"entity {ent_id} has unknown label {label!r}; the source's labels are {', '.join(labels)}")
         word_ids = []
         for j, w in enumerate(raw_words):
             try:

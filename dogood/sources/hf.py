@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from dogood.boxes import denormalize_box
-from dogood.document import Document, Entity, PageImage, Word
+from dogood.document import Document, PageImage, Word
 from dogood.errors import DocumentError, SourceError
-from dogood.schema import FULL_COLUMN, FUNSD_NER_TAGS, RVL_CDIP_CLASSES, has_full_record, row_to_document
+from dogood.rows import entities_from_iob
+from dogood.schema import FULL_COLUMN, FUNSD_LABELS, RVL_CDIP_CLASSES, has_full_record, label_order, row_to_document
 
 
 @dataclass
@@ -97,6 +98,17 @@ class HFDatasetSource:
     def ids(self) -> list[str]:
         return list(self._ids)
 
+    def entity_labels(self) -> tuple[str, ...]:
+        """FUNSD-style data's entity labels, from the ``ner_tags`` names (``B-X`` -> ``x``, in their order, then
+        ``other``); FUNSD's when the dataset declares no names."""
+        if not self._tag_names:
+            return FUNSD_LABELS
+        labels = []
+        for tag in self._tag_names:
+            if tag[:2] in ("B-", "I-") and tag[2:].lower() not in labels:
+                labels.append(tag[2:].lower())
+        return label_order(labels) if set(labels) <= set(FUNSD_LABELS) else (*labels, "other")
+
     def load(self, doc_id: str) -> Document:
         if doc_id not in self._index:
             raise DocumentError("no such document in the dataset", doc_id=doc_id, path=self.name)
@@ -149,7 +161,8 @@ class HFDatasetSource:
                 raise DocumentError("integer ner_tags but the dataset declares no tag names", doc_id=row["id"],
                                     path=self.name)
             names = [self._tag_names[t] if isinstance(t, int) and 0 <= t < len(self._tag_names) else t for t in tags]
-            return Document(row["id"], image, words, _entities_from_iob(names, row["id"], self.name), source=self.name)
+            return Document(row["id"], image, words, entities_from_iob(names, row["id"], self.name, self._tag_names),
+                            source=self.name)
         label = row["label"]
         if isinstance(label, bool) or not isinstance(label, (int, str)):
             raise DocumentError(f"label must be an integer or a class name, got {label!r}", doc_id=row["id"],
@@ -203,30 +216,3 @@ def _check_whole_ids(row: dict[str, Any], doc_id: str, where: str) -> None:
 def _label_names(feature) -> list[str] | None:
     inner = getattr(feature, "feature", feature)
     return list(inner.names) if hasattr(inner, "names") else None
-
-
-def _entities_from_iob(tags: list[str], doc_id: str, where: str) -> tuple[Entity, ...]:
-    """Entities from IOB tags: ``B-X`` opens one, ``I-X`` continues it, ``O`` is an ``other`` entity per word."""
-    entities: list[Entity] = []
-    current: list[int] = []
-    label = None
-
-    def close():
-        if current:
-            entities.append(Entity(len(entities), label, tuple(current)))
-
-    for i, tag in enumerate(tags):
-        if tag not in FUNSD_NER_TAGS:
-            raise DocumentError(f"unknown tag {tag!r} at token {i}", doc_id=doc_id, path=where)
-        if tag == "O":
-            close()
-            current, label = [i], "other"
-            close()
-            current, label = [], None
-        elif tag.startswith("B-") or label != tag[2:].lower():
-            close()
-            current, label = [i], tag[2:].lower()
-        else:
-            current.append(i)
-    close()
-    return tuple(entities)

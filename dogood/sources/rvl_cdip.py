@@ -169,6 +169,21 @@ class RvlCdipSource:
             id=doc_id, image=image, words=words, label=RVL_CDIP_CLASSES[entry.label], source=str(path)
         )
 
+    def ocr_pending(self, ids: list[str]) -> int:
+        """How many of ``ids`` Tesseract has still to read (their page is not in the OCR cache); 0 without OCR."""
+        if not self.ocr:
+            return 0
+        from dogood.ocr import ocr_cache_path
+
+        pending = 0
+        for doc_id in ids:
+            try:
+                path = ocr_cache_path(PageImage.from_file(self.image_path(doc_id), verify=False), lang=self.lang)
+            except (DocumentError, SourceError):
+                continue  # reported when the document is loaded
+            pending += path is not None and not path.is_file()
+        return pending
+
     def _entry(self, doc_id: str) -> LabelEntry:
         try:
             return self.entries()[doc_id]

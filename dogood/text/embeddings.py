@@ -57,6 +57,7 @@ from scipy import sparse
 
 from dogood.errors import SourceError
 from dogood.paths import cache_dir, data_dir
+from dogood.progress import one_time_step
 
 GLOVE_VECTORS = "glove/glove.6B.50d.top50k.npy"
 GLOVE_VOCAB = "glove/vocab.txt"
@@ -312,15 +313,17 @@ def counter_fitted_glove(
         if path.is_file():  # built by another process while we waited
             return load_word_vectors(path)
         start = time.perf_counter()
-        glove = glove_vectors(vocab_size, root=root)
-        synonyms = read_pairs([root / p for p in SYNONYM_FILES], glove.index)
-        antonyms = read_pairs([root / p for p in ANTONYM_FILES], glove.index)
-        fitted = counter_fit(glove.vectors, synonyms, antonyms, params)
-        nn = nearest_neighbours(fitted, neighbours)
-        spec["seconds"] = round(time.perf_counter() - start, 1)
-        spec["words"] = len(glove.words)
-        out = WordVectors(glove.words, fitted, nn, path)
-        save_word_vectors(out, path, meta=spec)
+        with one_time_step(f"building counter-fitted word vectors from GloVe 50-d and the synonym/antonym lists in "
+                           f"{root}", cached_in=folder):
+            glove = glove_vectors(vocab_size, root=root)
+            synonyms = read_pairs([root / p for p in SYNONYM_FILES], glove.index)
+            antonyms = read_pairs([root / p for p in ANTONYM_FILES], glove.index)
+            fitted = counter_fit(glove.vectors, synonyms, antonyms, params)
+            nn = nearest_neighbours(fitted, neighbours)
+            spec["seconds"] = round(time.perf_counter() - start, 1)
+            spec["words"] = len(glove.words)
+            out = WordVectors(glove.words, fitted, nn, path)
+            save_word_vectors(out, path, meta=spec)
     return load_word_vectors(path)
 
 

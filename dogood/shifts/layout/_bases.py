@@ -67,6 +67,7 @@ class ZoneShuffle(Shift):
     family = "layout"
     neighbours_move: bool
     Params = NeighbourZone
+    label_params = ("value_labels",)
 
     def apply(self, doc: Document, rng: np.random.Generator):
         if not doc.words:

@@ -34,6 +34,8 @@ class NeighborBackgroundDrop(Shift):
                     inspired_by="a neighbour is any word overlapping the value's grown box (the paper asks IoU > 0.5 "
                                 "with the zone) or near it in the word order (the paper: Tesseract's reading order)"),)
 
+    label_params = ("value_labels",)
+
     class Params(params.Params):
         labels: params.Names = Field(BACKGROUND_LABELS, description="entity labels whose words are background "
                                                                     "(words in no entity always are)")

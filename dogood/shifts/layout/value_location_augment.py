@@ -45,6 +45,8 @@ class ValueLocationAugment(Shift):
                     inspired_by="the paper swaps OCR box locations only; with move_pixels the words' pixels are "
                                 "pasted into their new boxes too"),)
 
+    label_params = ("key_labels", "value_labels")
+
     class Params(params.Params):
         key_labels: params.Names = Field(("question",), description="entity labels that are keys")
         value_labels: params.Names = Field(("answer",), description="entity labels that are values")

@@ -38,6 +38,8 @@ class BackgroundAdversarial(BackgroundWordShift):
     papers = (Cites("form-attacks", "form-level transformations, Background manipulation: BG Adversarial; "
                                     "parameters in Implementation Details"),)
 
+    label_params = ("value_labels",)
+
     class Params(BackgroundWordShift.Params):
         value_labels: params.Names = Field(("answer",), description="entity labels that are values (their "
                                                                     "neighbours are protected)")

@@ -30,6 +30,8 @@ class KeyDrop(Shift):
     family = "text"
     papers = (Cites("form-attacks", "form-level transformations, Background manipulation: Key Drop"),)
 
+    label_params = ("labels",)
+
     class Params(params.Params):
         fraction: params.Real = Field(1.0, ge=0, le=1, validation_alias=AliasChoices("fraction", "p"),
                                       description="probability that a key entity is dropped (paper: all, 1.0)")

@@ -65,6 +65,8 @@ class ValueTextAugment(Shift):
     papers = (Cites("form-attacks", "form-level transformations, Field-value augmentation: Value Text Augment "
                                     "(SROIE values with Faker); parameters in Implementation Details"),)
 
+    label_params = ("labels",)
+
     class Params(params.Params):
         fraction: params.Real = Field(1.0, ge=0, le=1, validation_alias=AliasChoices("fraction", "p"),
                                       description="probability that a value entity is replaced (paper: all, 1.0)")
