@@ -183,6 +183,10 @@ class Shift:
     #: means; a shift with tallies adds its own.
     tallies_help: ClassVar[dict[str, str]] = {}
 
+    #: Severity levels 1-5 (ImageNet-C style): each level's parameter values, overriding the config's. A shift
+    #: without levels cannot be swept by a recipe's ``severities:`` key.
+    severities: ClassVar[dict[int, dict[str, Any]]] = {}
+
     #: The parameters naming entity labels the shift cannot act without (key_drop's ``labels``: the keys); a
     #: FUNSD-style build whose data lacks one refuses the config at plan time (:meth:`needs_labels`).
     label_params: ClassVar[tuple[str, ...]] = ()
