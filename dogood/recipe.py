@@ -24,10 +24,18 @@ adds ``value_text_augment-global_shuffle``, ..., and
 ``value_text_augment-global_shuffle-key_drop``: each chain is the named
 configs' chains in the order of ``of``. A list of such mappings is allowed.
 
+``severities: [1, 2, 3, 4, 5]`` (or a subset) sweeps severity levels, in the
+ImageNet-C tradition (:mod:`dogood.severity`): every config (combinations
+included) whose chain has a shift with levels (:attr:`Shift.severities`)
+becomes ``<config>@1`` ... ``<config>@5``, whose steps with levels take the
+level's parameter values over the config's; the other configs stay as they
+are. The card gives each level's parameters and measured effect.
+
 Files are read with YAML's safe subset only (:func:`dogood.safety.load_yaml`:
 no aliases, no duplicate keys); a recipe expands to at most
 :data:`MAX_CONFIGS` configs. The name names the output folder: letters,
-digits, ``-``, ``_`` and ``.``, not starting with ``.``. ``split: test`` may stand for
+digits, ``-``, ``_`` and ``.``, not starting with ``.``; a config name may also hold ``@``
+(``merge@3``). ``split: test`` may stand for
 ``splits: [test]``. A config's chain may be empty (the unshifted data, for
 the in-distribution baseline). ``schema`` (``funsd``, ``rvl_cdip`` or
 ``docvqa``) defaults to the source's. ``box_level`` (``segment`` or ``word``)
@@ -65,10 +73,11 @@ import yaml
 from dogood.errors import RecipeError
 from dogood.safety import NAME, load_yaml
 from dogood.schema import BOX_LEVELS, SCHEMAS
+from dogood.severity import check_levels, expand_severities
 from dogood.shifts import Shift, make_shift
 
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
-_CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$")
 #: The most configs a recipe may have, ``combinations`` included.
 MAX_CONFIGS = 1000
 #: The most copies of each document a build may write (``copies:``, ``--copies``).
@@ -95,6 +104,10 @@ class Recipe:
     path: Path | None = field(default=None, compare=False)
     #: ``CONFIG.PARAM=VALUE`` overrides this recipe was built with (``--set``); the card lists them.
     overrides: tuple[str, ...] = ()
+    #: the severity levels swept (``severities:``), and each swept config's ``(config, level)`` (``merge@3``:
+    #: ``("merge", 3)``)
+    severities: list[int] | None = None
+    levels: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     def chain(self, config: str) -> list[Shift]:
         """The shifts of a config, instantiated in order."""
@@ -196,7 +209,7 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
     if missing:
         raise RecipeError(f"{where}: missing {', '.join(missing)}")
     known = {"name", "version", "description", "source", "split", "splits", "seed", "configs", "schema", "shard_size",
-             "combinations", "box_level", "copies", "labels"}
+             "combinations", "box_level", "copies", "labels", "severities"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise RecipeError(f"{where}: unknown key(s) {', '.join(unknown)}")
@@ -224,7 +237,7 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
     for name, chain in configs.items():
         name = str(name)
         if not _CONFIG_NAME.match(name):
-            raise RecipeError(f"{where}: config name {name!r} must be letters, digits, '-', '_' or '.'")
+            raise RecipeError(f"{where}: config name {name!r} must be letters, digits, '-', '_', '.' or '@'")
         chain = [] if chain is None else chain
         if not isinstance(chain, list):
             raise RecipeError(f"{where}: config {name!r} must be a list of shifts")
@@ -237,6 +250,16 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
     if len(clean) > MAX_CONFIGS:
         raise RecipeError(f"{where}: {len(clean)} configs; a recipe may have at most {MAX_CONFIGS}")
     clean.update(expand_combinations(data.get("combinations"), clean, where))
+    severities, levels = None, {}
+    if data.get("severities") is not None:
+        severities = check_levels(data["severities"], where)
+        clean, levels = expand_severities(severities, clean, where)
+        if not levels:
+            raise RecipeError(f"{where}: severities: no config has a shift with severity levels (see `dogood "
+                              "describe SHIFT`)")
+        if len(clean) > MAX_CONFIGS:
+            raise RecipeError(f"{where}: severities make {len(clean)} configs; a recipe may have at most "
+                              f"{MAX_CONFIGS}")
     schema = data.get("schema")
     if schema is not None and schema not in SCHEMAS:
         raise RecipeError(f"{where}: schema must be one of {', '.join(SCHEMAS)}")
@@ -269,6 +292,8 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
         copies=copies,
         labels=labels,
         path=path,
+        severities=severities,
+        levels=levels,
     )
 
 

@@ -26,10 +26,11 @@ TOTALS = ("documents", "words", "source_words", "tokens", "box_changed", "text_c
 
 
 def document_stats(original: Document, shifted: Document, row: dict[str, Any], schema: str,
-                   entity_labels: tuple[str, ...] | None = None) -> dict[str, Any]:
+                   entity_labels: tuple[str, ...] | None = None, measure: bool = False) -> dict[str, Any]:
     """One document's statistics: words, tokens, changes, labels, skips and what each shift did.
 
-    ``entity_labels``: FUNSD-style data's labels, which name ``ner_tags`` (default FUNSD's)."""
+    ``entity_labels``: FUNSD-style data's labels, which name ``ner_tags`` (default FUNSD's). ``measure``: also
+    the measured effects of a severity config (``effects``: :func:`dogood.severity.effects`)."""
     box_changed, text_changed, removed = word_changes(original.words, shifted.words)
     if schema == "funsd":
         names = FUNSD_NER_TAGS if entity_labels is None else ner_tag_names(entity_labels)
@@ -38,7 +39,7 @@ def document_stats(original: Document, shifted: Document, row: dict[str, Any], s
         labels = Counter([RVL_CDIP_CLASSES[row["label"]]])
     else:
         labels = Counter({"questions": len(shifted.qa)})
-    return {
+    out = {
         "documents": 1,
         "words": len(shifted.words),
         "tokens": len(row["tokens"]),
@@ -50,6 +51,11 @@ def document_stats(original: Document, shifted: Document, row: dict[str, Any], s
         "skips": dict(Counter(f"{r.shift}: {r.skipped}" for r in shifted.provenance if r.skipped)),
         "shifts": shift_stats(shifted.provenance),
     }
+    if measure:
+        from dogood.severity import effects
+
+        out["effects"] = effects(original, shifted)
+    return out
 
 
 def shift_stats(provenance: Iterable[ShiftRecord]) -> dict[str, dict[str, dict[str, Any]]]:

@@ -109,6 +109,7 @@ def render_card(
     download_sizes: dict[str, int] | None = None,
     copies: int = 1,
     labels: list[str] | None = None,
+    levels: dict[str, list] | None = None,
 ) -> str:
     """The dataset card (README.md) of a built folder.
 
@@ -132,7 +133,8 @@ def render_card(
     third-party material used (:func:`dogood.stats.credits`);
     ``load_path`` the folder's name in the load example when there is no repo; ``copies`` the rows
     written per source document and config (``copies: k``);
-    ``labels`` the entity labels of FUNSD-style data that are not FUNSD's (they name ``ner_tags``).
+    ``labels`` the entity labels of FUNSD-style data that are not FUNSD's (they name ``ner_tags``);
+    ``levels[config]`` a severity config's ``[config it sweeps, level]`` (the recipe's ``severities:``).
 
     Every statement in the card is a fact of the build: values come from the
     build's record (``dogood_build.json``), never from what the recipe asked.
@@ -224,6 +226,7 @@ def render_card(
         labels=labels,
         tag_names=list(features["ner_tags"].feature.names) if schema == "funsd" else [],
         shared_draws={c: {o: n for o, n in (shared_draws or {}).get(c, {}).items() if o in chains} for c in chains},
+        severity_rows=_severity_rows(chains, stats, levels or {}),
     )
     return str(DatasetCard(body))
 
@@ -245,7 +248,7 @@ def render_card_from_build(folder: str | Path, *, repo_id: str | None = None,
                        box_level=build.get("box_level"), shared_draws=build.get("shared_draws"), seed=build["seed"],
                        limit=build.get("limit"), chain_params=build.get("chain_params"), credits=build.get("credits"),
                        load_path=Path(folder).name, download_sizes=parquet_sizes(folder),
-                       copies=build.get("copies", 1), labels=build.get("labels"))
+                       copies=build.get("copies", 1), labels=build.get("labels"), levels=build.get("levels"))
 
 
 def parquet_sizes(folder: str | Path) -> dict[str, int]:
@@ -324,6 +327,33 @@ def _shown(s: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "tallies": {f"{name}: {tally}": values for name, done in s["shifts"].items()
                     for tally, values in done["tallies"].items()},
     }
+
+
+def _severity_rows(chains, stats, levels: dict[str, list]) -> list[dict[str, Any]]:
+    """The card's table of severity levels: per severity config and split, the level's parameters and the measured
+    effects (:func:`dogood.severity.measured`)."""
+    from dogood.severity import measured
+    from dogood.shifts import SHIFTS
+
+    rows = []
+    for config, chain in chains.items():
+        if config not in levels:
+            continue
+        base, level = levels[config]
+        params = "; ".join(f"`{step['shift']}` " + ", ".join(f"`{k}={step.get(k, v)}`" for k, v in
+                                                              SHIFTS[step["shift"]].severities[level].items())
+                           for step in chain if step.get("shift") in SHIFTS and SHIFTS[step["shift"]].severities
+                           and level in SHIFTS[step["shift"]].severities)
+        for split, s in stats.get(config, {}).items():
+            m = measured(s)
+            rows.append({
+                "base": base, "level": level, "params": params, "split": split,
+                "text_changed": "–" if m["text_changed"] is None else f"{100 * m['text_changed']:.1f}%",
+                "box_shift": "–" if m["box_shift"] is None else f"{m['box_shift']:.4f}",
+                "ink_contrast": "–" if m["ink_contrast"] is None else
+                f"{m['source_contrast']:.1f} → {m['ink_contrast']:.1f} (−{m['contrast_lost']:.1f})",
+            })
+    return rows
 
 
 def _parameter_glossary(shifts: list[type]) -> dict[str, list[dict[str, str]]]:

@@ -32,6 +32,9 @@ def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: 
         "source": plan.source_info, "splits_info": totals.splits_info, "stats": totals.stats,
         "skipped": totals.skipped, "dogood_version": __version__, "notes": plan.notes, "previews": previews,
         **({"copies": plan.copies} if plan.copies != 1 else {}),  # absent: one row per document, as before copies
+        # absent without severities, as before them
+        **({"levels": {c: list(plan.recipe.levels[c]) for c in plan.chains if c in plan.recipe.levels}}
+           if any(c in plan.recipe.levels for c in plan.chains) else {}),
     }
     if plan.labels is not None and plan.labels != FUNSD_LABELS:  # FUNSD's need no word: its builds stay as they were
         facts["labels"] = list(plan.labels)

@@ -51,7 +51,7 @@ class BuildPlan:
 
     def worker_spec(self) -> WorkerSpec:
         return WorkerSpec(self.sources, self.chains, self.seed, self.schema, self.box_level, copies=self.copies,
-                          labels=self.labels)
+                          labels=self.labels, measured=frozenset(c for c in self.chains if c in self.recipe.levels))
 
     def chain_params(self) -> dict[str, list[dict[str, Any]]]:
         """config -> each step's shift name and parameters, as the card and the record show them."""

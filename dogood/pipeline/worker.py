@@ -36,6 +36,7 @@ class WorkerSpec:
     box_level: str
     copies: int = 1
     labels: tuple[str, ...] | None = None  # FUNSD-style: the entity labels naming ``ner_tags`` (default FUNSD's)
+    measured: frozenset[str] = frozenset()  # severity configs, whose statistics add the measured effects
 
 
 _WORKER: dict[str, WorkerSpec] = {}
@@ -98,7 +99,8 @@ def _process(task: Task) -> tuple:
                 if spec.copies > 1:
                     shifted = shifted.replace(id=copy_id(doc_id, copy, spec.copies))
                 row = document_to_row(shifted, spec.schema, spec.box_level, spec.labels)
-                results[config].append((row, document_stats(doc, shifted, row, spec.schema, spec.labels)))
+                stats = document_stats(doc, shifted, row, spec.schema, spec.labels, measure=config in spec.measured)
+                results[config].append((row, stats))
         return split, index, doc_id, results, None
     except DogoodError as exc:
         return split, index, doc_id, None, (str(exc), None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -66,6 +66,10 @@ class DistortPage(Shift):
 
     name = "distort"
     family = "image"
+    #: Severity levels (:mod:`dogood.severity`): the displacements' scale; measured by the warp's mean
+    #: displacement in page widths (``bench/measure_severity.py``) and the words' mean box displacement.
+    severities: ClassVar[dict[int, dict]] = {1: {"strength": 0.1}, 2: {"strength": 0.3}, 3: {"strength": 0.5},
+                                             4: {"strength": 0.75}, 5: {"strength": 1.0}}
     papers = (Cites("do-good", "3.1 (RVL-CDIP-I2, distorted images)",
                     inspired_by="the paper took DocGeoNet-distorted images and lost the word boxes; here the page is "
                                 "warped through one synthetic backward map and every box is re-projected through it"),

@@ -70,6 +70,10 @@ class NaturalBackground(Shift):
 
     name = "natural_background"
     family = "image"
+    #: Severity levels (:mod:`dogood.severity`): the readability guard's target, level 5 without the guard (the
+    #: paper's); measured by the photo's contrast under the ink, and the ink's against the photo.
+    severities: ClassVar[dict[int, dict]] = {1: {"min_contrast": 150}, 2: {"min_contrast": 100},
+                                             3: {"min_contrast": 60}, 4: {"min_contrast": 30}, 5: {"min_contrast": 0}}
     papers = (Cites("do-good", "3.1 (RVL-CDIP-I1, natural images)",
                     inspired_by="a soft ink matte instead of every non-white pixel in an OCR box, one photo drawn per "
                                 "document from derivative-friendly licences, scaled to cover the page, and a "

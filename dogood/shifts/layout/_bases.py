@@ -8,6 +8,8 @@ the shifts.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from pydantic import Field
 
@@ -30,6 +32,10 @@ class BoxJitter(Shift):
 
     family = "layout"
     box_levels = {"word": "each token gets its own jittered box (the paper's LayoutLM took word boxes)"}
+    #: Severity levels (:mod:`dogood.severity`): the moves' standard deviation, in box sizes; measured by the
+    #: mean box displacement.
+    severities: ClassVar[dict[int, dict]] = {1: {"delta": 0.05}, 2: {"delta": 0.1}, 3: {"delta": 0.2},
+                                             4: {"delta": 0.4}, 5: {"delta": 0.8}}
 
     class Params(params.Params):
         delta: params.Real = Field(0.1, ge=0, description="standard deviation of the moves, as a fraction of the box "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from pydantic import Field
 
@@ -29,6 +31,10 @@ class MarginPadding(Shift):
 
     name = "margin_padding"
     family = "layout"
+    #: Severity levels (:mod:`dogood.severity`): the largest margin, in page sizes; measured by the mean box
+    #: displacement.
+    severities: ClassVar[dict[int, dict]] = {1: {"r": 0.05}, 2: {"r": 0.1}, 3: {"r": 0.2}, 4: {"r": 0.3},
+                                             5: {"r": 0.5}}
     papers = (Cites("form-attacks", "OCR level transformations: Margin Padding"),)
 
     class Params(params.Params):

@@ -27,7 +27,7 @@ What the paper leaves open, and what we chose:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -150,6 +150,11 @@ class MergeBoxes(Shift):
 
     name = "merge"
     family = "layout"
+    #: Severity levels (:mod:`dogood.severity`): the dilation (λ1, λ2) in pixels, level 2 the FUNSD-L recipe's;
+    #: measured by the mean box displacement (merged boxes grow: their edges move out).
+    severities: ClassVar[dict[int, dict]] = {1: {"lambda_x": 5, "lambda_y": 2}, 2: {"lambda_x": 10, "lambda_y": 5},
+                                             3: {"lambda_x": 20, "lambda_y": 10}, 4: {"lambda_x": 40, "lambda_y": 20},
+                                             5: {"lambda_x": 80, "lambda_y": 40}}
     papers = (Cites("do-good", "3.3, Algorithm 1 (merge boxes by dilation)"),)
     box_levels = {
         "word": "each token gets the box of its merged group (level: word merges word boxes, level: entity segments)",

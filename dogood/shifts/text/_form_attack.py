@@ -38,6 +38,10 @@ class BackgroundWordShift(Shift):
 
     family = "text"
     max_word_length: ClassVar[int] = MAX_WORD_LENGTH
+    #: Severity levels (:mod:`dogood.severity`): the share of background words changed; measured by the share
+    #: of words whose text changed.
+    severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.05}, 2: {"fraction": 0.1}, 3: {"fraction": 0.2},
+                                             4: {"fraction": 0.3}, 5: {"fraction": 0.5}}
 
     class Params(params.Params):
         fraction: params.Real = Field(0.1, ge=0, le=1, validation_alias=AliasChoices("fraction", "p"), description=(

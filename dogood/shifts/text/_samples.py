@@ -128,6 +128,12 @@ class SamplePerturbation(Shift):
 
     family = "text"
     max_word_length: ClassVar[int] = MAX_WORD_LENGTH
+    #: Severity levels (:mod:`dogood.severity`): the share of eligible words changed, and the perturbations a
+    #: sample may take (the paper's PPS 1 to 4, so that a page's samples do not cap the share); measured by the
+    #: share of words whose text changed.
+    severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.05, "per_sample": 1}, 2: {"fraction": 0.1, "per_sample": 1},
+                                             3: {"fraction": 0.2, "per_sample": 2}, 4: {"fraction": 0.3, "per_sample": 3},
+                                             5: {"fraction": 0.5, "per_sample": 4}}
 
     class Params(params.Params):
         kind: params.Text = Field("", description="the perturbation")

@@ -85,7 +85,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -306,6 +306,10 @@ class BertAttack(Shift):
 
     name = "bert_attack"
     family = "text"
+    #: Severity levels (:mod:`dogood.severity`): the share of eligible words changed, as the other word swaps;
+    #: measured by the share of words whose text changed.
+    severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.05}, 2: {"fraction": 0.1}, 3: {"fraction": 0.2},
+                                             4: {"fraction": 0.3}, 5: {"fraction": 0.5}}
     papers = (Cites("do-good", "3.2, BERT-Attack; Table 4"),
               Cites("bert-attack", "3.2", inspired_by=(
                   "candidates come from the masked word in its reading-order window (or entity), not from the unmasked "

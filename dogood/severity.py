@@ -1,0 +1,180 @@
+"""Severity levels 1-5, in the ImageNet-C tradition: a recipe's ``severities:`` key, and what each level does.
+
+A shift declares its levels in its own file (:attr:`dogood.shifts.base.Shift.severities`: level -> the values
+of some of its parameters). A recipe's top-level ``severities: [1, 2, 3, 4, 5]`` (or a subset) turns every
+config whose chain has a shift with levels into configs ``<config>@<s>``, in which each such step takes level
+``s``'s values over the config's own (:func:`expand_severities`); other configs stay as they are.
+
+A level is defined by what it does to the data, not by its knob alone, so a build measures each severity
+config on every document (:func:`effects`, summed into the card's statistics like any count) and the card
+states, per level (:func:`measured`):
+
+- ``text_changed``: the share of words whose text changed (text shifts);
+- ``box_shift``: the mean box displacement, in page widths: each word's four edges' mean move, over the
+  source page's width (layout shifts; for a warp, its displacement sampled at the words);
+- ``contrast_lost``: how much of the ink's contrast against what lies under it the page lost, in grey levels:
+  in each word's box, the mean luma off the ink minus on it (the source page's ink, by Otsu within the box), on
+  the source page less on the shifted one, where the words keep their boxes and the page changed (image shifts
+  that replace the background: the photo's contrast under the ink).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from dogood.document import Document
+from dogood.errors import RecipeError
+
+#: The levels a recipe may ask for.
+LEVELS = (1, 2, 3, 4, 5)
+#: What joins a config's name and its level: ``merge@3``.
+SEP = "@"
+#: ``box_shift`` is summed in these parts of a page width (whole numbers add up the same in any order).
+BOX_SHIFT_UNIT = 10_000
+#: Contrasts are summed in these parts of a grey level.
+CONTRAST_UNIT = 100
+
+
+def check_levels(value: Any, where: str = "recipe") -> list[int]:
+    """A recipe's ``severities:`` value as a list of distinct levels from :data:`LEVELS`, in the order given."""
+    levels = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+    if (not isinstance(levels, list) or not levels or len(set(levels)) != len(levels)
+            or not all(isinstance(s, int) and not isinstance(s, bool) and s in LEVELS for s in levels)):
+        raise RecipeError(f"{where}: severities must be a list of distinct levels from 1 to 5, e.g. [1, 2, 3, 4, 5], "
+                          f"got {value!r}")
+    return levels
+
+
+def swept(step: Mapping[str, Any]) -> bool:
+    """Whether a chain step's shift has severity levels."""
+    from dogood.shifts import SHIFTS
+
+    cls = SHIFTS.get(step.get("shift", "")) if isinstance(step, Mapping) else None
+    return bool(cls is not None and cls.severities)
+
+
+def level_chain(chain: list[dict[str, Any]], level: int) -> list[dict[str, Any]]:
+    """``chain`` at ``level``: every step whose shift has levels takes that level's values over its own."""
+    from dogood.shifts import SHIFTS
+
+    out = []
+    for step in chain:
+        if swept(step):
+            values = SHIFTS[step["shift"]].severities.get(level)
+            if values is None:
+                raise RecipeError(f"shift {step['shift']!r} has no severity level {level} (it has "
+                                  f"{', '.join(map(str, sorted(SHIFTS[step['shift']].severities)))})")
+            step = {**step, **values}
+        out.append(dict(step))
+    return out
+
+
+def expand_severities(levels: list[int], configs: dict[str, list[dict[str, Any]]],
+                      where: str = "recipe") -> tuple[dict[str, list[dict[str, Any]]], dict[str, tuple[str, int]]]:
+    """The configs with every config that has a swept step replaced by ``<config>@<s>`` for each level ``s``, in
+    the recipe's order; and ``{"<config>@<s>": (config, s)}``."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    origin: dict[str, tuple[str, int]] = {}
+    for name, chain in configs.items():
+        if not any(swept(step) for step in chain):
+            out[name] = chain
+            continue
+        for level in levels:
+            new = f"{name}{SEP}{level}"
+            if new in configs or new in out:
+                raise RecipeError(f"{where}: severity config {new!r} is already a config")
+            try:
+                out[new] = level_chain(chain, level)
+            except RecipeError as exc:
+                raise RecipeError(f"{where}, config {name!r}: {exc}") from None
+            origin[new] = (name, level)
+    return out, origin
+
+
+def base_name(config: str) -> tuple[str, int | None]:
+    """``("merge", 3)`` for ``merge@3``; ``(config, None)`` for a name without a level."""
+    base, sep, level = config.rpartition(SEP)
+    return (base, int(level)) if sep and level.isdigit() else (config, None)
+
+
+# -- measured effects ------------------------------------------------------------------------------------------
+
+
+def effects(original: Document, shifted: Document) -> dict[str, int]:
+    """What a chain did to one document, as whole numbers that add up over documents (see the module doc):
+    ``box_words`` and ``box_shift`` (words compared one to one, and their summed edge moves in
+    1/:data:`BOX_SHIFT_UNIT` page widths), ``ink_words``, ``source_contrast`` and ``ink_contrast`` (words with ink
+    measured on a changed page with unchanged boxes, and the summed contrast of their ink against what lies under
+    it on the source page and on the shifted one, in 1/:data:`CONTRAST_UNIT` grey levels)."""
+    out = {"box_words": 0, "box_shift": 0, "ink_words": 0, "source_contrast": 0, "ink_contrast": 0}
+    if not original.words or len(original.words) != len(shifted.words):
+        return out
+    before, after = original.boxes.astype(np.float64), shifted.boxes.astype(np.float64)
+    moves = np.abs(after - before).mean(axis=1) / max(1, original.width)
+    out["box_words"] = len(moves)
+    out["box_shift"] = int(round(float(moves.sum()) * BOX_SHIFT_UNIT))
+    if np.array_equal(before, after) and shifted.image is not original.image:
+        n, source, ink = contrast_under_ink(original, shifted)
+        out.update(ink_words=n, source_contrast=int(round(source * CONTRAST_UNIT)),
+                   ink_contrast=int(round(ink * CONTRAST_UNIT)))
+    return out
+
+
+def contrast_under_ink(original: Document, shifted: Document) -> tuple[int, float, float]:
+    """``(words, summed contrast on the source page, summed contrast on the shifted page)`` over the words whose
+    box holds ink on the source page: in each box, the mean luma off the source's ink minus on it (absolute), in
+    grey levels."""
+    from dogood.ink import gray
+    from dogood.warp import ink_mask
+
+    mask = ink_mask(original.image.to_array(), original.boxes)
+    before = gray(original.image.to_array()).astype(np.float64)
+    after = gray(shifted.image.to_array()).astype(np.float64)
+    if after.shape != mask.shape:
+        return 0, 0.0, 0.0
+    n, source, ink = 0, 0.0, 0.0
+    for x0, y0, x1, y1 in original.boxes.tolist():
+        on = mask[y0:y1, x0:x1]
+        if not on.any() or on.all():
+            continue
+        n += 1
+        for luma, total in ((before, "source"), (after, "ink")):
+            values = luma[y0:y1, x0:x1]
+            contrast = abs(float(values[~on].mean()) - float(values[on].mean()))
+            if total == "source":
+                source += contrast
+            else:
+                ink += contrast
+    return n, source, ink
+
+
+def measured(stats: Mapping[str, Any]) -> dict[str, float | None]:
+    """A config's measured effects from its statistics (:mod:`dogood.stats`): ``text_changed`` (share of words),
+    ``box_shift`` (page widths), ``source_contrast``, ``ink_contrast`` and ``contrast_lost`` (grey levels, means
+    over words); ``None`` where nothing was measured."""
+    e = stats.get("effects") or {}
+    words = stats.get("words") or 0
+    box_words, ink_words = e.get("box_words", 0), e.get("ink_words", 0)
+    return {
+        "text_changed": stats.get("text_changed", 0) / words if words else None,
+        "box_shift": e.get("box_shift", 0) / BOX_SHIFT_UNIT / box_words if box_words else None,
+        "source_contrast": e.get("source_contrast", 0) / CONTRAST_UNIT / ink_words if ink_words else None,
+        "ink_contrast": e.get("ink_contrast", 0) / CONTRAST_UNIT / ink_words if ink_words else None,
+        "contrast_lost": ((e.get("source_contrast", 0) - e.get("ink_contrast", 0)) / CONTRAST_UNIT / ink_words
+                          if ink_words else None),
+    }
+
+
+def level_rows(cls: type) -> list[tuple[int, str]]:
+    """A shift's levels as ``(level, "param=value, ...")`` rows (``dogood describe``, the card)."""
+    return [(level, ", ".join(f"{k}={_shown(v)}" for k, v in values.items()))
+            for level, values in sorted(cls.severities.items())]
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(_shown, value)) + "]"
+    return f"{value:g}" if isinstance(value, float) else str(value)
