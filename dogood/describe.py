@@ -77,6 +77,11 @@ def describe_shift(name: str) -> str:
                                    r["aliases"] or "-"] for r in rows])
     else:
         lines.append("  none")
+    if cls.severities:
+        from dogood.severity import level_rows
+
+        lines += ["", "Severity levels (a recipe's `severities: [1, 2, 3, 4, 5]` makes `<config>@<level>` configs):"]
+        lines += [f"  {level}: {values}" for level, values in level_rows(cls)]
     lines += ["", "Boxes (the `bboxes` conventions it can be written with):"]
     lines += [f"  {level}: {what}" for level, what in cls.box_levels.items()]
     lines += ["", "Counts (what it reports per document, summed per config in the data card):"]

@@ -1,0 +1,161 @@
+"""Severity levels 1-5: each family's measured effect grows with the level on real FUNSD forms, and a recipe's
+``severities:`` key expands configs into ``<config>@<s>`` that build, load and leave other recipes as they were."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from dogood.errors import RecipeError
+from dogood.recipe import load_recipe, parse_recipe
+from dogood.seeds import step_seed
+from dogood.severity import LEVELS, base_name, effects, expand_severities, measured
+from dogood.shifts import SHIFTS, make_shift
+from dogood.stats import add, word_changes
+
+BASE = {"name": "sev", "version": "1.0.0", "source": {"kind": "funsd"}, "seed": 0}
+
+
+def test_every_declared_level_is_a_valid_setting_of_its_shift():
+    swept = {name for name, cls in SHIFTS.items() if cls.severities}
+    assert {"char_deletion", "char_perturbation", "bg_typo", "merge", "center_shift", "margin_padding", "distort",
+            "natural_background"} <= swept
+    for name in swept:
+        cls = SHIFTS[name]
+        assert sorted(cls.severities) == list(LEVELS), name
+        for values in cls.severities.values():
+            assert set(values) <= set(cls.Params.model_fields), name
+            make_shift({"shift": name, **values})
+
+
+def _measure(step: dict, level: int, docs) -> dict:
+    """The build's measured effects (:func:`dogood.severity.measured`) of ``step`` at ``level`` over ``docs``."""
+    shift = make_shift({**step, **SHIFTS[step["shift"]].severities[level]})
+    shift.prepare()
+    total: dict = {"words": 0, "text_changed": 0, "effects": {}}
+    for doc in docs:
+        shifted = shift(doc, step_seed(0, doc.id, 0, shift.step_key()))
+        add(total, {"words": len(shifted.words), "text_changed": word_changes(doc.words, shifted.words)[1],
+                    "effects": effects(doc, shifted)})
+    return measured(total)
+
+
+@pytest.mark.parametrize("step, key", [
+    ({"shift": "char_deletion"}, "text_changed"),  # text: the share of words changed
+    ({"shift": "merge", "level": "entity"}, "box_shift"),  # layout: merged boxes grow
+    ({"shift": "distort"}, "box_shift"),  # image: the warp moves the words further
+    ({"shift": "natural_background"}, "contrast_lost"),  # image: the photo under the ink, less guarded
+])
+def test_measured_effect_grows_with_severity_on_funsd_forms(funsd_test, step, key):
+    docs = [funsd_test.load(i) for i in funsd_test.ids()[:5]]
+    values = [_measure(step, level, docs)[key] for level in LEVELS]
+    assert all(b > a for a, b in zip(values, values[1:])), values
+    if key == "text_changed":  # the share asked for (of eligible words) is about the share of all words measured
+        assert values == pytest.approx([0.05, 0.1, 0.2, 0.3, 0.5], rel=0.05)
+
+
+def test_severities_expand_configs_in_order_with_the_levels_parameters():
+    recipe = parse_recipe({**BASE, "severities": [1, 3, 5], "configs": {
+        "original": [],
+        "merge": [{"shift": "merge", "lambda_x": 1, "lambda_y": 1, "level": "entity"}],
+        "key_drop": [{"shift": "key_drop"}],
+        "both": [{"shift": "char_deletion", "fraction": 0.9}, {"shift": "key_drop"}, {"shift": "distort"}],
+    }})
+    assert list(recipe.configs) == ["original", "merge@1", "merge@3", "merge@5", "key_drop", "both@1", "both@3",
+                                    "both@5"]
+    assert recipe.configs["merge@3"] == [{"shift": "merge", "lambda_x": 20, "lambda_y": 10, "level": "entity"}]
+    assert recipe.configs["both@5"] == [{"shift": "char_deletion", "fraction": 0.5}, {"shift": "key_drop"},
+                                        {"shift": "distort", "strength": 1.0}]
+    assert recipe.levels == {f"{c}@{s}": (c, s) for c in ("merge", "both") for s in (1, 3, 5)}
+    assert recipe.select_configs(["merge@*"]) == ["merge@1", "merge@3", "merge@5"]
+    assert recipe.select_configs(["*@3"]) == ["merge@3", "both@3"]
+    assert base_name("merge@3") == ("merge", 3) and base_name("merge") == ("merge", None)
+    assert [s.lambda_x for s in recipe.chain("merge@5")] == [80]
+    # combinations are swept too, after they are made
+    combo = parse_recipe({**BASE, "severities": [2], "configs": {"a": [{"shift": "char_deletion"}],
+                                                                 "b": [{"shift": "margin_padding"}]},
+                          "combinations": {"of": ["a", "b"]}})
+    assert combo.configs["a-b@2"] == [{"shift": "char_deletion", "fraction": 0.1}, {"shift": "margin_padding", "r": 0.1}]
+
+
+@pytest.mark.parametrize("severities, configs, message", [
+    ([0, 1], {"m": [{"shift": "merge"}]}, "severities must be a list of distinct levels from 1 to 5"),
+    ([1, 1], {"m": [{"shift": "merge"}]}, "distinct levels"),
+    ("all", {"m": [{"shift": "merge"}]}, "distinct levels"),
+    ([True], {"m": [{"shift": "merge"}]}, "distinct levels"),
+    ([1], {"k": [{"shift": "key_drop"}]}, "no config has a shift with severity levels"),
+    ([1], {"m": [{"shift": "merge"}], "m@1": []}, "severity config 'm@1' is already a config"),
+])
+def test_bad_severities_are_refused_with_a_reason(severities, configs, message):
+    with pytest.raises(RecipeError, match=message):
+        parse_recipe({**BASE, "severities": severities, "configs": configs})
+
+
+def test_a_level_a_shift_lacks_is_refused_naming_the_config(monkeypatch):
+    monkeypatch.setattr(SHIFTS["merge"], "severities", {1: {"lambda_x": 1}})
+    with pytest.raises(RecipeError, match=r"config 'm': shift 'merge' has no severity level 2 \(it has 1\)"):
+        expand_severities([1, 2], {"m": [{"shift": "merge"}]})
+
+
+def test_recipes_without_severities_are_unchanged():
+    for name in ("funsd-l", "funsd-t", "funsd-i", "funsd-fa"):
+        recipe = load_recipe(name)
+        assert recipe.severities is None and recipe.levels == {}
+        assert not any("@" in c for c in recipe.configs)
+    assert load_recipe("funsd-l").configs["merge"] == [{"shift": "merge", "lambda_x": 10, "lambda_y": 5,
+                                                        "level": "entity"}]
+
+
+def _rows(folder: Path, config: str) -> list[dict]:
+    files = sorted((folder / "data" / config).glob("test-*.parquet"))
+    return [row for f in files for row in pq.read_table(f).to_pylist()]
+
+
+def test_a_severity_build_loads_by_name_and_equals_the_plain_config_of_its_level(funsd_dir, tmp_path):
+    """``merge@3`` draws exactly what a config written with level 3's values does (seeds come from the step's
+    content); its folder and Hub config name carry the ``@``; the card gives the level and its measured effect;
+    a config without levels in the same recipe is built as in a recipe without ``severities:``."""
+    import datasets
+
+    from dogood.pipeline.build import build
+
+    recipe = parse_recipe({**BASE, "severities": [1, 3], "configs": {
+        "merge": [{"shift": "merge", "level": "entity"}],
+        "drop": [{"shift": "key_drop"}],
+    }})
+    plain = parse_recipe({**BASE, "configs": {
+        "merge_x20_y10": [{"shift": "merge", "lambda_x": 20, "lambda_y": 10, "level": "entity"}],
+        "drop": [{"shift": "key_drop"}],
+    }})
+    build(recipe, tmp_path / "sev", source_path=funsd_dir, limit=3)
+    build(plain, tmp_path / "plain", source_path=funsd_dir, limit=3)
+    assert sorted(p.name for p in (tmp_path / "sev" / "data").iterdir()) == ["drop", "merge@1", "merge@3"]
+    assert _rows(tmp_path / "sev", "merge@3") == _rows(tmp_path / "plain", "merge_x20_y10")
+    assert _rows(tmp_path / "sev", "drop") == _rows(tmp_path / "plain", "drop")
+
+    record = json.loads((tmp_path / "sev" / "dogood_build.json").read_text())
+    assert record["levels"] == {"merge@1": ["merge", 1], "merge@3": ["merge", 3]}
+    assert "effects" in record["stats"]["merge@3"]["test"] and "effects" not in record["stats"]["drop"]["test"]
+    plain_record = json.loads((tmp_path / "plain" / "dogood_build.json").read_text())
+    assert "levels" not in plain_record and "effects" not in plain_record["stats"]["drop"]["test"]
+    shifts = [measured(record["stats"][c]["test"])["box_shift"] for c in ("merge@1", "merge@3")]
+    assert 0 < shifts[0] < shifts[1]
+
+    card = (tmp_path / "sev" / "README.md").read_text()
+    assert "## Severity levels" in card and "config_name: merge@3" in card
+    assert f"| `merge` | 3 | `merge` `lambda_x=20`, `lambda_y=10` | test | 0.0% | {shifts[1]:.4f} | – |" in card
+    assert "## Severity levels" not in (tmp_path / "plain" / "README.md").read_text()
+
+    loaded = datasets.load_dataset(str(tmp_path / "sev"), "merge@3", split="test")
+    assert loaded.num_rows == 3 and loaded[0]["bboxes"] == _rows(tmp_path / "plain", "merge_x20_y10")[0]["bboxes"]
+
+
+def test_describe_lists_the_levels():
+    from dogood.describe import describe_shift
+
+    text = describe_shift("distort")
+    assert "Severity levels" in text and "  1: strength=0.1\n" in text and "  5: strength=1\n" in text
+    assert "Severity levels" not in describe_shift("key_drop")
