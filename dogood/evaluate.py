@@ -49,6 +49,7 @@ import numpy as np
 from dogood.metrics import ANLS_CONVENTIONS, _prf, accuracy, anls_scores, entity_error_rates, entity_scores, iob_entities
 from dogood.models import Model, ModelError, PredictionsFile
 from dogood.predictions import check_against, read_predictions
+from dogood.robustness import split_severity
 from dogood.schema import RVL_CDIP_CLASSES, iob_tags
 
 #: The task each dataset schema / source kind asks of a model.
@@ -653,8 +654,8 @@ class EvalReport:
                  f"OOD configs named `<config>@<s>` are severity `s` of one corruption `<config>`, grouped by the "
                  f"family of the shift they sweep. Error = 1 − {m}. Mean relative drop = mean over severities of "
                  "(ID − score) / ID. "
-                 + (f"Corruption error against the reference model `{ref}` (scored on the same documents; Hendrycks "
-                    "& Dietterich 2019, \"ImageNet-C Metrics\"): CE = Σ_s E_s / Σ_s E_s^ref; relative CE = "
+                 + (f"Corruption error against the reference model `{ref}` (scored on the same documents; ImageNet-C's "
+                    "definitions, see Metric conventions): CE = Σ_s E_s / Σ_s E_s^ref; relative CE = "
                     "Σ_s (E_s − E_clean) / Σ_s (E_s^ref − E_clean^ref); below 1: fewer errors (relative: less "
                     "degradation) than the reference. mCE and relative mCE: means over corruptions."
                     if ref else f"No corruption error: {rob.get('reference_note') or 'no reference model'}."),
@@ -915,6 +916,15 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any, *, split: str = "
                            "question/answer/header entities (text of their words, whitespace-normalised, exact match) "
                            "against the predicted IOB chunks; Aligned = TP / (TP + corrections). KIEval Group F1 needs "
                            "predicted question-answer links, which a tagger does not output, so it is not reported.")
+    if any(split_severity(d.config)[1] for d in ood_sets):
+        from dogood.robustness import CITES
+
+        conventions.append(
+            "Severity configs (<config>@<s>): error = 1 − score; CE, relative CE, mCE and relative mCE as "
+            f"{CITES.citation.markdown()} ({CITES.section}) define them, with the reference model's errors in place "
+            "of AlexNet's; the relative CE sums each severity's error above the clean (ID) error. Their intervals: "
+            "the same paired bootstrap, every severity, the ID set and the reference drawn on the same documents "
+            "(none when the severities were scored on different documents).")
     report = EvalReport(
         model=model.name,
         task=task,
