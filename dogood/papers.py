@@ -84,4 +84,8 @@ CITATIONS: dict[str, Citation] = {
         "Guillaume Jaume, Hazım Kemal Ekenel and Jean-Philippe Thiran",
         "FUNSD: A Dataset for Form Understanding in Noisy Scanned Documents",
         "ICDAR Workshops (OST)", 2019, "https://arxiv.org/abs/1905.13538"),
+    "imagenet-c": Citation(
+        "Dan Hendrycks and Thomas Dietterich",
+        "Benchmarking Neural Network Robustness to Common Corruptions and Perturbations",
+        "ICLR", 2019, "https://arxiv.org/abs/1903.12261"),
 }

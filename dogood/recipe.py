@@ -68,7 +68,7 @@ from dogood.schema import BOX_LEVELS, SCHEMAS
 from dogood.shifts import Shift, make_shift
 
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
-_CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$")
 #: The most configs a recipe may have, ``combinations`` included.
 MAX_CONFIGS = 1000
 #: The most copies of each document a build may write (``copies:``, ``--copies``).
@@ -224,7 +224,7 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
     for name, chain in configs.items():
         name = str(name)
         if not _CONFIG_NAME.match(name):
-            raise RecipeError(f"{where}: config name {name!r} must be letters, digits, '-', '_' or '.'")
+            raise RecipeError(f"{where}: config name {name!r} must be letters, digits, '-', '_', '.' or '@'")
         chain = [] if chain is None else chain
         if not isinstance(chain, list):
             raise RecipeError(f"{where}: config {name!r} must be a list of shifts")
