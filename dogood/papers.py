@@ -88,4 +88,8 @@ CITATIONS: dict[str, Citation] = {
         "Dan Hendrycks and Thomas Dietterich",
         "Benchmarking Neural Network Robustness to Common Corruptions and Perturbations",
         "ICLR", 2019, "https://arxiv.org/abs/1903.12261"),
+    "augraphy": Citation(
+        "Alexander Groleau, Kok Wei Chee, Stefan Larson, Samay Maini and Jonathan Boarman",
+        "Augraphy: A Data Augmentation Library for Document Images",
+        "ICDAR", 2023, "https://arxiv.org/abs/2208.14558"),
 }
