@@ -225,6 +225,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kieval", action="store_true", help="add KIEval entity-level scores (token classification)")
     p.add_argument("--anls-official", action="store_true",
                    help="DocVQA-style datasets: score ANLS as the official DocVQA/RRC script (default: the paper's formula)")
+    p.add_argument("--reference", default="auto", metavar="MODEL",
+                   help="the model whose errors the corruption errors of severity configs (<config>@<s>) are divided "
+                        "by, named as --model (default: the baseline of the task when one is trained; 'none': no "
+                        "corruption errors)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_eval)
 
@@ -668,6 +672,36 @@ def _check_report_folder(out: Path) -> None:
                           "replace it: pick another --out")
 
 
+def _reference_model(args, model, task: str, ood_sets, options: dict):
+    """``--reference``: the model the corruption errors are divided by, and a note when there is none.
+
+    Loaded only when some OOD config is a severity config (``<config>@<s>``). ``auto``: the task's baseline
+    when it is trained (the CRF for token classification, the document baseline for document classification).
+    """
+    from dogood.models import default_baseline_path, default_document_baseline_path, load_model
+    from dogood.robustness import split_severity
+
+    spec = args.reference
+    if spec == "none":
+        return None, "--reference none"
+    if not any(split_severity(d.config)[1] for d in ood_sets):
+        return None, None
+    if spec == "auto":
+        path = {"token": default_baseline_path, "document": default_document_baseline_path}.get(task)
+        if path is None:
+            return None, f"no baseline for {task} datasets to compare with (pass --reference MODEL)"
+        if not path().is_file():
+            how = "dogood train-baseline" + (" --task document" if task == "document" else "")
+            return None, f"no trained baseline at {path()} (train one with `{how}`, or pass --reference MODEL)"
+        spec = "baseline"
+    if spec == args.model:
+        return model, None
+    try:
+        return load_model(spec, task=task, **options), None
+    except DogoodError as exc:
+        raise DogoodError(f"--reference {spec}: {exc}") from None
+
+
 def cmd_eval(args) -> int:
     from dogood.evaluate import evaluate, resolve_datasets
     from dogood.models import load_model
@@ -695,9 +729,11 @@ def cmd_eval(args) -> int:
         model = load_model(args.model, task=id_sets[0].task, **options)
     except HubUnreachable as exc:
         raise HubUnreachable(f"--model: {exc}; pass a local model folder to --model", model=exc.model) from None
+    reference, reference_note = _reference_model(args, model, id_sets[0].task, ood_sets, options)
     report = evaluate(model, id_sets[0], ood_sets, limit=args.limit, progress=not args.quiet,
                       require_same_ids=args.require_same_ids, resamples=args.bootstrap, seed=args.seed,
-                      kieval=args.kieval, anls_official=args.anls_official)
+                      kieval=args.kieval, anls_official=args.anls_official, reference=reference,
+                      reference_note=reference_note)
     for warning in report.warnings:
         print(f"dogood: warning: {warning}", file=sys.stderr)
     out = Path(args.out) if args.out else Path("eval") / model.name.replace("/", "_")

@@ -49,6 +49,7 @@ import numpy as np
 from dogood.metrics import ANLS_CONVENTIONS, _prf, accuracy, anls_scores, entity_error_rates, entity_scores, iob_entities
 from dogood.models import Model, ModelError, PredictionsFile
 from dogood.predictions import check_against, read_predictions
+from dogood.robustness import split_severity
 from dogood.schema import RVL_CDIP_CLASSES, iob_tags
 
 #: The task each dataset schema / source kind asks of a model.
@@ -428,6 +429,7 @@ class EvalReport:
     warnings: list[str] = field(default_factory=list)
     conventions: list[str] = field(default_factory=list)
     aggregate_ci: dict[str, list[float]] = field(default_factory=dict)  # "family:image" / "dataset:funsd-l" -> [low, high]
+    robustness: dict | None = None  # severity curves, mean relative drops, corruption errors (see _robustness)
 
     @property
     def metric(self) -> str:
@@ -492,7 +494,7 @@ class EvalReport:
         payload = {"model": self.model, "task": self.task, "metric": self.metric, "box_level": self.box_level,
                    "sees": self.sees, "bootstrap": self.bootstrap, "warnings": self.warnings,
                    "conventions": self.conventions, "datasets": _finite(self.rows()),
-                   "aggregates": _finite(self.aggregates())}
+                   "aggregates": _finite(self.aggregates()), "robustness": _finite(self.robustness)}
         return json.dumps(payload, indent=2, default=_json_default, allow_nan=False) + "\n"
 
     def to_csv(self) -> str:
@@ -587,6 +589,7 @@ class EvalReport:
                 for a in agg[kind]:
                     lines.append(f"| {label.format(a[kind])} | {a['configs']} | {_signed(a['mean_drop'])}"
                                  f"{_ci(a.get('ci'), negate=True)}{' *' if a.get('drop_excludes_zero') else ''} |")
+        lines += self._robustness_markdown()
         lines += ["", "## Per dataset", ""]
         if self.task == "token":
             lines += [f"| Dataset | Role | Split | Docs | Precision | Recall | F1{f' [{ci_name}]' if ci_name else ''} | Change | Relative change |",
@@ -638,6 +641,65 @@ class EvalReport:
             lines.append(f"- `{r['dataset']}`: {r['location']} (split {r['split']}, {r['documents']} documents scored)")
         return "\n".join(lines) + "\n"
 
+    def _robustness_markdown(self) -> list[str]:
+        """The "Robustness across severities" section: per family mCE and mean relative drop, a plot, and per
+        corruption its severity curve."""
+        rob = self.robustness
+        if not rob:
+            return []
+        m = self.metric_label
+        ci_name = f" [{round(100 * self.bootstrap['confidence'])}% CI]" if self.bootstrap else ""
+        ref = rob.get("reference")
+        lines = ["", "## Robustness across severities (ImageNet-C summaries)", "",
+                 f"OOD configs named `<config>@<s>` are severity `s` of one corruption `<config>`, grouped by the "
+                 f"family of the shift they sweep. Error = 1 − {m}. Mean relative drop = mean over severities of "
+                 "(ID − score) / ID. "
+                 + (f"Corruption error against the reference model `{ref}` (scored on the same documents; ImageNet-C's "
+                    "definitions, see Metric conventions): CE = Σ_s E_s / Σ_s E_s^ref; relative CE = "
+                    "Σ_s (E_s − E_clean) / Σ_s (E_s^ref − E_clean^ref); below 1: fewer errors (relative: less "
+                    "degradation) than the reference. mCE and relative mCE: means over corruptions."
+                    if ref else f"No corruption error: {rob.get('reference_note') or 'no reference model'}."),
+                 "", "| Family | Corruptions | Mean relative drop (ID − score) / ID |" + (" mCE | Relative mCE |" if ref else ""),
+                 "|---|---:|---:|" + ("---:|---:|" if ref else "")]
+        for f in [*rob["families"], {"family": "all", **rob["all"]}]:
+            lines.append(f"| {f['family']} | {f['corruptions']} | {_drop_pct(f['mean_relative_drop'])} |"
+                         + (f" {_ratio_text(f['mce'])} | {_ratio_text(f['relative_mce'])} |" if ref else ""))
+        for fam in rob["families"]:
+            lines += ["", f"### {fam['family']} shifts", "", f"![{fam['family']} shifts by severity]({fam['plot']})"]
+            for sw in rob["sweeps"]:
+                if sw["family"] != fam["family"]:
+                    continue
+                ci = sw.get("ci") or {}
+                lines += ["", f"**{sw['corruption']}** ({', '.join(sw['shifts']) or '–'}"
+                              + (f", {sw['subfamily']}" if sw.get("subfamily") else "") + "): "
+                              f"mean relative drop {_drop_pct(sw['mean_relative_drop'])}"
+                              + _drop_pct_ci(ci.get("mean_relative_drop"))
+                              + (f"; CE {_ratio_text(sw['ce'])}{_ratio_ci(ci.get('ce'))}, relative CE "
+                                 f"{_ratio_text(sw['relative_ce'])}{_ratio_ci(ci.get('relative_ce'))}" if "ce" in sw else "")
+                              + ".", "",
+                          f"| Severity | Config | Docs | ID on the same docs | {m}{ci_name} | Change (points) | "
+                          "Relative change |" + (f" {ref} | {ref} ID |" if "reference" in sw else ""),
+                          "|---:|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if "reference" in sw else "")]
+                for k, p in enumerate(sw["curve"]):
+                    lines.append(f"| {p['severity']} | {p['config']} | {p['documents']} | {_pct(p['id_value'])} | "
+                                 f"{_pct(p['value'])}{_ci(p.get('ci'))} | {_signed(p['drop'])}"
+                                 f"{_ci(p.get('drop_ci'), negate=True)} | {_signed_pct(p['relative_drop'])} |"
+                                 + (f" {_pct(sw['reference']['values'][k])} | {_pct(sw['reference']['id_values'][k])} |"
+                                    if "reference" in sw else ""))
+        return lines
+
+    def severity_plots(self) -> dict[str, str]:
+        """Family -> the file name of its severity plot (``severity-<family>.png``)."""
+        return {f["family"]: f["plot"] for f in (self.robustness or {}).get("families", [])}
+
+    def plot_severities(self, family: str, path: str | Path) -> Path:
+        """Score against severity for each corruption of ``family`` (:func:`dogood.robustness.plot_family`)."""
+        from dogood.robustness import plot_family
+
+        sweeps = [s for s in self.robustness["sweeps"] if s["family"] == family]
+        return plot_family(path, family, sweeps, self.metric_label, self.model, self.robustness.get("reference"),
+                           self.bootstrap["confidence"] if self.bootstrap else None)
+
     def plot(self, path: str | Path) -> Path:
         """A bar chart of the metric per dataset (ID first), with interval error bars; each OOD bar labelled with its change."""
         import matplotlib
@@ -684,13 +746,22 @@ class EvalReport:
         out.mkdir(parents=True, exist_ok=True)
         paths = {ext: out / f"{stem}.{ext}" for ext in ("md", "csv", "json", "png")}
         tmp = {ext: out / f".{stem}.{os.getpid()}.tmp.{ext}" for ext in paths}
+        severity = self.severity_plots()
+        for family, name in severity.items():
+            paths[name] = out / name
+            tmp[name] = out / f".{name}.{os.getpid()}.tmp.png"
         try:
             tmp["md"].write_text(self.to_markdown(), encoding="utf-8")
             tmp["csv"].write_text(self.to_csv(), encoding="utf-8")
             tmp["json"].write_text(self.to_json(), encoding="utf-8")
             self.plot(tmp["png"])
+            for family, name in severity.items():
+                self.plot_severities(family, tmp[name])
             for ext, path in paths.items():
                 os.replace(tmp[ext], path)
+            for stale in out.glob("severity-*.png"):  # an earlier report's plots of families this one lacks
+                if stale.name not in severity.values():
+                    stale.unlink(missing_ok=True)
         finally:
             for path in tmp.values():
                 path.unlink(missing_ok=True)
@@ -700,7 +771,8 @@ class EvalReport:
 def evaluate(model: Model, id_dataset: Any, ood_datasets: Any, *, split: str = "test", limit: int | None = None,
              batch_size: int = 32, progress: bool = False, require_same_ids: bool = False,
              resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
-             kieval: bool = False, anls_official: bool = False) -> EvalReport:
+             kieval: bool = False, anls_official: bool = False, reference: Model | None = None,
+             reference_note: str | None = None) -> EvalReport:
     """Score ``model`` on the ID dataset and on every OOD dataset, paired by document; the :class:`EvalReport` of all.
 
     Parameters
@@ -730,6 +802,11 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any, *, split: str = "
     anls_official : bool
         Score DocVQA-style (QA) datasets as the official DocVQA/RRC script does
         (:func:`dogood.metrics.anls`, ``official=True``); default: the paper's formula.
+    reference : Model, optional
+        The model whose errors the corruption errors of severity-swept configs
+        (``<config>@<s>``) are divided by (:mod:`dogood.robustness`); scored on
+        the same documents. ``None``: no corruption errors (``reference_note``
+        says why in the report).
 
     Every OOD set is scored on the documents whose ids it shares with the ID
     set; the ID score beside it (``id_value``) and the drop are on those same
@@ -798,8 +875,10 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any, *, split: str = "
         id_row["ci"] = {"value": percentile_interval(vals, confidence)}
     ood_rows = []
     ood_stats: list[np.ndarray] = []
+    ood_scored: list[Scored] = []
     for d, (paired, only_id, only_ood) in zip(ood_sets, pairs):
         scored = _predict(model, d, paired, **kw)
+        ood_scored.append(scored)
         row = _score_row(scored, paired)
         ref = _score_row(id_scored, paired)
         value, id_value = row[TASK_METRICS[task][0]], ref[TASK_METRICS[task][0]]
@@ -837,6 +916,15 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any, *, split: str = "
                            "question/answer/header entities (text of their words, whitespace-normalised, exact match) "
                            "against the predicted IOB chunks; Aligned = TP / (TP + corrections). KIEval Group F1 needs "
                            "predicted question-answer links, which a tagger does not output, so it is not reported.")
+    if any(split_severity(d.config)[1] for d in ood_sets):
+        from dogood.robustness import CITES
+
+        conventions.append(
+            "Severity configs (<config>@<s>): error = 1 − score; CE, relative CE, mCE and relative mCE as "
+            f"{CITES.citation.markdown()} ({CITES.section}) define them, with the reference model's errors in place "
+            "of AlexNet's; the relative CE sums each severity's error above the clean (ID) error. Their intervals: "
+            "the same paired bootstrap, every severity, the ID set and the reference drawn on the same documents "
+            "(none when the severities were scored on different documents).")
     report = EvalReport(
         model=model.name,
         task=task,
@@ -857,7 +945,120 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any, *, split: str = "
                 vals = bootstrap_values(task, [id_scored.stats(docs)] + [ood_stats[j] for j in members], resamples, seed)
                 mean_drop = np.mean([vals[0] - v for v in vals[1:]], axis=0)
                 report.aggregate_ci[f"{kind}:{name}"] = percentile_interval(mean_drop, confidence)
+    report.robustness = _robustness(report, model, ood_sets, pairs, id_scored, ood_scored, reference, reference_note,
+                                    dict(kw, kieval=False), resamples, seed, confidence)
     return report
+
+
+def _robustness(report: EvalReport, model: Model, ood_sets: list[EvalDataset], pairs: list, id_scored: Scored,
+                ood_scored: list[Scored], reference: Model | None, reference_note: str | None, kw: dict,
+                resamples: int, seed: int, confidence: float) -> dict | None:
+    """The severity curves, mean relative drops and corruption errors of the severity-swept OOD rows
+    (:mod:`dogood.robustness`); ``None`` when no OOD config is named ``<config>@<s>``."""
+    from dogood import robustness as rb
+
+    task, metric = report.task, report.metric
+    groups: dict[tuple[str, str], dict[int, int]] = {}
+    for j, row in enumerate(report.ood):
+        base, level = rb.split_severity(row.get("config"))
+        if level is not None:
+            folder = row["dataset"].rsplit("/", 1)[0]
+            groups.setdefault((folder, base), {})[level] = j
+    if not groups:
+        return None
+    ref_name = None
+    if reference is not None:
+        ref_name = reference.name
+        if reference.task != task:
+            raise ModelError(f"reference model {reference.name!r} does {reference.task} prediction but the datasets "
+                             f"need {task} prediction")
+    ref_cache: dict[int, Scored] = {}
+
+    def ref_scored(j: int | None) -> Scored:
+        """The reference's results on the ID set (``None``) or on OOD row ``j``: on all the documents scored."""
+        if j not in ref_cache:
+            if j is None:
+                ref_cache[j] = id_scored if reference is model else _predict(reference, id_scored.dataset,
+                                                                                  id_scored.ids, **kw)
+            else:
+                ref_cache[j] = (ood_scored[j] if reference is model else
+                                _predict(reference, ood_sets[j], pairs[j][0], **kw))
+        return ref_cache[j]
+
+    boot = resamples > 0
+    sweeps = []
+    for (folder, base), levels in sorted(groups.items()):
+        order = sorted(levels)
+        rows = [report.ood[levels[s]] for s in order]
+        shifts = sorted(set().union(*(r["shifts"] for r in rows)))
+        fallback = [f for f in FAMILIES if any(f in (r["families"] or []) for r in rows)]
+        family = "+".join(rb.sweep_family(ood_sets[levels[order[0]]].location, [r["config"] for r in rows], shifts,
+                                          fallback) or ["unknown"])
+        docs = [pairs[levels[s]][0] for s in order]
+        same_docs = all(d == docs[0] for d in docs)
+        sweep: dict[str, Any] = {
+            "corruption": f"{folder}/{base}", "dataset": folder, "config": base, "family": family,
+            "subfamily": rb.subfamily(shifts), "shifts": shifts, "severities": order, "same_documents": same_docs,
+            "id_value": rows[0]["id_value"] if same_docs else None,
+            "curve": [{"severity": s, "config": r["config"], "dataset": r["dataset"], "documents": r["documents"],
+                       "value": r["value"], "id_value": r["id_value"], "drop": r["drop"],
+                       "relative_drop": r["relative_drop"],
+                       **({"ci": r["ci"]["value"], "drop_ci": r["ci"]["drop"]} if "ci" in r else {})}
+                      for s, r in zip(order, rows)],
+        }
+        if same_docs and "ci" in rows[0]:
+            sweep["id_ci"] = rows[0]["ci"]["id_value"]
+        clean = [r["id_value"] for r in rows]
+        values = [r["value"] for r in rows]
+        sweep["mean_relative_drop"] = rb.mean_relative_drop(clean, values)
+        if reference is not None:
+            ref_id = ref_scored(None)
+            ref_values, ref_clean = [], []
+            for s in order:
+                j = levels[s]
+                ref_values.append(_score_row(ref_scored(j), pairs[j][0])[metric])
+                ref_clean.append(_score_row(ref_id, pairs[j][0])[metric])
+            sweep["reference"] = {"model": ref_name, "values": ref_values, "id_values": ref_clean,
+                                  "id_value": ref_clean[0] if same_docs else None}
+            sweep["ce"] = rb.corruption_error(values, ref_values)
+            sweep["relative_ce"] = rb.relative_corruption_error(values, clean, ref_values, ref_clean)
+        if boot and same_docs:
+            ids = docs[0]
+            stats = [id_scored.stats(ids)] + [ood_scored[levels[s]].stats(ids) for s in order]
+            if reference is not None:
+                stats += [ref_scored(None).stats(ids)] + [ref_scored(levels[s]).stats(ids) for s in order]
+            vals = bootstrap_values(task, stats, resamples, seed)
+            k = len(order)
+            m_id, m_sev = vals[0], vals[1:k + 1]
+            ci = {"mean_relative_drop": percentile_interval(rb.mean_relative_drop([m_id] * k, m_sev), confidence)}
+            if reference is not None:
+                r_id, r_sev = vals[k + 1], vals[k + 2:]
+                ce = rb.corruption_error(m_sev, r_sev)
+                rel = rb.relative_corruption_error(m_sev, [m_id] * k, r_sev, [r_id] * k)
+                ci["ce"] = _nan_interval(ce, confidence)
+                ci["relative_ce"] = _nan_interval(rel, confidence)
+            sweep["ci"] = ci
+        sweeps.append(sweep)
+    families: dict[str, list[dict]] = {}
+    for sweep in sweeps:
+        families.setdefault(sweep["family"], []).append(sweep)
+    order = {f: i for i, f in enumerate(FAMILIES)}
+    fam = sorted(families, key=lambda f: (order.get(f, 99), f))
+    from dogood.robustness import family_file, family_means
+
+    return {
+        "reference": ref_name,
+        "reference_note": reference_note,
+        "families": [{"family": f, "plot": family_file(f), **family_means(families[f])} for f in fam],
+        "all": family_means(sweeps),
+        "sweeps": sweeps,
+    }
+
+
+def _nan_interval(values: np.ndarray, confidence: float) -> list[float] | None:
+    """The percentile interval of resampled ratios, ``None`` when some resample's ratio is undefined."""
+    values = np.asarray(values, dtype=np.float64)
+    return None if np.isnan(values).any() else percentile_interval(values, confidence)
 
 
 _TASK_NAMES = {"token": "token classification (FUNSD-style)", "document": "document classification (RVL-CDIP-style)",
@@ -924,6 +1125,23 @@ def _ci(ci, negate: bool = False) -> str:
     low, high = (-100 * ci[1] + 0.0, -100 * ci[0] + 0.0) if negate else (100 * ci[0], 100 * ci[1])
     fmt = "{:+.2f}" if negate else "{:.2f}"
     return f" [{fmt.format(low)}, {fmt.format(high)}]"
+
+
+def _drop_pct(x) -> str:
+    """A relative drop (positive: below ID), in percent."""
+    return "–" if _bad(x) else f"{100 * x:.1f}%"
+
+
+def _drop_pct_ci(ci) -> str:
+    return f" [{_drop_pct(ci[0])}, {_drop_pct(ci[1])}]" if ci else ""
+
+
+def _ratio_text(x) -> str:
+    return "–" if _bad(x) else f"{x:.3f}"
+
+
+def _ratio_ci(ci) -> str:
+    return f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
 
 
 def _lohi(ci) -> list[str]:

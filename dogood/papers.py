@@ -84,4 +84,12 @@ CITATIONS: dict[str, Citation] = {
         "Guillaume Jaume, Hazım Kemal Ekenel and Jean-Philippe Thiran",
         "FUNSD: A Dataset for Form Understanding in Noisy Scanned Documents",
         "ICDAR Workshops (OST)", 2019, "https://arxiv.org/abs/1905.13538"),
+    "imagenet-c": Citation(
+        "Dan Hendrycks and Thomas Dietterich",
+        "Benchmarking Neural Network Robustness to Common Corruptions and Perturbations",
+        "ICLR", 2019, "https://arxiv.org/abs/1903.12261"),
+    "augraphy": Citation(
+        "Alexander Groleau, Kok Wei Chee, Stefan Larson, Samay Maini and Jonathan Boarman",
+        "Augraphy: A Data Augmentation Library for Document Images",
+        "ICDAR", 2023, "https://arxiv.org/abs/2208.14558"),
 }

@@ -188,3 +188,15 @@ def test_labels_given_as_names_stay_names(builds):
     row["ner_tags"] = [FUNSD_NER_TAGS[t] for t in row["ner_tags"]]
     out = dogood.transform({"shift": "merge", "level": "entity"})(row)
     assert out["ner_tags"] == row["ner_tags"]
+
+
+def test_rows_with_other_labels_keep_them(builds):
+    """CORD-like tag names (given as tag_names) come back as the same integers; dogood rows keep their record."""
+    rename = {"HEADER": "TOTAL", "QUESTION": "MENU.NM", "ANSWER": "MENU.PRICE"}
+    names = ["O"] + [f"{p}-{rename[t]}" for t in ("HEADER", "QUESTION", "ANSWER") for p in ("B", "I")]
+    row = {k: v for k, v in builds["segment"][0].items() if k in HUB_FUNSD}
+    t = dogood.transform({"shift": "merge", "level": "entity"}, tag_names=names)
+    out = t(row)
+    assert out["ner_tags"] == row["ner_tags"]
+    as_names = dict(row, ner_tags=[names[i] for i in row["ner_tags"]])
+    assert t(as_names)["ner_tags"] == as_names["ner_tags"]

@@ -10,6 +10,7 @@ from dogood.shifts.base import SHIFTS, Shift, SkipDocument, make_shift
 from dogood.shifts.image.distort import DistortPage
 from dogood.shifts.image.natural_background import NaturalBackground
 from dogood.shifts.image.reocr import ReOCR
+from dogood.shifts.image.scan_quality import ScanQuality
 from dogood.shifts.layout.bg_drop import BackgroundDrop
 from dogood.shifts.layout.box_stretch import BoxStretch
 from dogood.shifts.layout.center_shift import CenterShift
@@ -63,6 +64,7 @@ __all__ = [
     "NaturalBackground",
     "NumberSwap",
     "ReOCR",
+    "ScanQuality",
     "ValueTextAugment",
     "WordPerturbation",
 ]

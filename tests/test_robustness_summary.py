@@ -1,0 +1,197 @@
+"""dogood eval, issue 18 part 4: severity curves, mean relative drop, corruption error vs a reference, plots."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from dogood.build import build
+from dogood.cli import main
+from dogood.evaluate import evaluate
+from dogood.recipe import load_recipe
+from dogood.robustness import (corruption_error, mean_relative_drop, relative_corruption_error, split_severity,
+                               sweep_family)
+
+# -- the formulas, by hand -------------------------------------------------------------------------------------
+
+MODEL = [0.70, 0.50, 0.25]  # a model's scores at severities 1..3
+MODEL_ID = 0.80
+REF = [0.60, 0.40, 0.20]  # the reference's scores on the same documents
+REF_ID = 0.75
+
+
+def test_corruption_error_is_the_ratio_of_summed_errors():
+    # errors 0.3, 0.5, 0.75 against 0.4, 0.6, 0.8
+    assert corruption_error(MODEL, REF) == ((1 - 0.70) + (1 - 0.50) + (1 - 0.25)) / ((1 - 0.60) + (1 - 0.40) + (1 - 0.20))
+    assert corruption_error(MODEL, REF) == pytest.approx(1.55 / 1.8, abs=1e-15)
+    assert corruption_error(REF, REF) == 1.0
+
+
+def test_relative_corruption_error_sums_each_severitys_gap_to_the_clean_error():
+    got = relative_corruption_error(MODEL, [MODEL_ID] * 3, REF, [REF_ID] * 3)
+    gaps = ((1 - 0.70) - (1 - 0.80)) + ((1 - 0.50) - (1 - 0.80)) + ((1 - 0.25) - (1 - 0.80))
+    ref_gaps = ((1 - 0.60) - (1 - 0.75)) + ((1 - 0.40) - (1 - 0.75)) + ((1 - 0.20) - (1 - 0.75))
+    assert got == gaps / ref_gaps
+    assert got == pytest.approx(0.95 / 1.05, abs=1e-15)
+    # a reference whose errors do not grow: undefined, not infinite
+    assert math.isnan(relative_corruption_error(MODEL, [MODEL_ID] * 3, [REF_ID] * 3, [REF_ID] * 3))
+
+
+def test_mean_relative_drop():
+    got = mean_relative_drop([MODEL_ID] * 3, MODEL)
+    assert got == ((0.80 - 0.70) / 0.80 + (0.80 - 0.50) / 0.80 + (0.80 - 0.25) / 0.80) / 3
+    assert got == pytest.approx((0.125 + 0.375 + 0.6875) / 3, abs=1e-15)
+    assert mean_relative_drop([0.5, 0.4], [0.5, 0.4]) == 0.0
+
+
+def test_the_formulas_take_bootstrap_arrays_elementwise():
+    a = [np.array([0.7, 0.6]), np.array([0.5, 0.5])]
+    r = [np.array([0.6, 0.6]), np.array([0.4, 0.5])]
+    ce = corruption_error(a, r)
+    assert ce.tolist() == [corruption_error([0.7, 0.5], [0.6, 0.4]), corruption_error([0.6, 0.5], [0.6, 0.5])]
+
+
+def test_severity_config_names():
+    assert split_severity("merge@3") == ("merge", 3)
+    assert split_severity("merge_x10_y5@1") == ("merge_x10_y5", 1)
+    assert split_severity("merge") == ("merge", None)
+    assert split_severity("merge@7") == ("merge@7", None)  # levels are 1..5
+    assert split_severity(None) == (None, None)
+    assert sweep_family("", ["a@1", "a@2"], ["merge"], ["image"]) == ["image"]  # no record, no levels: the fallback
+
+
+# -- end to end on real FUNSD ------------------------------------------------------------------------------------
+
+SWEEP = """\
+name: funsd-sweep
+version: 1.0.0
+description: merge and char_deletion at three severities, named as a severities key names them
+source: {kind: funsd}
+splits: [test]
+seed: 0
+configs:
+  merge@1: [{shift: merge, lambda_x: 5, lambda_y: 2, level: entity}]
+  merge@2: [{shift: merge, lambda_x: 20, lambda_y: 10, level: entity}]
+  merge@3: [{shift: merge, lambda_x: 60, lambda_y: 30, level: entity}]
+  char_deletion@1: [{shift: char_deletion, fraction: 0.1}]
+  char_deletion@2: [{shift: char_deletion, fraction: 0.4}]
+  char_deletion@3: [{shift: char_deletion, fraction: 0.9}]
+  merge: [{shift: merge, level: entity}]
+"""
+
+
+@pytest.fixture(scope="module")
+def sweep(funsd_dir, tmp_path_factory):
+    base = tmp_path_factory.mktemp("sweep")
+    (base / "funsd-sweep.yaml").write_text(SWEEP)
+    out = base / "funsd-sweep"
+    build(load_recipe(str(base / "funsd-sweep.yaml")), out, source_path=funsd_dir, limit=5, progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def weak_crf(funsd_train, tmp_path_factory):
+    """A second CRF (30 training forms, 40 iterations): a reference that differs from the model."""
+    from dogood.models.baseline import BaselineTagger, train_baseline
+
+    docs = [funsd_train.load(i) for i in funsd_train.ids()[:30]]
+    path = train_baseline(docs, max_iterations=40).save(tmp_path_factory.mktemp("weak") / "weak.dogood-model")
+    return BaselineTagger.load(path)
+
+
+def _curve_pixels(png, colour=(0x1F, 0x77, 0xB4)):
+    """Pixels of the first curve's colour (matplotlib's C0)."""
+    img = np.asarray(Image.open(png).convert("RGB")).astype(int)
+    return np.abs(img - np.array(colour)).sum(axis=2) < 40
+
+
+def test_eval_reports_severity_curves_equal_to_the_per_config_scores(sweep, trained_baseline, weak_crf, tmp_path):
+    out = tmp_path / "report"
+    code = main(["eval", "--model", str(trained_baseline.source), "--reference", str(weak_crf.source), "--id", "funsd",
+                 "--ood", str(sweep), "--limit", "4", "--bootstrap", "200", "--quiet", "--out", str(out)])
+    assert code == 0
+    data = json.loads((out / "report.json").read_text())
+    rows = {r["config"]: r for r in data["datasets"] if r["role"] == "ood"}
+    rob = data["robustness"]
+    assert rob["reference"] == weak_crf.name
+    by_name = {s["corruption"]: s for s in rob["sweeps"]}
+    assert sorted(by_name) == ["funsd-sweep/char_deletion", "funsd-sweep/merge"]  # `merge` alone is no sweep
+    merge, chars = by_name["funsd-sweep/merge"], by_name["funsd-sweep/char_deletion"]
+    assert (merge["family"], chars["family"]) == ("layout", "text")  # from the build's chains
+    # the reference, scored as a model on its own: the same per-config scores the summary divides by
+    as_model = evaluate(weak_crf, "funsd", str(sweep), limit=4, resamples=0)
+    ref_rows = {r["config"]: r for r in as_model.ood}
+    for sw in (merge, chars):
+        assert sw["severities"] == [1, 2, 3] and sw["same_documents"] is True
+        for point in sw["curve"]:
+            row = rows[point["config"]]
+            assert point["value"] == row["value"] and point["drop"] == row["drop"]
+            assert point["ci"] == row["ci"]["value"] and point["drop_ci"] == row["ci"]["drop"]
+            assert point["documents"] == 4
+        values = [rows[f"{sw['config']}@{s}"]["value"] for s in (1, 2, 3)]
+        clean = rows[f"{sw['config']}@1"]["id_value"]
+        assert sw["id_value"] == clean == data["datasets"][0]["value"]
+        ref = [ref_rows[f"{sw['config']}@{s}"]["value"] for s in (1, 2, 3)]
+        ref_clean = as_model.id["f1"]
+        assert sw["reference"]["values"] == ref and sw["reference"]["id_value"] == ref_clean
+        assert sw["mean_relative_drop"] == mean_relative_drop([clean] * 3, values)
+        assert sw["ce"] == corruption_error(values, ref)
+        rel = relative_corruption_error(values, [clean] * 3, ref, [ref_clean] * 3)
+        assert sw["relative_ce"] == rel or (rel != rel and sw["relative_ce"] is None)
+        assert sw["ci"]["mean_relative_drop"][0] <= sw["mean_relative_drop"] <= sw["ci"]["mean_relative_drop"][1]
+        assert sw["ci"]["ce"][0] <= sw["ce"] <= sw["ci"]["ce"][1]
+    # merging boxes hurts entity F1 at every severity
+    assert all(p["drop"] > 0 for p in merge["curve"])
+    fams = {f["family"]: f for f in rob["families"]}
+    assert fams["layout"]["mce"] == merge["ce"] and fams["text"]["mce"] == chars["ce"]
+    assert rob["all"]["mce"] == pytest.approx((merge["ce"] + chars["ce"]) / 2, abs=1e-15)
+    md = (out / "report.md").read_text()
+    assert "## Robustness across severities (ImageNet-C summaries)" in md
+    assert "![layout shifts by severity](severity-layout.png)" in md and "![text shifts by severity](severity-text.png)" in md
+    assert f"| 2 | merge@2 | 4 | {100 * clean:.2f} | {100 * rows['merge@2']['value']:.2f} [" in md
+    # the plots: a curve drawn from the ID point to severity 3
+    for family in ("layout", "text"):
+        png = out / f"severity-{family}.png"
+        assert png.is_file()
+        curve = _curve_pixels(png)
+        cols = np.flatnonzero(curve.any(axis=0))
+        width = curve.shape[1]
+        assert curve.sum() > 300 and cols.max() - cols.min() > 0.6 * width
+
+
+def test_reference_none_no_sweep_and_a_stale_plot(sweep, trained_baseline, tmp_path, capsys):
+    out = tmp_path / "r"
+    common = ["eval", "--model", str(trained_baseline.source), "--id", "funsd", "--limit", "3", "--bootstrap", "0",
+              "--quiet", "--out", str(out)]
+    assert main([*common, "--ood", f"{sweep}:merge@1", f"{sweep}:merge@2", "--reference", "none"]) == 0
+    data = json.loads((out / "report.json").read_text())
+    (sw,) = data["robustness"]["sweeps"]
+    assert "ce" not in sw and "ci" not in sw and sw["severities"] == [1, 2]
+    assert "No corruption error: --reference none." in (out / "report.md").read_text()
+    assert (out / "severity-layout.png").is_file()
+    # the default reference is the trained baseline; the tests' cache has none: the report says so
+    assert main([*common, "--ood", f"{sweep}:char_deletion@1"]) == 0
+    data = json.loads((out / "report.json").read_text())
+    assert "no trained baseline at" in data["robustness"]["reference_note"]
+    assert not (out / "severity-layout.png").exists() and (out / "severity-text.png").is_file()
+    # no severity config: no summary, no severity plot
+    assert main([*common, "--ood", f"{sweep}:merge"]) == 0
+    data = json.loads((out / "report.json").read_text())
+    assert data["robustness"] is None and not list(out.glob("severity-*.png"))
+    capsys.readouterr()
+    # a reference that does not exist: one line, exit 1
+    assert main([*common, "--ood", f"{sweep}:merge@1", "--reference", str(tmp_path / "nope.dogood-model")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("dogood: error: --reference ") and "does not exist" in err and "Traceback" not in err
+
+
+def test_the_reference_may_be_the_model_itself(sweep, trained_baseline):
+    report = evaluate(trained_baseline, "funsd", [f"{sweep}:merge@1", f"{sweep}:merge@3"], limit=3, resamples=50,
+                      reference=trained_baseline)
+    (sw,) = report.robustness["sweeps"]
+    assert sw["ce"] == 1.0 and sw["relative_ce"] == 1.0 and sw["ci"]["ce"] == [1.0, 1.0]
+    assert sw["severities"] == [1, 3] and sw["reference"]["values"] == [p["value"] for p in sw["curve"]]
