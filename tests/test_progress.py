@@ -91,7 +91,7 @@ def test_an_interrupted_report_write_leaves_the_old_report(tmp_path):
 
     def fake(png):
         return SimpleNamespace(to_markdown=lambda: "# new\n", to_csv=lambda: "new\n", to_json=lambda: "{}\n",
-                               plot=png)
+                               plot=png, severity_plots=lambda: {})
 
     def write_png(path):
         Path(path).write_bytes(b"png")
@@ -105,7 +105,8 @@ def test_an_interrupted_report_write_leaves_the_old_report(tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         EvalReport.write(SimpleNamespace(to_markdown=lambda: "# newer\n", to_csv=lambda: "x\n",
-                                         to_json=lambda: "[]\n", plot=interrupted), tmp_path)
+                                         to_json=lambda: "[]\n", plot=interrupted, severity_plots=lambda: {}),
+                         tmp_path)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # the old report, no temporary file
 
 
