@@ -568,3 +568,17 @@ def _decode(path: Path, photo: CocoPhoto, min_size: int, *, downloaded: bool) ->
     pixels = np.ascontiguousarray(pixels, dtype=np.uint8)
     pixels.flags.writeable = False
     return pixels
+
+
+def photo_credits(pool: CocoPool, photo_ids) -> list[dict]:
+    """The data card's credits for the photos ``photo_ids`` of ``pool``: COCO id, Flickr page, licence, and
+    whether it is ShareAlike (the form of :meth:`dogood.shifts.base.Shift.credits`)."""
+    out = []
+    for photo_id in photo_ids:
+        photo = pool.get(int(photo_id))
+        out.append({"id": photo.id, "title": f"[COCO {photo.id}](https://cocodataset.org/#explore?id={photo.id})",
+                    "url": photo.flickr_url or photo.coco_url,
+                    "license": photo.license_name, "license_url": photo.license_url,
+                    "share_alike": "ShareAlike" in photo.license_name,
+                    "source_dataset": "extended|other-coco-2017"})
+    return out
