@@ -18,8 +18,8 @@ Light (:func:`light_field`): Lambertian shading from the lifted page's
 normals under one directional light, a linear lighting gradient across the
 frame and a soft cast shadow (a half-plane with a blurred edge), all on the
 coarse grid of the map and upsampled with it. Then the camera's effects
-(:func:`camera_effects`): defocus (Gaussian blur), sensor noise and JPEG at
-a drawn quality.
+(:func:`render`): defocus (Gaussian blur), sensor noise and JPEG at a drawn
+quality.
 
 Written here rather than taken from a library: augraphy's ``LightingGradient``,
 ``ShadowCast`` and ``NoiseTexturize`` change pixels only, draw from the
@@ -263,61 +263,96 @@ def texture(rng: np.random.Generator, size: int = 256) -> np.ndarray:
     return np.clip(base[None, None, :] * tone[..., None], 0, 255).astype(np.uint8)
 
 
-def surface_image(surface: np.ndarray, camera: Camera, coarse_hits: np.ndarray, size: Size,
-                  rng: np.random.Generator, darken: float) -> np.ndarray:
-    """``surface`` (RGB) laid on the plane under the page so that it covers what the camera sees (random
-    offset for the rest), seen through the camera's plane homography, times ``darken``."""
-    width, height = size
-    sh, sw = surface.shape[:2]
+def surface_homography(surface_size: Size, camera: Camera, coarse_hits: np.ndarray,
+                       rng: np.random.Generator) -> np.ndarray:
+    """The homography from a surface image of ``surface_size`` to the frame: the image laid on the plane under
+    the page so that it covers all the camera sees (at a random offset where it is larger), seen by ``camera``."""
+    sw, sh = surface_size
     lo, hi = coarse_hits.reshape(-1, 2).min(axis=0), coarse_hits.reshape(-1, 2).max(axis=0)
     extent = np.maximum(hi - lo, 1.0)
     k = min(sw / extent[0], sh / extent[1])  # surface pixels per page pixel
     room = np.array([sw, sh]) / k - extent
     origin = lo - rng.uniform(0, 1, 2) * room
     to_surface = np.array([[k, 0, -k * origin[0]], [0, k, -k * origin[1]], [0, 0, 1.0]])
-    homography = camera.plane_homography() @ np.linalg.inv(to_surface)
-    seen = cv2.warpPerspective(surface, homography, (width, height), flags=cv2.INTER_LINEAR,
-                               borderMode=cv2.BORDER_REFLECT)
-    if darken != 1.0:
-        seen = cv2.convertScaleAbs(seen, alpha=darken)
-    return seen
+    return camera.plane_homography() @ np.linalg.inv(to_surface)
 
 
 # -- the picture -------------------------------------------------------------------------------------------------------
 
-def compose(page: np.ndarray, surface: np.ndarray, backward: np.ndarray, light: np.ndarray,
-            tint: np.ndarray, interpolation: int = cv2.INTER_CUBIC) -> np.ndarray:
-    """The frame: ``page`` (``HxW`` or ``HxWx3`` uint8) through ``backward`` over ``surface`` (RGB, frame size),
-    everything times ``light`` (frame-size float32) and the light's colour ``tint`` (3 floats). RGB uint8."""
+#: Frame pixel to half-resolution pixel (pixel centres kept: x_half = (x - 0.5) / 2).
+_HALF = np.array([[0.5, 0, -0.25], [0, 0.5, -0.25], [0, 0, 1.0]])
+
+
+def page_alpha(coarse_hits: np.ndarray, size: Size, step: int = 8) -> np.ndarray:
+    """Coverage (0-1, float32) of each frame pixel by the page: the signed distance, in page pixels, of its ray's
+    hit to the page's border, evaluated on the map's coarse grid, upsampled with it and clipped (a one-pixel
+    anti-aliased edge)."""
+    width, height = size
+    u, v = coarse_hits[..., 0], coarse_hits[..., 1]
+    inside = np.minimum(np.minimum(u + 0.5, width - 0.5 - u), np.minimum(v + 0.5, height - 0.5 - v))
+    distance = upsample_grid(inside.astype(np.float32), width, height, step)
+    return np.clip(distance + 0.5, 0.0, 1.0)
+
+
+def render(page: np.ndarray, surface: np.ndarray, homography: np.ndarray, backward: np.ndarray, alpha: np.ndarray,
+           light: np.ndarray, *, tint: float, darken: float, blur: float, noise: float,
+           rng: np.random.Generator, interpolation: int = cv2.INTER_CUBIC) -> np.ndarray:
+    """The photographed frame, BGR (OpenCV's order) uint8 of ``backward``'s size.
+
+    The page (``HxW`` or ``HxWx3`` uint8) is resampled through ``backward``
+    over ``surface`` (RGB, drawn through ``homography`` and darkened by
+    ``darken``: the exposure is set for the paper), blended by ``alpha``, and
+    multiplied by ``light`` (frame-size float32); ``tint`` (-1..1) warms
+    (> 0) or cools the light. Then the camera: defocus (Gaussian, ``blur``
+    pixels sigma) and luminance sensor noise (``noise`` grey levels standard
+    deviation; the sum of two uniform bytes from ``rng``, triangular).
+
+    Luminance is rendered at full resolution and chroma at half (YCrCb, as
+    cameras and JPEG keep it): a grey page needs only one full-size resampling.
+    """
     height, width = backward.shape[:2]
-    warped = cv2.remap(page, backward, None, interpolation, borderMode=cv2.BORDER_REPLICATE)
-    ones = np.full(page.shape[:2], 255, np.uint8)
-    alpha = cv2.remap(ones, backward, None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-    weight = alpha.astype(np.float32) * np.float32(1 / 255)
-    if warped.ndim == 2:
-        warped = cv2.cvtColor(warped, cv2.COLOR_GRAY2RGB)
-    mixed = cv2.blendLinear(warped, surface, weight, 1.0 - weight)
-    gain = cv2.merge([light * np.float32(t) for t in tint])
-    return cv2.multiply(mixed, gain, dtype=cv2.CV_8U)
-
-
-def camera_effects(frame: np.ndarray, rng: np.random.Generator, blur: float, noise: float) -> np.ndarray:
-    """Defocus (Gaussian blur of ``blur`` pixels sigma) then sensor noise (luminance, ``noise`` grey levels
-    standard deviation: the sum of two uniform bytes, triangular, from ``rng``)."""
+    half = ((width + 1) // 2, (height + 1) // 2)
+    # the surface at half size (it is far less sharp than the page anyway), darker and duller (the exposure is
+    # set for the paper: Y * darken, chroma pulled to grey), its luminance brought to full size
+    seen = cv2.warpPerspective(cv2.cvtColor(surface, cv2.COLOR_RGB2YCrCb), _HALF @ homography, half,
+                               flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    dim = np.float32([[darken, 0, 0, 0], [0, darken, 0, 128 * (1 - darken)], [0, 0, darken, 128 * (1 - darken)]])
+    seen = cv2.transform(seen, dim)
+    surface_y, surface_cr, surface_cb = cv2.split(seen)
+    surface_y = cv2.resize(surface_y, (width, height), interpolation=cv2.INTER_LINEAR)
+    alpha_half = cv2.resize(alpha, half, interpolation=cv2.INTER_AREA)
+    if page.ndim == 3:
+        page_ycc = cv2.cvtColor(page, cv2.COLOR_RGB2YCrCb)
+        page_y = cv2.remap(page_ycc[..., 0], backward, None, interpolation, borderMode=cv2.BORDER_REPLICATE)
+        half_map = cv2.resize(backward, half, interpolation=cv2.INTER_AREA)
+        _, page_cr, page_cb = cv2.split(cv2.remap(page_ycc, half_map, None, cv2.INTER_LINEAR,
+                                                  borderMode=cv2.BORDER_REPLICATE))
+    else:
+        page_y = cv2.remap(page, backward, None, interpolation, borderMode=cv2.BORDER_REPLICATE)
+        page_cr = page_cb = np.full(half[::-1], 128, np.uint8)
+    # luminance: page over surface (blendLinear: one pass), lit, defocused, with sensor noise
+    luma = cv2.multiply(cv2.blendLinear(page_y, surface_y, alpha, 1.0 - alpha), light, dtype=cv2.CV_32F)
+    luma_half = cv2.resize(luma, half, interpolation=cv2.INTER_AREA)
     if blur > 0:
-        frame = cv2.GaussianBlur(frame, (0, 0), blur)
+        luma = cv2.GaussianBlur(luma, (0, 0), blur)
     if noise > 0:
-        height, width = frame.shape[:2]
         raw = np.frombuffer(rng.bytes(2 * height * width), np.uint8).reshape(2, height, width)
-        centred = cv2.add(raw[0], raw[1], dtype=cv2.CV_16S) - np.int16(255)  # -255..255, std 104.2
-        grain = cv2.merge([centred] * 3)
-        frame = cv2.addWeighted(frame, 1.0, grain, noise / 104.2, 0.0, dtype=cv2.CV_8U)
-    return frame
+        grain = cv2.add(raw[0], raw[1], dtype=cv2.CV_16S)  # 0..510, mean 255, std 104.2
+        luma = cv2.addWeighted(luma, 1.0, grain, noise / 104.2, -255 * noise / 104.2, dtype=cv2.CV_8U)
+    else:
+        luma = cv2.add(luma, 0.0, dtype=cv2.CV_8U)  # saturated, rounded
+    # chroma at half size: page over surface; the light's colour adds an offset proportional to brightness
+    chroma = []
+    for page_c, surface_c, sign in ((page_cr, surface_cr, 1), (page_cb, surface_cb, -1)):
+        mixed = cv2.blendLinear(page_c, surface_c, alpha_half, 1.0 - alpha_half)
+        mixed = cv2.addWeighted(mixed, 1.0, luma_half, sign * tint * 0.06, 0.0, dtype=cv2.CV_8U)
+        chroma.append(cv2.resize(mixed, (width, height), interpolation=cv2.INTER_LINEAR))
+    return cv2.cvtColor(cv2.merge([luma, *chroma]), cv2.COLOR_YCrCb2BGR)
 
 
 def encode_jpeg(frame: np.ndarray, quality: int) -> bytes:
-    """RGB ``frame`` as JPEG bytes at ``quality`` (OpenCV's encoder, 4:2:0 as cameras store it)."""
-    ok, data = cv2.imencode(".jpg", cv2.cvtColor(frame, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+    """BGR ``frame`` as JPEG bytes at ``quality`` (OpenCV's encoder, 4:2:0 as cameras store it)."""
+    ok, data = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
     if not ok:
         raise ValueError("OpenCV could not encode the frame as JPEG")
     return data.tobytes()

@@ -10,13 +10,13 @@ from pydantic import Field, Strict
 from dogood.capture import (
     Camera,
     HeightField,
-    camera_effects,
     capture_map,
-    compose,
     encode_jpeg,
     light_direction,
     light_field,
-    surface_image,
+    page_alpha,
+    render,
+    surface_homography,
     texture,
 )
 from dogood.coco import photo_credits
@@ -191,13 +191,13 @@ class CapturePage(Shift):
         else:
             behind = texture(rng)
             tallies = {"surface": {"texture": 1}}
+        homography = surface_homography((behind.shape[1], behind.shape[0]), camera, coarse, rng)
         darken = rng.uniform(0.55, 0.9)  # exposure is set for the white paper: the surface looks darker
-        seen = surface_image(behind, camera, coarse, size, rng, darken)
-        warm = rng.uniform(-0.05, 0.05)
-        tint = np.array([1.0 + warm, 1.0, 1.0 - warm]) / (1.0 + abs(warm))
+        tint = rng.uniform(-1.0, 1.0)
         pixels = doc.image.to_array()
-        frame = compose(pixels, seen, backward, brightness, tint, INTERPOLATIONS[self.interpolation])
-        frame = camera_effects(frame, rng, self.blur, self.noise)
+        frame = render(pixels, behind, homography, backward, page_alpha(coarse, size), brightness, tint=tint,
+                       darken=darken, blur=self.blur, noise=self.noise, rng=rng,
+                       interpolation=INTERPOLATIONS[self.interpolation])
         quality = int(rng.integers(self.quality[0], self.quality[1] + 1))
         image = PageImage.from_bytes(encode_jpeg(frame, quality), verify=False)
 
