@@ -380,3 +380,23 @@ def nonrigid_displacement(backward: np.ndarray, size: Size, step: int = 8) -> fl
     fit = (rows @ solution).reshape(-1, 2)
     scale = math.hypot(solution[0], solution[1])
     return float(np.linalg.norm(fit - dst, axis=1).mean() / (scale * width))
+
+
+def word_contrast(pixels: np.ndarray, boxes) -> float:
+    """Median over word boxes of the ink's contrast: the median luminance of the box's brighter pixels minus
+    that of its darker ones (split at the box's mean; medians, so sensor noise hardly moves it). Blur, JPEG,
+    shading and shadow lower it; 0 without boxes."""
+    luma = pixels if pixels.ndim == 2 else cv2.cvtColor(pixels, cv2.COLOR_RGB2GRAY)
+    height, width = luma.shape
+    out = []
+    for x0, y0, x1, y1 in np.asarray(boxes, np.int64).reshape(-1, 4):
+        x0, x1 = max(int(x0), 0), min(int(x1), width)
+        y0, y1 = max(int(y0), 0), min(int(y1), height)
+        inside = luma[y0:y1, x0:x1].astype(np.float32).ravel()
+        if inside.size < 4:
+            continue
+        split = inside.mean()
+        dark, bright = inside[inside < split], inside[inside >= split]
+        if len(dark) and len(bright):
+            out.append(float(np.median(bright) - np.median(dark)))
+    return float(np.median(out)) if out else 0.0
