@@ -89,28 +89,28 @@ class CapturePage(Shift):
         surface: Literal["photo", "texture"] = Field("photo", description=(
             "what the page lies on: a COCO photo (drawn per document, licences allowing derivatives) or a drawn "
             "desk texture"))
-        tilt: params.Real = Field(10.0, ge=0, le=40, description="the camera's tilt from straight above, degrees "
+        tilt: params.Real = Field(7.0, ge=0, le=40, description="the camera's tilt from straight above, degrees "
                                                                  "(drawn in 0.5-1 of it, about a random axis)")
         roll: params.Real = Field(3.0, ge=0, le=45, description="the page's rotation in the frame, degrees (drawn "
                                                                 "within +-roll)")
         distance: params.Real = Field(2.0, gt=0.5, le=20, description="the camera's distance from the page centre, "
                                                                       "in the page's longer side (nearer: stronger "
                                                                       "perspective)")
-        bend: params.Real = Field(0.015, ge=0, le=0.06, description="height of the page's bend (a cosine across "
+        bend: params.Real = Field(0.01, ge=0, le=0.06, description="height of the page's bend (a cosine across "
                                                                     "it), fraction of its longer side")
         folds: params.Integer = Field(1, ge=0, le=4, description="creases (DocUNet folds) across the page")
-        fold: params.Real = Field(0.004, ge=0, le=0.02, description="height of each crease, fraction of the "
+        fold: params.Real = Field(0.003, ge=0, le=0.02, description="height of each crease, fraction of the "
                                                                     "longer side")
         margin: params.Real = Field(0.05, ge=0, lt=0.4, description="surface shown around the page, fraction of "
                                                                     "the frame's width and height on every side")
-        shading: params.Real = Field(0.5, ge=0, le=1, description="weight of the Lambertian term (0: the page's "
+        shading: params.Real = Field(0.4, ge=0, le=1, description="weight of the Lambertian term (0: the page's "
                                                                   "normals do not matter)")
-        gradient: params.Real = Field(0.12, ge=0, le=0.5, description="lighting gradient across the frame: "
+        gradient: params.Real = Field(0.1, ge=0, le=0.5, description="lighting gradient across the frame: "
                                                                       "brightness 1 +- gradient")
-        shadow: params.Real = Field(0.2, ge=0, le=0.8, description="depth of the cast shadow (drawn in 0.5-1 of it)")
-        blur: params.Real = Field(0.5, ge=0, le=4, description="defocus: Gaussian sigma in pixels")
-        noise: params.Real = Field(3.0, ge=0, le=30, description="sensor noise, grey levels (standard deviation)")
-        quality: params.Integers = Field((75, 90), description="JPEG quality drawn in this range (inclusive)")
+        shadow: params.Real = Field(0.15, ge=0, le=0.8, description="depth of the cast shadow (drawn in 0.5-1 of it)")
+        blur: params.Real = Field(0.2, ge=0, le=4, description="defocus: Gaussian sigma in pixels")
+        noise: params.Real = Field(2.0, ge=0, le=30, description="sensor noise, grey levels (standard deviation)")
+        quality: params.Integers = Field((85, 95), description="JPEG quality drawn in this range (inclusive)")
         reproject: Literal["ink", "box"] = Field("ink", description="ink: the warped ink inside each word box; box: "
                                                                     "the warped word box")
         interpolation: Literal[tuple(INTERPOLATIONS)] = Field("cubic", description="the page's resampling")
@@ -125,16 +125,16 @@ class CapturePage(Shift):
     #: Levels 1-5. Measured on the 50 FUNSD test pages (``bench/measure_capture.py``): the mean non-rigid
     #: displacement (page widths, beyond the best similarity) and the ink's contrast kept, see the README.
     severities: ClassVar[dict[int, dict[str, Any]]] = {
-        1: {"tilt": 5.0, "roll": 2.0, "bend": 0.008, "folds": 1, "fold": 0.002, "shading": 0.3, "gradient": 0.08,
-            "shadow": 0.1, "blur": 0.3, "noise": 2.0, "quality": [85, 95]},
-        2: {"tilt": 10.0, "roll": 3.0, "bend": 0.015, "folds": 1, "fold": 0.004, "shading": 0.5, "gradient": 0.12,
-            "shadow": 0.2, "blur": 0.5, "noise": 3.0, "quality": [75, 90]},
-        3: {"tilt": 16.0, "roll": 5.0, "bend": 0.025, "folds": 1, "fold": 0.006, "shading": 0.6, "gradient": 0.18,
-            "shadow": 0.3, "blur": 0.7, "noise": 4.5, "quality": [65, 80]},
-        4: {"tilt": 23.0, "roll": 7.0, "bend": 0.035, "folds": 2, "fold": 0.008, "shading": 0.7, "gradient": 0.24,
-            "shadow": 0.4, "blur": 1.0, "noise": 6.0, "quality": [50, 70]},
-        5: {"tilt": 30.0, "roll": 10.0, "bend": 0.045, "folds": 2, "fold": 0.01, "shading": 0.8, "gradient": 0.3,
-            "shadow": 0.5, "blur": 1.4, "noise": 8.0, "quality": [35, 55]},
+        1: {"tilt": 4.0, "roll": 2.0, "bend": 0.006, "folds": 1, "fold": 0.002, "shading": 0.3, "gradient": 0.06,
+            "shadow": 0.1, "blur": 0.0, "noise": 1.0, "quality": [90, 95]},
+        2: {"tilt": 7.0, "roll": 3.0, "bend": 0.01, "folds": 1, "fold": 0.003, "shading": 0.4, "gradient": 0.1,
+            "shadow": 0.15, "blur": 0.2, "noise": 2.0, "quality": [85, 95]},
+        3: {"tilt": 10.0, "roll": 4.0, "bend": 0.015, "folds": 1, "fold": 0.004, "shading": 0.5, "gradient": 0.14,
+            "shadow": 0.2, "blur": 0.35, "noise": 3.0, "quality": [80, 90]},
+        4: {"tilt": 18.0, "roll": 6.0, "bend": 0.03, "folds": 2, "fold": 0.007, "shading": 0.65, "gradient": 0.22,
+            "shadow": 0.35, "blur": 0.7, "noise": 5.0, "quality": [65, 80]},
+        5: {"tilt": 26.0, "roll": 9.0, "bend": 0.045, "folds": 2, "fold": 0.01, "shading": 0.8, "gradient": 0.3,
+            "shadow": 0.5, "blur": 1.1, "noise": 7.0, "quality": [45, 65]},
     }
 
     def setup(self) -> None:
