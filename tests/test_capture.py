@@ -160,7 +160,9 @@ def test_photo_surface_is_credited(funsd_test):
 
 def test_recipes_offer_capture_and_keep_their_configs():
     funsd_i, i2 = load_recipe(RECIPES / "funsd-i.yaml"), load_recipe(RECIPES / "rvl-cdip-i2.yaml")
-    assert list(funsd_i.configs)[-2:] == ["capture", "capture_reocr"]
+    names = list(funsd_i.configs)
+    assert names[names.index("capture"):names.index("capture") + 2] == ["capture", "capture_reocr"]
+    assert funsd_i.configs["capture_reocr"] == [{"shift": "capture"}, {"shift": "reocr"}]
     assert list(i2.configs)[-2:] == ["capture", "capture_kept_words"]
     assert {"distort", "perspective", "curl", "fold", "distort_reocr"} <= set(funsd_i.configs)
     assert {"distort", "distort_kept_words", "perspective", "curl", "fold"} <= set(i2.configs)
