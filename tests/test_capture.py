@@ -16,7 +16,7 @@ from dogood.recipe import load_recipe
 from dogood.shifts import CapturePage, make_shift
 
 
-def rectangles_doc(width=600, height=800, seed=0) -> tuple[Document, np.ndarray]:
+def rectangles_doc(width=600, height=800, seed=0, rgb=False) -> tuple[Document, np.ndarray]:
     """A light page with 30 "words" of black bars 3 px wide, 3 px apart (each word's box their bounds grown by 3 px)."""
     rng = np.random.default_rng(seed)
     pixels = np.full((height, width), 235, np.uint8)
@@ -30,6 +30,9 @@ def rectangles_doc(width=600, height=800, seed=0) -> tuple[Document, np.ndarray]
                 pixels[y0:y0 + h, x:x + 3] = 10
     words = tuple(Word(f"w{i}", (x0 - 3, y0 - 3, x1 + 3, y1 + 3)) for i, (x0, y0, x1, y1) in enumerate(rects))
     entities = (Entity(0, "question", (0, 1), ((0, 1),)), Entity(1, "answer", (2,), ()))
+    if rgb:  # blue ink on cream paper
+        pixels = np.dstack([np.where(pixels < 128, 20, 240), np.where(pixels < 128, 30, 230),
+                            np.where(pixels < 128, 120, 200)]).astype(np.uint8)
     doc = Document(id="rects", image=PageImage.from_array(pixels), words=words, entities=entities, label="form")
     return doc, np.array(rects)
 
@@ -53,8 +56,9 @@ def on_page(shift, doc, seed, erode=3):
 
 @pytest.mark.parametrize("level", [1, 3, 5])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_reprojected_boxes_hold_the_ink(level, seed):
-    doc, _ = rectangles_doc(seed=seed)
+@pytest.mark.parametrize("rgb", [False, True], ids=["grey", "rgb"])
+def test_reprojected_boxes_hold_the_ink(level, seed, rgb):
+    doc, _ = rectangles_doc(seed=seed, rgb=rgb)
     shift, outcome = captured(doc, seed, **CapturePage.severities[level])
     out = outcome.doc
     luma = np.asarray(out.image.to_pil().convert("L"), dtype=np.float32)
