@@ -40,6 +40,10 @@ from dogood.warp import coarse_grid, page_outline, upsample_grid
 
 Size = tuple[int, int]
 
+#: Spacing, in frame pixels, of the coarse grid on which rays are cast and light is computed (upsampled
+#: bilinearly; the page's surface is smooth at that scale, and pixels and boxes follow the same upsampled map).
+STEP = 16
+
 
 # -- the page's surface ------------------------------------------------------------------------------------------------
 
@@ -181,11 +185,14 @@ def hit_points(camera: Camera, field: HeightField, pixels: np.ndarray, iteration
     for _ in range(iterations):
         t = (-h - c[2]) / rays[..., 2]
         points = c[:2] + t[..., None] * rays[..., :2]
-        h = field.height(points)
+        new = field.height(points)
+        if np.abs(new - h).max(initial=0.0) < 1e-3:  # converged (a thousandth of a pixel)
+            break
+        h = new
     return points
 
 
-def capture_map(size: Size, camera: Camera, field: HeightField, margin: float, step: int = 8):
+def capture_map(size: Size, camera: Camera, field: HeightField, margin: float, step: int = STEP):
     """The fitted camera, the backward map ``(H, W, 2)`` float32 of the frame (page coordinates of every pixel's
     ray, on the page or the surface around it), and the map's coarse grid (page coordinates per node)."""
     width, height = size
@@ -248,7 +255,7 @@ TEXTURE_COLOURS = ((120, 84, 52), (150, 110, 70), (90, 60, 40), (70, 70, 75), (4
                    (60, 80, 60), (110, 40, 35))
 
 
-def texture(rng: np.random.Generator, size: int = 256) -> np.ndarray:
+def texture(rng: np.random.Generator, size: int = 160) -> np.ndarray:
     """A ``size x size`` RGB surface: a desk colour with low-frequency blotches and wood-like streaks."""
     base = np.array(TEXTURE_COLOURS[int(rng.integers(len(TEXTURE_COLOURS)))], dtype=np.float32)
     blotches = cv2.resize(rng.standard_normal((6, 6)).astype(np.float32), (size, size),
@@ -283,15 +290,15 @@ def surface_homography(surface_size: Size, camera: Camera, coarse_hits: np.ndarr
 _HALF = np.array([[0.5, 0, -0.25], [0, 0.5, -0.25], [0, 0, 1.0]])
 
 
-def page_alpha(coarse_hits: np.ndarray, size: Size, step: int = 8) -> np.ndarray:
+def page_alpha(coarse_hits: np.ndarray, size: Size, step: int = STEP) -> np.ndarray:
     """Coverage (0-1, float32) of each frame pixel by the page: the signed distance, in page pixels, of its ray's
     hit to the page's border, evaluated on the map's coarse grid, upsampled with it and clipped (a one-pixel
     anti-aliased edge)."""
     width, height = size
     u, v = coarse_hits[..., 0], coarse_hits[..., 1]
-    inside = np.minimum(np.minimum(u + 0.5, width - 0.5 - u), np.minimum(v + 0.5, height - 0.5 - v))
-    distance = upsample_grid(inside.astype(np.float32), width, height, step)
-    return np.clip(distance + 0.5, 0.0, 1.0)
+    inside = np.minimum(np.minimum(u + 1.0, width - u), np.minimum(v + 1.0, height - v))  # distance + 0.5
+    coverage = np.array(upsample_grid(inside.astype(np.float32), width, height, step))  # contiguous
+    return np.minimum(np.maximum(coverage, 0.0, out=coverage), 1.0, out=coverage)
 
 
 def render(page: np.ndarray, surface: np.ndarray, homography: np.ndarray, backward: np.ndarray, alpha: np.ndarray,

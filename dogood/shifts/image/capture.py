@@ -8,6 +8,7 @@ import numpy as np
 from pydantic import Field, Strict
 
 from dogood.capture import (
+    STEP,
     Camera,
     HeightField,
     capture_map,
@@ -122,8 +123,11 @@ class CapturePage(Shift):
             None, description="COCO annotation file(s) of the photo pool (null: the shared data's, else COCO "
                               "2017 val)")
 
-    #: Levels 1-5. Measured on the 50 FUNSD test pages (``bench/measure_capture.py``): the mean non-rigid
-    #: displacement (page widths, beyond the best similarity) and the ink's contrast kept, see the README.
+    #: Levels 1-5 (the default is level 2). Measured on the 50 FUNSD test pages (``bench/measure_capture.py``):
+    #: the page's mean non-rigid displacement (beyond the best similarity) 0.0027, 0.0047, 0.0068, 0.0132, 0.0209
+    #: page widths; the ink's contrast kept (:func:`dogood.capture.word_contrast`) 0.88, 0.85, 0.78, 0.42, 0.27;
+    #: median IoU of the re-projected boxes with Tesseract's words 0.87, 0.85, 0.75, 0, 0 (Tesseract reads 79, 76,
+    #: 67, 36, 3% of the words it read on the scan). Defocus costs Tesseract most at FUNSD's ~100 dpi.
     severities: ClassVar[dict[int, dict[str, Any]]] = {
         1: {"tilt": 4.0, "roll": 2.0, "bend": 0.006, "folds": 1, "fold": 0.002, "shading": 0.3, "gradient": 0.06,
             "shadow": 0.1, "blur": 0.0, "noise": 1.0, "quality": [90, 95]},
@@ -179,9 +183,9 @@ class CapturePage(Shift):
         size = (doc.width, doc.height)
         camera, field, backward, coarse = self.geometry(doc, rng)
         light = light_direction(rng)
-        brightness = light_field(coarse_grid(doc.width, doc.height, 8), coarse, size, field, light,
+        brightness = light_field(coarse_grid(doc.width, doc.height, STEP), coarse, size, field, light,
                                  self.shading, self.gradient, self.shadow, rng)
-        brightness = upsample_grid(brightness, doc.width, doc.height, 8)
+        brightness = upsample_grid(brightness, doc.width, doc.height, STEP)
         tallies: dict[str, dict[str, int]]
         if self.surface == "photo":
             pool = self.pool
@@ -203,7 +207,7 @@ class CapturePage(Shift):
 
         ink = ink_mask(pixels, doc.boxes) if self.reproject == "ink" and doc.words else None
         boxes, found = reproject_boxes(doc.boxes, backward, size, ink=ink)
-        words = tuple(Word(w.text, tuple(int(v) for v in b)) for w, b in zip(doc.words, boxes))
+        words = tuple(Word(w.text, tuple(b)) for w, b in zip(doc.words, boxes.tolist()))
         counts = {"words": len(words), "fallback_boxes": found["fallback_boxes"]}
         if "no_ink" in found:
             counts["no_ink"] = found["no_ink"]
