@@ -338,7 +338,7 @@ def render(page: np.ndarray, surface: np.ndarray, homography: np.ndarray, backwa
         page_y = cv2.remap(page, backward, None, interpolation, borderMode=cv2.BORDER_REPLICATE)
         page_cr = page_cb = np.full(half[::-1], 128, np.uint8)
     # luminance: page over surface (blendLinear: one pass), lit, defocused, with sensor noise
-    luma = cv2.multiply(cv2.blendLinear(page_y, surface_y, alpha, 1.0 - alpha), light, dtype=cv2.CV_32F)
+    luma = cv2.multiply(cv2.blendLinear(page_y, surface_y, alpha, 1.0 - alpha), light, dtype=cv2.CV_8U)
     luma_half = cv2.resize(luma, half, interpolation=cv2.INTER_AREA)
     if blur > 0:
         luma = cv2.GaussianBlur(luma, (0, 0), blur)
@@ -346,8 +346,6 @@ def render(page: np.ndarray, surface: np.ndarray, homography: np.ndarray, backwa
         raw = np.frombuffer(rng.bytes(2 * height * width), np.uint8).reshape(2, height, width)
         grain = cv2.add(raw[0], raw[1], dtype=cv2.CV_16S)  # 0..510, mean 255, std 104.2
         luma = cv2.addWeighted(luma, 1.0, grain, noise / 104.2, -255 * noise / 104.2, dtype=cv2.CV_8U)
-    else:
-        luma = cv2.add(luma, 0.0, dtype=cv2.CV_8U)  # saturated, rounded
     # chroma at half size: page over surface; the light's colour adds an offset proportional to brightness
     chroma = []
     for page_c, surface_c, sign in ((page_cr, surface_cr, 1), (page_cb, surface_cb, -1)):

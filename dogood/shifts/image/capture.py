@@ -190,7 +190,7 @@ class CapturePage(Shift):
         if self.surface == "photo":
             pool = self.pool
             photo = pool.choose(rng)
-            behind = pool.load(photo)
+            behind = pool.load_reduced(photo, 2)  # seen at about half its size: decoded at half
             tallies = {"photo": {str(photo.id): 1}, "licence": {photo.license_name: 1}}
         else:
             behind = texture(rng)
