@@ -29,6 +29,7 @@ import argparse
 import os
 import random
 import statistics
+import tempfile
 import time
 from pathlib import Path
 
@@ -63,6 +64,11 @@ def main() -> None:
 
     cv2.setNumThreads(1)
     import augraphy
+
+    args.source = str(Path(args.source).resolve())
+    if os.environ.get("DOGOOD_DATA_DIR"):
+        os.environ["DOGOOD_DATA_DIR"] = str(Path(os.environ["DOGOOD_DATA_DIR"]).resolve())
+    os.chdir(tempfile.mkdtemp(prefix="dogood-bench-capture-"))  # augraphy writes an augraphy_cache/ folder here
 
     source = FunsdSource(root=args.source, split="test")
     docs = [source.load(i) for i in source.ids()[: args.docs]]
