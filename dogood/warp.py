@@ -340,6 +340,26 @@ def _upsample(coarse: np.ndarray, width: int, height: int, step: int) -> np.ndar
     return big[step:step + height, step:step + width]  # a view: OpenCV takes strided rows
 
 
+def coarse_grid(width: int, height: int, step: int) -> np.ndarray:
+    """Canvas coordinates ``(gh, gw, 2)`` of the nodes at which a map is evaluated every ``step`` pixels, so that
+    :func:`upsample_grid` interpolates every canvas pixel between two nodes (as :func:`warps_map` does)."""
+    gw, gh = (int(math.ceil((n - 0.5) / step + 1.5)) for n in (width, height))
+    xs = (np.arange(gw) - 0.5) * step - 0.5
+    ys = (np.arange(gh) - 0.5) * step - 0.5
+    return np.stack(np.meshgrid(xs, ys), axis=-1)
+
+
+def upsample_grid(coarse: np.ndarray, width: int, height: int, step: int) -> np.ndarray:
+    """Values on :func:`coarse_grid`'s nodes (``(gh, gw, c)`` or ``(gh, gw)`` float32) brought to every canvas pixel,
+    bilinearly."""
+    return _upsample(coarse, width, height, step)
+
+
+def page_outline(width: int, height: int, spacing: float = 4.0) -> np.ndarray:
+    """Points along the page's border (pixel centres of the outermost pixels), about ``spacing`` apart."""
+    return _outline(width, height, spacing)
+
+
 def distortion_map(size: Size, rng: np.random.Generator, kinds: Sequence[str] = ("perspective", "curve", "fold"), *,
                    strength: float = 0.5, folds: int = 1, margin: float = 0.05, step: int = 8,
                    canvas: str = "page") -> np.ndarray:

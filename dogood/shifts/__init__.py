@@ -7,6 +7,7 @@ when imported here. Shared machinery lives outside the shift modules
 """
 
 from dogood.shifts.base import SHIFTS, Shift, SkipDocument, make_shift
+from dogood.shifts.image.capture import CapturePage
 from dogood.shifts.image.distort import DistortPage
 from dogood.shifts.image.natural_background import NaturalBackground
 from dogood.shifts.image.reocr import ReOCR
@@ -54,6 +55,7 @@ __all__ = [
     "BackgroundTypo",
     "BertAttack",
     "CharacterDeletion",
+    "CapturePage",
     "CharPerturbation",
     "DistortPage",
     "EmbeddingSwap",
