@@ -8,6 +8,7 @@ import cv2
 import numpy as np
 from pydantic import Field, Strict
 
+from dogood.coco import photo_credits
 from dogood.document import PageImage
 from dogood.ink import InkMatte, composite, gray, ink_matte
 from dogood.papers import Cites
@@ -139,16 +140,7 @@ class NaturalBackground(Shift):
 
     def credits(self, tallies: dict[str, dict[str, int]]) -> list[dict]:
         """Each COCO photo the build used: its COCO id, Flickr page, licence, and whether it is ShareAlike."""
-        pool = self.pool
-        out = []
-        for photo_id in tallies.get("photo", {}):
-            photo = pool.get(int(photo_id))
-            out.append({"id": photo.id, "title": f"[COCO {photo.id}](https://cocodataset.org/#explore?id={photo.id})",
-                        "url": photo.flickr_url or photo.coco_url,
-                        "license": photo.license_name, "license_url": photo.license_url,
-                        "share_alike": "ShareAlike" in photo.license_name,
-                        "source_dataset": "extended|other-coco-2017"})
-        return out
+        return photo_credits(self.pool, tallies.get("photo", {}))
 
     # -- the shift ----------------------------------------------------------------
     def apply(self, doc, rng):
