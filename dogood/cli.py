@@ -101,6 +101,16 @@ def _count(value: str) -> int:
     return n
 
 
+def _config_options(p: argparse.ArgumentParser, which: str, set_help: str) -> None:
+    """``--config``, ``--exclude-config`` and ``--set``, the same for ``build`` and ``push``."""
+    p.add_argument("--config", action="append", dest="configs", metavar="NAME",
+                   help=f"{which}: a name, a glob (ms_*) or a comma list (repeatable)")
+    p.add_argument("--exclude-config", action="append", dest="exclude_configs", metavar="NAME",
+                   help="leave these configs out: a name, a glob or a comma list (repeatable)")
+    p.add_argument("--set", action="append", dest="overrides", metavar="CONFIG.PARAM=VALUE", default=[],
+                   help=set_help)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dogood", description="Turn document-AI datasets into out-of-distribution benchmark datasets."
@@ -128,18 +138,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=_count, help="only the first N documents of each split")
     p.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                    help="stop at a bad document (raise) or leave it out and list it in the card (skip)")
-    p.add_argument("--config", action="append", dest="configs", metavar="NAME",
-                   help="build only these configs: a name, a glob (ms_*) or a comma list (repeatable)")
+    _config_options(p, "build only these configs",
+                    "override a parameter of a config's shifts, e.g. bert_attack.model=/models/bert (CONFIG may "
+                    "be a glob; VALUE is YAML; repeatable); the card lists every override")
     p.add_argument("--split", action="append", dest="splits", metavar="NAME",
                    help="build these splits instead of the recipe's, e.g. train (a comma list; repeatable)")
     p.add_argument("--copies", type=_count, metavar="K",
                    help="K rows per document and config, each shifted with its own draws (ids DOC#0..DOC#K-1; "
                         "default: the recipe's copies, 1)")
-    p.add_argument("--exclude-config", action="append", dest="exclude_configs", metavar="NAME",
-                   help="leave these configs out: a name, a glob or a comma list (repeatable)")
-    p.add_argument("--set", action="append", dest="overrides", metavar="CONFIG.PARAM=VALUE", default=[],
-                   help="override a parameter of a config's shifts, e.g. bert_attack.model=/models/bert (CONFIG may "
-                        "be a glob; VALUE is YAML; repeatable); the card lists every override"),
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing output folder that a dogood build wrote (never any other folder)")
     p.add_argument("--wait", action="store_true",
@@ -261,14 +267,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--build-dir", default="out", help="where builds are made or reused (default: out)")
     p.add_argument("--source", help="where the source data is")
     p.add_argument("--num-proc", type=_count, default=1, help="worker processes for builds")
-    p.add_argument("--config", action="append", dest="configs", metavar="NAME",
-                   help="push only these of the manifest's configs: a name, a glob (ms_*) or a comma list "
-                        "(repeatable); a dataset left with none is not pushed")
-    p.add_argument("--exclude-config", action="append", dest="exclude_configs", metavar="NAME",
-                   help="leave these configs out: a name, a glob or a comma list (repeatable)")
-    p.add_argument("--set", action="append", dest="overrides", metavar="CONFIG.PARAM=VALUE", default=[],
-                   help="override a parameter of matching configs' shifts, as `dogood build --set` (repeatable); "
-                        "the card lists every override")
+    _config_options(p, "push only these of the manifest's configs (a dataset left with none is not pushed)",
+                    "override a parameter of matching configs' shifts, as `dogood build --set` (repeatable); "
+                    "the card lists every override")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_push)
     return parser

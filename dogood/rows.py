@@ -30,10 +30,10 @@ import numpy as np
 from PIL import Image
 
 from dogood.boxes import Box, normalize_box
-from dogood.document import Document, Entity, Word, as_page_image
+from dogood.document import Document, Entity, PageImage, Word, as_page_image
 from dogood.errors import DocumentError
-from dogood.schema import (FULL_COLUMN, FUNSD_NER_TAGS, RVL_CDIP_CLASSES, document_to_row, row_to_document,
-                           token_boxes)
+from dogood.schema import (FULL_COLUMN, FUNSD_NER_TAGS, RVL_CDIP_CLASSES, document_to_row, iob_tags,
+                           row_to_document, token_boxes, token_index)
 
 #: Columns whose value is a list in a batch (``Dataset.with_transform``, ``map(batched=True)``) and a scalar in a row.
 _SCALAR_COLUMNS = ("image", "image_path", "label", "id")
@@ -149,8 +149,6 @@ def doc_to_row(doc: Document, layout: RowLayout, row: dict[str, Any], original: 
         if layout.text_column == "words":
             out["words"] = out.pop("tokens")
     else:
-        from dogood.schema import iob_tags, token_index
-
         if layout.schema == "funsd":
             index, tags = iob_tags(doc)
         else:
@@ -234,8 +232,6 @@ def _image(row: dict[str, Any], doc_id: str, allow_local_paths: bool):
         if isinstance(cell, dict):  # datasets' undecoded {"bytes", "path"}
             if not cell.get("bytes"):
                 raise DocumentError("the image cell holds no bytes", doc_id=doc_id)
-            from dogood.document import PageImage
-
             return PageImage.from_bytes(cell["bytes"], name=doc_id), "cell", None
         mode = cell.mode if isinstance(cell, Image.Image) else None
         return as_page_image(cell, doc_id=doc_id), ("pil" if mode else "array"), mode
@@ -244,8 +240,6 @@ def _image(row: dict[str, Any], doc_id: str, allow_local_paths: bool):
         if not allow_local_paths:
             raise DocumentError(f"the row has no image, only a local file name ({str(path)!r}); dogood opens files "
                                 "a row names only with allow_local_paths=True", doc_id=doc_id)
-        from dogood.document import PageImage
-
         return PageImage.from_file(path), "path", "RGB"
     raise DocumentError("the row has no image (an 'image' column, or 'image_path' with allow_local_paths=True)",
                         doc_id=doc_id)
@@ -271,8 +265,6 @@ def _hub_box_level(boxes: Sequence[Sequence[int]], entities: Sequence[Entity]) -
 
 def _full_record_box_level(doc: Document, row: dict[str, Any]) -> str:
     """The convention the row's ``bboxes`` were written in: the one whose boxes equal them (``segment`` on a tie)."""
-    from dogood.schema import token_index
-
     index = token_index(doc)
     given = [list(b) for b in row.get("bboxes") or []]
     for level in ("segment", "word"):

@@ -145,8 +145,7 @@ def check_chain_labels(recipe: str, chains: dict[str, list], labels: tuple[str, 
         return
     for name, chain in chains.items():
         for shift in chain:
-            needs = getattr(shift, "needs_labels", lambda: ())()
-            missing = [label for label in needs if label not in labels]
+            missing = [label for label in shift.needs_labels() if label not in labels]
             if missing:
                 raise RecipeError(f"recipe {recipe}, config {name!r}: shift {shift.name!r} needs entity label(s) "
                                   f"{', '.join(missing)}, which this data lacks (its labels: {', '.join(labels)})")
