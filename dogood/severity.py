@@ -18,8 +18,10 @@ states, per level (:func:`measured`):
   that replace the background: the photo's contrast under the ink);
 - ``words_dropped``: the share of the source page's words missing from the output (drop shifts);
 - ``words_reordered``: the share of words whose place in the word order another word took, where the output's
-  words are the source's, each with its own text and box, in another order (shuffle shifts). Such a document
-  counts no text change and no box move: no word changed, only the order.
+  words are the source's, each with its own text and box, in another order (shuffle shifts).
+
+A document whose words were only dropped or only reordered counts no text change and no box move: no word that
+stayed changed.
 """
 
 from __future__ import annotations
@@ -113,19 +115,31 @@ def effects(original: Document, shifted: Document) -> dict[str, int]:
     1/:data:`BOX_SHIFT_UNIT` page widths), ``ink_words``, ``source_contrast`` and ``ink_contrast`` (words with ink
     measured on a changed page with unchanged boxes, and the summed contrast of their ink against what lies under
     it on the source page and on the shifted one, in 1/:data:`CONTRAST_UNIT` grey levels), ``source_words`` and
-    ``dropped_words`` (the source's words, and how many fewer the output has), ``reordered_words`` and
-    ``reordered_texts`` (in an output that only reorders the source's words: places that another word took, and
-    of them those whose text differs, which the card's word statistics count as changed text)."""
+    ``dropped_words`` (the source's words, and how many fewer the output has), ``reordered_words`` (in an output
+    that only reorders the source's words, the places another word took) and ``spurious_texts`` (in an output
+    that only reorders or only drops the source's words, the text changes that the card's word statistics,
+    comparing words by place or aligning texts, count all the same: :func:`dogood.stats.word_changes`).
+
+    An output that only drops words (the rest in order, unchanged) or only reorders them counts its words as
+    not moved (``box_shift`` 0) and no contrast."""
+    from dogood.stats import word_changes
+
     n = len(original.words)
     out = {"box_words": 0, "box_shift": 0, "ink_words": 0, "source_contrast": 0, "ink_contrast": 0,
            "source_words": n, "dropped_words": max(0, n - len(shifted.words)), "reordered_words": 0,
-           "reordered_texts": 0}
-    if not original.words or n != len(shifted.words):
+           "spurious_texts": 0}
+    if not original.words:
+        return out
+    if len(shifted.words) < n:
+        if _subsequence(shifted.words, original.words):  # dropped only: the words left kept text and box
+            out.update(box_words=len(shifted.words), spurious_texts=word_changes(original.words, shifted.words)[1])
+        return out
+    if n != len(shifted.words):
         return out
     moved = [a != b for a, b in zip(original.words, shifted.words)]
-    if any(moved) and sorted(map(_word_key, original.words)) == sorted(map(_word_key, shifted.words)):  # the same words, in another order
-        out.update(box_words=n, reordered_words=sum(moved),
-                   reordered_texts=sum(a.text != b.text for a, b in zip(original.words, shifted.words)))
+    if any(moved) and sorted(map(_word_key, original.words)) == sorted(map(_word_key, shifted.words)):
+        out.update(box_words=n, reordered_words=sum(moved),  # the same words in another order
+                   spurious_texts=sum(a.text != b.text for a, b in zip(original.words, shifted.words)))
         return out
     before, after = original.boxes.astype(np.float64), shifted.boxes.astype(np.float64)
     moves = np.abs(after - before).mean(axis=1) / max(1, original.width)
@@ -140,6 +154,12 @@ def effects(original: Document, shifted: Document) -> dict[str, int]:
 
 def _word_key(word) -> tuple:
     return word.text, tuple(word.box)
+
+
+def _subsequence(short, long) -> bool:
+    """Whether the words ``short`` are ``long`` with some words left out (same texts and boxes, same order)."""
+    rest = iter(long)
+    return all(any(w == v for v in rest) for w in short)
 
 
 def contrast_under_ink(original: Document, shifted: Document) -> tuple[int, float, float]:
@@ -179,7 +199,7 @@ def measured(stats: Mapping[str, Any]) -> dict[str, float | None]:
     words = stats.get("words") or 0
     box_words, ink_words, source_words = e.get("box_words", 0), e.get("ink_words", 0), e.get("source_words", 0)
     return {
-        "text_changed": (stats.get("text_changed", 0) - e.get("reordered_texts", 0)) / words if words else None,
+        "text_changed": (stats.get("text_changed", 0) - e.get("spurious_texts", 0)) / words if words else None,
         "box_shift": e.get("box_shift", 0) / BOX_SHIFT_UNIT / box_words if box_words else None,
         "source_contrast": e.get("source_contrast", 0) / CONTRAST_UNIT / ink_words if ink_words else None,
         "ink_contrast": e.get("ink_contrast", 0) / CONTRAST_UNIT / ink_words if ink_words else None,
