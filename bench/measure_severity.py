@@ -83,7 +83,7 @@ def measure(step: dict, level: int, docs: list) -> dict[str, float]:
         seed = step_seed(0, doc.id, 0, shift.step_key())
         shifted = shift(doc, seed)
         _, texts, _ = word_changes(doc.words, shifted.words)
-        add(total, {"words": len(shifted.words), "text_changed": texts, "effects": effects(doc, shifted)})
+        add(total, {"words": len(shifted.words), "text_changed": texts, "effects": effects(doc, shifted, texts)})
         if step["shift"] == "distort":
             warp += warp_shift(shift, doc, seed)
     return {**measured(total), "warp_shift": warp / len(docs)}

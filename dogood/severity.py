@@ -109,7 +109,7 @@ def base_name(config: str) -> tuple[str, int | None]:
 # -- measured effects ------------------------------------------------------------------------------------------
 
 
-def effects(original: Document, shifted: Document) -> dict[str, int]:
+def effects(original: Document, shifted: Document, text_changed: int = 0) -> dict[str, int]:
     """What a chain did to one document, as whole numbers that add up over documents (see the module doc):
     ``box_words`` and ``box_shift`` (words compared one to one, and their summed edge moves in
     1/:data:`BOX_SHIFT_UNIT` page widths), ``ink_words``, ``source_contrast`` and ``ink_contrast`` (words with ink
@@ -118,12 +118,11 @@ def effects(original: Document, shifted: Document) -> dict[str, int]:
     ``dropped_words`` (the source's words, and how many fewer the output has), ``reordered_words`` (in an output
     that only reorders the source's words, the places another word took) and ``spurious_texts`` (in an output
     that only reorders or only drops the source's words, the text changes that the card's word statistics,
-    comparing words by place or aligning texts, count all the same: :func:`dogood.stats.word_changes`).
+    comparing words by place or aligning texts, count all the same: ``text_changed``, the count of
+    :func:`dogood.stats.word_changes`, for a drop).
 
     An output that only drops words (the rest in order, unchanged) or only reorders them counts its words as
     not moved (``box_shift`` 0) and no contrast."""
-    from dogood.stats import word_changes
-
     n = len(original.words)
     out = {"box_words": 0, "box_shift": 0, "ink_words": 0, "source_contrast": 0, "ink_contrast": 0,
            "source_words": n, "dropped_words": max(0, n - len(shifted.words)), "reordered_words": 0,
@@ -132,7 +131,7 @@ def effects(original: Document, shifted: Document) -> dict[str, int]:
         return out
     if len(shifted.words) < n:
         if _subsequence(shifted.words, original.words):  # dropped only: the words left kept text and box
-            out.update(box_words=len(shifted.words), spurious_texts=word_changes(original.words, shifted.words)[1])
+            out.update(box_words=len(shifted.words), spurious_texts=text_changed)
         return out
     if n != len(shifted.words):
         return out

@@ -43,8 +43,9 @@ def _measure(step: dict, level: int, docs, scorer=None) -> dict:
     total: dict = {"words": 0, "text_changed": 0, "effects": {}, "counts": {}}
     for doc in docs:
         shifted = shift(doc, step_seed(0, doc.id, 0, shift.step_key()))
-        add(total, {"words": len(shifted.words), "text_changed": word_changes(doc.words, shifted.words)[1],
-                    "effects": effects(doc, shifted), "counts": dict(shifted.provenance[-1].counts)})
+        texts = word_changes(doc.words, shifted.words)[1]
+        add(total, {"words": len(shifted.words), "text_changed": texts, "effects": effects(doc, shifted, texts),
+                    "counts": dict(shifted.provenance[-1].counts)})
     return {**measured(total), "counts": total["counts"], "source_words": sum(len(d.words) for d in docs)}
 
 
