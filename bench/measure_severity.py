@@ -58,6 +58,7 @@ COLUMNS = {
     "ink_contrast": "ink contrast against the photo (grey levels)",
     "words_dropped": "words dropped",
     "words_reordered": "words reordered",
+    "entities_moved": "entities moved",
 }
 
 
@@ -78,19 +79,22 @@ def measure(step: dict, level: int, docs: list) -> dict[str, float]:
     shift = make_shift({**step, **cls.severities[level]})
     shift.prepare()
     total: dict = {"words": 0, "text_changed": 0, "effects": {}}
+    counts: dict = {}
     warp = 0.0
     for doc in docs:
         seed = step_seed(0, doc.id, 0, shift.step_key())
         shifted = shift(doc, seed)
         _, texts, _ = word_changes(doc.words, shifted.words)
         add(total, {"words": len(shifted.words), "text_changed": texts, "effects": effects(doc, shifted, texts)})
+        add(counts, dict(shifted.provenance[-1].counts))
         if step["shift"] == "distort":
             warp += warp_shift(shift, doc, seed)
-    return {**measured(total), "warp_shift": warp / len(docs)}
+    moved = counts.get("moved", 0) / counts["entities"] if counts.get("entities") else None  # move's own counts
+    return {**measured(total), "warp_shift": warp / len(docs), "entities_moved": moved}
 
 
 def shown(key: str, value: float) -> str:
-    return f"{100 * value:.1f}%" if key.startswith(("text_", "words_")) else f"{value:.4f}" if "shift" in key else f"{value:.1f}"
+    return f"{100 * value:.1f}%" if key.startswith(("text_", "words_", "entities_")) else f"{value:.4f}" if "shift" in key else f"{value:.1f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         step, key = REPRESENTATIVES[config]
         cls = SHIFTS[step["shift"]]
         results = [measure(step, level, docs) for level in sorted(cls.severities)]
-        keys = [key] + (["box_shift"] if key == "warp_shift" else ["ink_contrast"] if key == "contrast_lost" else [])
+        keys = [key] + (["box_shift"] if key == "warp_shift" else ["ink_contrast"] if key == "contrast_lost" else
+                        ["entities_moved"] if config == "move" else [])
         for k in keys:
             values = [r[k] for r in results]
             falls = k == "ink_contrast"
