@@ -84,6 +84,30 @@ def test_shuffles_and_drops_reorder_or_drop_more_words_with_each_level(funsd_tes
         assert r["words_reordered" if key == "words_dropped" else "words_dropped"] == 0
 
 
+def test_effects_of_a_drop_and_a_reordering_count_the_words_and_no_move(funsd_test):
+    """Only dropped: the words dropped, the rest not moved, the word statistics' text count taken as spurious;
+    only reordered: the places another word took, nothing moved; dropped and moved: no box measure."""
+    import numpy as np
+
+    from dogood.layout import with_boxes
+    from dogood.text.edits import delete_words, reorder_words
+
+    doc = funsd_test.load(funsd_test.ids()[0])
+    n = len(doc.words)
+    dropped = delete_words(doc, [0, 5, 6])
+    e = effects(doc, dropped, 2)
+    assert (e["source_words"], e["dropped_words"], e["box_words"], e["box_shift"], e["spurious_texts"]) == \
+        (n, 3, n - 3, 0, 2)
+    order = list(range(n))
+    order[1], order[4] = order[4], order[1]
+    e = effects(doc, reorder_words(doc, order))
+    assert (e["reordered_words"], e["box_words"], e["box_shift"], e["dropped_words"]) == (2, n, 0, 0)
+    assert e["spurious_texts"] == int(doc.words[1].text != doc.words[4].text) * 2
+    moved = with_boxes(dropped, dropped.boxes + np.array([1, 0, 1, 0]))
+    e = effects(doc, moved, 2)
+    assert (e["dropped_words"], e["box_words"], e["spurious_texts"]) == (3, 0, 0)
+
+
 def test_move_moves_more_entities_and_further_with_each_level(funsd_test, gold_scorer):
     """``move`` (every entity strong under the gold scorer): the capped number of entities moved, and the mean box
     displacement, grow with the level."""
