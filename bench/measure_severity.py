@@ -4,7 +4,8 @@ For each representative shift and level 1-5 (:attr:`Shift.severities`), every fo
 build of ``seed: 0`` gives it (:func:`dogood.seeds.step_seed`) and measured as the card measures a severity
 config (:func:`dogood.severity.effects`): the share of words whose text changed (text), the mean box
 displacement in page widths (layout; the words' boxes under a warp), the ink's contrast against the photo under
-it and how much of the page's contrast that loses (natural background). For ``distort`` the warp's own mean
+it and how much of the page's contrast that loses (natural background), the share of words dropped (drop
+shifts) or reordered (shuffle shifts). For ``distort`` the warp's own mean
 displacement in page widths is measured too: the mean distance, over the output page, between each pixel and the
 source pixel the backward map reads, over the page width. The last column says whether the effect grows (or, for
 the ink's contrast, falls) strictly from level to level::
@@ -42,6 +43,12 @@ REPRESENTATIVES = {
     "margin_padding": ({"shift": "margin_padding"}, "box_shift"),
     "distort": ({"shift": "distort"}, "warp_shift"),
     "natural_background": ({"shift": "natural_background"}, "contrast_lost"),
+    "move": ({"shift": "move"}, "box_shift"),
+    "neighbor_shuffle": ({"shift": "neighbor_shuffle"}, "words_reordered"),
+    "non_neighbor_shuffle": ({"shift": "non_neighbor_shuffle"}, "words_reordered"),
+    "bg_drop": ({"shift": "bg_drop"}, "words_dropped"),
+    "neighbor_bg_drop": ({"shift": "neighbor_bg_drop"}, "words_dropped"),
+    "key_drop": ({"shift": "key_drop"}, "words_dropped"),
 }
 COLUMNS = {
     "text_changed": "words changed",
@@ -49,6 +56,9 @@ COLUMNS = {
     "warp_shift": "warp's mean displacement (page widths)",
     "contrast_lost": "ink contrast lost (grey levels)",
     "ink_contrast": "ink contrast against the photo (grey levels)",
+    "words_dropped": "words dropped",
+    "words_reordered": "words reordered",
+    "entities_moved": "entities moved",
 }
 
 
@@ -69,19 +79,22 @@ def measure(step: dict, level: int, docs: list) -> dict[str, float]:
     shift = make_shift({**step, **cls.severities[level]})
     shift.prepare()
     total: dict = {"words": 0, "text_changed": 0, "effects": {}}
+    counts: dict = {}
     warp = 0.0
     for doc in docs:
         seed = step_seed(0, doc.id, 0, shift.step_key())
         shifted = shift(doc, seed)
         _, texts, _ = word_changes(doc.words, shifted.words)
-        add(total, {"words": len(shifted.words), "text_changed": texts, "effects": effects(doc, shifted)})
+        add(total, {"words": len(shifted.words), "text_changed": texts, "effects": effects(doc, shifted, texts)})
+        add(counts, dict(shifted.provenance[-1].counts))
         if step["shift"] == "distort":
             warp += warp_shift(shift, doc, seed)
-    return {**measured(total), "warp_shift": warp / len(docs)}
+    moved = counts.get("moved", 0) / counts["entities"] if counts.get("entities") else None  # move's own counts
+    return {**measured(total), "warp_shift": warp / len(docs), "entities_moved": moved}
 
 
 def shown(key: str, value: float) -> str:
-    return f"{100 * value:.1f}%" if key == "text_changed" else f"{value:.4f}" if "shift" in key else f"{value:.1f}"
+    return f"{100 * value:.1f}%" if key.startswith(("text_", "words_", "entities_")) else f"{value:.4f}" if "shift" in key else f"{value:.1f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         step, key = REPRESENTATIVES[config]
         cls = SHIFTS[step["shift"]]
         results = [measure(step, level, docs) for level in sorted(cls.severities)]
-        keys = [key] + (["box_shift"] if key == "warp_shift" else ["ink_contrast"] if key == "contrast_lost" else [])
+        keys = [key] + (["box_shift"] if key == "warp_shift" else ["ink_contrast"] if key == "contrast_lost" else
+                        ["entities_moved"] if config == "move" else [])
         for k in keys:
             values = [r[k] for r in results]
             falls = k == "ink_contrast"

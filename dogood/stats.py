@@ -54,7 +54,7 @@ def document_stats(original: Document, shifted: Document, row: dict[str, Any], s
     if measure:
         from dogood.severity import effects
 
-        out["effects"] = effects(original, shifted)
+        out["effects"] = effects(original, shifted, text_changed)
     return out
 
 

@@ -352,6 +352,7 @@ def _severity_rows(chains, stats, levels: dict[str, list]) -> list[dict[str, Any
                 "box_shift": "–" if m["box_shift"] is None else f"{m['box_shift']:.4f}",
                 "ink_contrast": "–" if m["ink_contrast"] is None else
                 f"{m['source_contrast']:.1f} → {m['ink_contrast']:.1f} (−{m['contrast_lost']:.1f})",
+                **{k: "–" if m[k] is None else f"{100 * m[k]:.1f}%" for k in ("words_dropped", "words_reordered")},
             })
     return rows
 

@@ -61,7 +61,7 @@ def test_severity_config_names():
     assert split_severity("merge") == ("merge", None)
     assert split_severity("merge@7") == ("merge@7", None)  # levels are 1..5
     assert split_severity(None) == (None, None)
-    assert sweep_family("", ["a@1", "a@2"], ["key_drop"], ["image"]) == ["image"]  # no record, no levels: the fallback
+    assert sweep_family("", ["a@1", "a@2"], ["global_shuffle"], ["image"]) == ["image"]  # no record, no levels: the fallback
     assert sweep_family("", ["a@1", "a@2"], ["merge"], ["image"]) == ["layout"]  # no record: the shift with levels
 
 

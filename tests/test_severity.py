@@ -22,7 +22,9 @@ BASE = {"name": "sev", "version": "1.0.0", "source": {"kind": "funsd"}, "seed": 
 def test_every_declared_level_is_a_valid_setting_of_its_shift():
     swept = {name for name, cls in SHIFTS.items() if cls.severities}
     assert {"char_deletion", "char_perturbation", "bg_typo", "merge", "center_shift", "margin_padding", "distort",
-            "natural_background"} <= swept
+            "natural_background", "move", "neighbor_shuffle", "non_neighbor_shuffle", "bg_drop", "neighbor_bg_drop",
+            "key_drop", "box_stretch"} <= swept
+    assert not swept & {"global_shuffle", "value_location_augment"}  # no knob of how much they change
     for name in swept:
         cls = SHIFTS[name]
         assert sorted(cls.severities) == list(LEVELS), name
@@ -31,16 +33,20 @@ def test_every_declared_level_is_a_valid_setting_of_its_shift():
             make_shift({"shift": name, **values})
 
 
-def _measure(step: dict, level: int, docs) -> dict:
-    """The build's measured effects (:func:`dogood.severity.measured`) of ``step`` at ``level`` over ``docs``."""
+def _measure(step: dict, level: int, docs, scorer=None) -> dict:
+    """The build's measured effects (:func:`dogood.severity.measured`) of ``step`` at ``level`` over ``docs``, and
+    the shift's own counts summed (``counts``); ``scorer`` stands in for ``move``'s model."""
     shift = make_shift({**step, **SHIFTS[step["shift"]].severities[level]})
+    if scorer is not None:
+        shift._model = scorer
     shift.prepare()
-    total: dict = {"words": 0, "text_changed": 0, "effects": {}}
+    total: dict = {"words": 0, "text_changed": 0, "effects": {}, "counts": {}}
     for doc in docs:
         shifted = shift(doc, step_seed(0, doc.id, 0, shift.step_key()))
-        add(total, {"words": len(shifted.words), "text_changed": word_changes(doc.words, shifted.words)[1],
-                    "effects": effects(doc, shifted)})
-    return measured(total)
+        texts = word_changes(doc.words, shifted.words)[1]
+        add(total, {"words": len(shifted.words), "text_changed": texts, "effects": effects(doc, shifted, texts),
+                    "counts": dict(shifted.provenance[-1].counts)})
+    return {**measured(total), "counts": total["counts"], "source_words": sum(len(d.words) for d in docs)}
 
 
 @pytest.mark.parametrize("step, key", [
@@ -57,17 +63,87 @@ def test_measured_effect_grows_with_severity_on_funsd_forms(funsd_test, step, ke
         assert values == pytest.approx([0.05, 0.1, 0.2, 0.3, 0.5], rel=0.05)
 
 
+@pytest.mark.parametrize("step, key", [
+    ({"shift": "neighbor_shuffle"}, "words_reordered"),  # the zone grows
+    ({"shift": "non_neighbor_shuffle"}, "words_reordered"),  # the zone shrinks
+    ({"shift": "bg_drop"}, "words_dropped"),
+    ({"shift": "neighbor_bg_drop"}, "words_dropped"),
+    ({"shift": "key_drop"}, "words_dropped"),
+])
+def test_shuffles_and_drops_reorder_or_drop_more_words_with_each_level(funsd_test, step, key):
+    """The share grows strictly with the level, equals what the shift says it did, and the words that stay keep
+    their text and box (no text change or box move counted)."""
+    docs = [funsd_test.load(i) for i in funsd_test.ids()[:8]]
+    results = [_measure(step, level, docs) for level in LEVELS]
+    values = [r[key] for r in results]
+    assert all(b > a for a, b in zip(values, values[1:])), values
+    for r in results:
+        acted = r["counts"]["dropped" if step["shift"] == "key_drop" else "changed"]
+        assert r[key] == acted / r["source_words"]
+        assert r["text_changed"] == 0 and r["box_shift"] == 0
+        assert r["words_reordered" if key == "words_dropped" else "words_dropped"] == 0
+
+
+def test_effects_of_a_drop_and_a_reordering_count_the_words_and_no_move(funsd_test):
+    """Only dropped: the words dropped, the rest not moved, the word statistics' text count taken as spurious;
+    only reordered: the places another word took, nothing moved; dropped and moved: no box measure."""
+    import numpy as np
+
+    from dogood.layout import with_boxes
+    from dogood.text.edits import delete_words, reorder_words
+
+    doc = funsd_test.load(funsd_test.ids()[0])
+    n = len(doc.words)
+    dropped = delete_words(doc, [0, 5, 6])
+    e = effects(doc, dropped, 2)
+    assert (e["source_words"], e["dropped_words"], e["box_words"], e["box_shift"], e["spurious_texts"]) == \
+        (n, 3, n - 3, 0, 2)
+    order = list(range(n))
+    order[1], order[4] = order[4], order[1]
+    e = effects(doc, reorder_words(doc, order))
+    assert (e["reordered_words"], e["box_words"], e["box_shift"], e["dropped_words"]) == (2, n, 0, 0)
+    assert e["spurious_texts"] == int(doc.words[1].text != doc.words[4].text) * 2
+    moved = with_boxes(dropped, dropped.boxes + np.array([1, 0, 1, 0]))
+    e = effects(doc, moved, 2)
+    assert (e["dropped_words"], e["box_words"], e["spurious_texts"]) == (3, 0, 0)
+
+
+def test_move_moves_more_entities_and_further_with_each_level(funsd_test, gold_scorer):
+    """``move`` (every entity strong under the gold scorer): the capped number of entities moved, and the mean box
+    displacement, grow with the level."""
+    docs = [funsd_test.load(i) for i in funsd_test.ids()[:3]]
+    results = [_measure({"shift": "move"}, level, docs, gold_scorer) for level in LEVELS]
+    assert [r["counts"]["moved"] for r in results] == [3 * SHIFTS["move"].severities[s]["max_moves"] for s in LEVELS]
+    shifts = [r["box_shift"] for r in results]
+    assert all(b > a for a, b in zip(shifts, shifts[1:])), shifts
+
+
+def test_levels_leave_the_seeds_of_level_less_configs_as_they_were():
+    """Declaring levels adds no parameter: a step's content, which its seed is hashed from, is what it was."""
+    from dogood.recipe import load_recipe
+
+    keys = {config: load_recipe(recipe).chain(config)[0].step_key()
+            for recipe, config in [("funsd-fa", "bg_drop"), ("funsd-fa", "key_drop"), ("funsd-l", "move")]}
+    assert keys == {
+        "bg_drop": '{"params": {"fraction": 0.1, "labels": ["other", "header"], "render": false}, "shift": "bg_drop"}',
+        "key_drop": '{"params": {"fraction": 1.0, "labels": ["question"], "render": false}, "shift": "key_drop"}',
+        "move": '{"params": {"cache": true, "ink_margin": 2, "ink_threshold": 128, "labels": null, "margin": 5, '
+                '"max_moves": 3, "score_seed": 0, "scorer": "baseline", "shuffles": 10, "threshold": 1.0}, '
+                '"shift": "move"}',
+    }
+
+
 def test_severities_expand_configs_in_order_with_the_levels_parameters():
     recipe = parse_recipe({**BASE, "severities": [1, 3, 5], "configs": {
         "original": [],
         "merge": [{"shift": "merge", "lambda_x": 1, "lambda_y": 1, "level": "entity"}],
-        "key_drop": [{"shift": "key_drop"}],
-        "both": [{"shift": "char_deletion", "fraction": 0.9}, {"shift": "key_drop"}, {"shift": "distort"}],
+        "global_shuffle": [{"shift": "global_shuffle"}],
+        "both": [{"shift": "char_deletion", "fraction": 0.9}, {"shift": "global_shuffle"}, {"shift": "distort"}],
     }})
-    assert list(recipe.configs) == ["original", "merge@1", "merge@3", "merge@5", "key_drop", "both@1", "both@3",
-                                    "both@5"]
+    assert list(recipe.configs) == ["original", "merge@1", "merge@3", "merge@5", "global_shuffle", "both@1",
+                                    "both@3", "both@5"]
     assert recipe.configs["merge@3"] == [{"shift": "merge", "lambda_x": 20, "lambda_y": 10, "level": "entity"}]
-    assert recipe.configs["both@5"] == [{"shift": "char_deletion", "fraction": 0.5}, {"shift": "key_drop"},
+    assert recipe.configs["both@5"] == [{"shift": "char_deletion", "fraction": 0.5}, {"shift": "global_shuffle"},
                                         {"shift": "distort", "strength": 1.0}]
     assert recipe.levels == {f"{c}@{s}": (c, s) for c in ("merge", "both") for s in (1, 3, 5)}
     assert recipe.select_configs(["merge@*"]) == ["merge@1", "merge@3", "merge@5"]
@@ -86,7 +162,7 @@ def test_severities_expand_configs_in_order_with_the_levels_parameters():
     ([1, 1], {"m": [{"shift": "merge"}]}, "distinct levels"),
     ("all", {"m": [{"shift": "merge"}]}, "distinct levels"),
     ([True], {"m": [{"shift": "merge"}]}, "distinct levels"),
-    ([1], {"k": [{"shift": "key_drop"}]}, "no config has a shift with severity levels"),
+    ([1], {"k": [{"shift": "global_shuffle"}]}, "no config has a shift with severity levels"),
     ([1], {"m": [{"shift": "merge"}], "m@1": []}, "severity config 'm@1' is already a config"),
 ])
 def test_bad_severities_are_refused_with_a_reason(severities, configs, message):
@@ -124,23 +200,23 @@ def test_a_severity_build_loads_by_name_and_equals_the_plain_config_of_its_level
 
     recipe = parse_recipe({**BASE, "severities": [1, 3], "configs": {
         "merge": [{"shift": "merge", "level": "entity"}],
-        "drop": [{"shift": "key_drop"}],
+        "shuffle": [{"shift": "global_shuffle"}],
     }})
     plain = parse_recipe({**BASE, "configs": {
         "merge_x20_y10": [{"shift": "merge", "lambda_x": 20, "lambda_y": 10, "level": "entity"}],
-        "drop": [{"shift": "key_drop"}],
+        "shuffle": [{"shift": "global_shuffle"}],
     }})
     build(recipe, tmp_path / "sev", source_path=funsd_dir, limit=3)
     build(plain, tmp_path / "plain", source_path=funsd_dir, limit=3)
-    assert sorted(p.name for p in (tmp_path / "sev" / "data").iterdir()) == ["drop", "merge@1", "merge@3"]
+    assert sorted(p.name for p in (tmp_path / "sev" / "data").iterdir()) == ["merge@1", "merge@3", "shuffle"]
     assert _rows(tmp_path / "sev", "merge@3") == _rows(tmp_path / "plain", "merge_x20_y10")
-    assert _rows(tmp_path / "sev", "drop") == _rows(tmp_path / "plain", "drop")
+    assert _rows(tmp_path / "sev", "shuffle") == _rows(tmp_path / "plain", "shuffle")
 
     record = json.loads((tmp_path / "sev" / "dogood_build.json").read_text())
     assert record["levels"] == {"merge@1": ["merge", 1], "merge@3": ["merge", 3]}
-    assert "effects" in record["stats"]["merge@3"]["test"] and "effects" not in record["stats"]["drop"]["test"]
+    assert "effects" in record["stats"]["merge@3"]["test"] and "effects" not in record["stats"]["shuffle"]["test"]
     plain_record = json.loads((tmp_path / "plain" / "dogood_build.json").read_text())
-    assert "levels" not in plain_record and "effects" not in plain_record["stats"]["drop"]["test"]
+    assert "levels" not in plain_record and "effects" not in plain_record["stats"]["shuffle"]["test"]
     shifts = [measured(record["stats"][c]["test"])["box_shift"] for c in ("merge@1", "merge@3")]
     assert 0 < shifts[0] < shifts[1]
 
@@ -158,4 +234,5 @@ def test_describe_lists_the_levels():
 
     text = describe_shift("distort")
     assert "Severity levels" in text and "  1: strength=0.1\n" in text and "  5: strength=1\n" in text
-    assert "Severity levels" not in describe_shift("key_drop")
+    assert "Severity levels" not in describe_shift("global_shuffle")
+    assert "  5: fraction=1\n" in describe_shift("key_drop")

@@ -53,6 +53,13 @@ class BoxJitter(Shift):
         return Outcome(with_boxes(doc, new), counts)
 
 
+#: Severity levels of the neighbour zone (:mod:`dogood.severity`): ``r`` and ``n`` grow together, level 3 the
+#: paper's (0.02, 2). Each level's zone holds the previous level's, so the neighbours are a growing set: Neighbor
+#: Shuffle and Neighbor BG Drop act on more words per level, Non-neighbor Shuffle takes the levels in reverse.
+ZONE_LEVELS: dict[int, dict] = {1: {"r": 0.0, "n": 1}, 2: {"r": 0.01, "n": 2}, 3: {"r": 0.02, "n": 2},
+                                4: {"r": 0.04, "n": 4}, 5: {"r": 0.08, "n": 8}}
+
+
 class NeighbourZone(params.Params):
     """The parameters of a value's neighbour zone (:func:`~dogood.text.selection.value_neighbours`)."""
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from pydantic import AliasChoices, Field
 
@@ -34,6 +36,10 @@ class BackgroundDrop(Shift):
 
     name = "bg_drop"
     family = "layout"
+    #: Severity levels (:mod:`dogood.severity`): the share of background words dropped, level 1 the paper's p;
+    #: measured by the share of all words dropped.
+    severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.1}, 2: {"fraction": 0.2}, 3: {"fraction": 0.4},
+                                             4: {"fraction": 0.6}, 5: {"fraction": 0.8}}
     papers = (Cites("form-attacks", "Background manipulation: BG Drop",
                     inspired_by="exactly round(fraction * n) of the n background words are dropped (the paper drops "
                                 "each with probability p)"),)

@@ -17,7 +17,9 @@ class GlobalShuffle(Shift):
     permutation): texts, boxes and pixels stay, and each entity keeps its
     words (renumbered, in the entity's own order, so IOB tags stay with the
     same words; :func:`~dogood.text.edits.reorder_words`). Counts:
-    ``eligible`` (words), ``changed`` (words whose place changed). No parameters.
+    ``eligible`` (words), ``changed`` (words whose place changed). No parameters, so no severity levels
+    (:mod:`dogood.severity`): every level would reorder all words (about 99% of places change); a share of words
+    to shuffle would be a new parameter, changing the seed of every existing config (:func:`dogood.seeds.step_key`).
     """
 
     name = "global_shuffle"

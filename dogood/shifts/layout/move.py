@@ -88,6 +88,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -362,6 +363,12 @@ class MoveEntities(Shift):
         "ink_components_large": "ink components near a moved entity that reach far beyond it (left in place)",
         "ink_components_texture": "specks of a shaded background near a moved entity (left in place)",
     }
+
+    #: Severity levels (:mod:`dogood.severity`): the most entities moved per page (the paper gives no number;
+    #: level 3 is the default); measured by the mean box displacement. FUNSD test has about 9 strong entities a
+    #: page under the baseline, so every level's cap is reached on most pages.
+    severities: ClassVar[dict[int, dict]] = {1: {"max_moves": 1}, 2: {"max_moves": 2}, 3: {"max_moves": 3},
+                                             4: {"max_moves": 5}, 5: {"max_moves": 8}}
 
     class Params(params.Params):
         scorer: params.Text = Field("baseline", description="the model that scores strength: baseline, a "

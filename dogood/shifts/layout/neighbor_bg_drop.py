@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from pydantic import AliasChoices, Field
 
 from dogood.document import Document
 from dogood.layout import drop_words
 from dogood.text.selection import BACKGROUND_LABELS, background_words, value_neighbours
-from dogood.shifts.layout._bases import NeighbourZone
+from dogood.shifts.layout._bases import ZONE_LEVELS, NeighbourZone
 from dogood.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
@@ -35,6 +37,9 @@ class NeighborBackgroundDrop(Shift):
                                 "with the zone) or near it in the word order (the paper: Tesseract's reading order)"),)
 
     label_params = ("value_labels",)
+    #: Severity levels (:mod:`dogood.severity`): the neighbour zone grows (:data:`ZONE_LEVELS`, level 3 the
+    #: paper's); measured by the share of words dropped.
+    severities: ClassVar[dict[int, dict]] = ZONE_LEVELS
 
     class Params(params.Params):
         labels: params.Names = Field(BACKGROUND_LABELS, description="entity labels whose words are background "

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dogood.shifts.layout._bases import ZoneShuffle
+from typing import ClassVar
+
+from dogood.shifts.layout._bases import ZONE_LEVELS, ZoneShuffle
 from dogood.papers import Cites
 
 
@@ -25,6 +27,9 @@ class NeighborShuffle(ZoneShuffle):
 
     name = "neighbor_shuffle"
     neighbours_move = True
+    #: Severity levels (:mod:`dogood.severity`): the neighbour zone grows (:data:`ZONE_LEVELS`, level 3 the
+    #: paper's); measured by the share of words reordered.
+    severities: ClassVar[dict[int, dict]] = ZONE_LEVELS
     papers = (Cites("form-attacks", "OCR level transformations: Neighbor Shuffle and Non-neighbor Shuffle",
                     inspired_by="a neighbour is any word overlapping the value's grown box (the paper asks IoU > 0.5 "
                                 "with the zone) or near it in the word order (the paper: Tesseract's reading order); "

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dogood.shifts.layout._bases import ZoneShuffle
+from typing import ClassVar
+
+from dogood.shifts.layout._bases import ZONE_LEVELS, ZoneShuffle
 from dogood.papers import Cites
 
 
@@ -20,6 +22,9 @@ class NonNeighborShuffle(ZoneShuffle):
 
     name = "non_neighbor_shuffle"
     neighbours_move = False
+    #: Severity levels (:mod:`dogood.severity`): the neighbour zone shrinks (:data:`ZONE_LEVELS` in reverse,
+    #: level 3 the paper's), so more words are shuffled; measured by the share of words reordered.
+    severities: ClassVar[dict[int, dict]] = {6 - level: values for level, values in ZONE_LEVELS.items()}
     papers = (Cites("form-attacks", "OCR level transformations: Neighbor Shuffle and Non-neighbor Shuffle",
                     inspired_by="a neighbour is any word overlapping the value's grown box (the paper asks IoU > 0.5 "
                                 "with the zone) or near it in the word order (the paper: Tesseract's reading order)"),)

@@ -36,6 +36,9 @@ class ValueLocationAugment(Shift):
     boxes only. Counts: ``pairs``, ``eligible`` (pairs in groups of two or
     more), ``moved`` (pairs that changed place), ``changed`` (words moved).
 
+    No severity levels (:mod:`dogood.severity`): no parameter sets how much moves (every pair in a group of two
+    or more trades places; ``move_pixels`` only says whether the pixels follow).
+
     Parameters: :class:`ValueLocationAugment.Params`.
     """
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from pydantic import AliasChoices, Field
 
@@ -31,6 +33,10 @@ class KeyDrop(Shift):
     papers = (Cites("form-attacks", "form-level transformations, Background manipulation: Key Drop"),)
 
     label_params = ("labels",)
+    #: Severity levels (:mod:`dogood.severity`): the share of key entities dropped, level 5 the paper's (all);
+    #: measured by the share of words dropped.
+    severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.1}, 2: {"fraction": 0.25}, 3: {"fraction": 0.5},
+                                             4: {"fraction": 0.75}, 5: {"fraction": 1.0}}
 
     class Params(params.Params):
         fraction: params.Real = Field(1.0, ge=0, le=1, validation_alias=AliasChoices("fraction", "p"),
