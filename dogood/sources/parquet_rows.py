@@ -126,6 +126,13 @@ class ParquetIds(Sequence):
     def __contains__(self, doc_id) -> bool:
         return self.parse(doc_id) is not None
 
+    def __eq__(self, other) -> bool:
+        if isinstance(other, ParquetIds):
+            return (self.stems, self.counts) == (other.stems, other.counts)
+        return isinstance(other, Sequence) and not isinstance(other, str) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
     def index(self, doc_id, start: int = 0, stop: int | None = None) -> int:
         found = self.parse(doc_id)
         pos = None if found is None else self.starts[found[0]] + found[1]
