@@ -35,6 +35,18 @@ class IdsView(Sequence):
         return f"IdsView({type(self.base).__name__} of {len(self.base)}, {self.indices!r})"
 
 
+class IdTuple(tuple):
+    """A source's ids held once (a tuple), equal to a list of the same ids as well (sources returned lists)."""
+
+    def __eq__(self, other) -> bool:
+        return tuple.__eq__(self, tuple(other) if isinstance(other, list) else other)
+
+    def __ne__(self, other) -> bool:
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+
 def ids_range(ids: Sequence[str], start: int, stop: int) -> Sequence[str]:
     """``ids[start:stop]`` without copying: the sequence's own slice when it is lazy (a ``range``-backed view),
     else an :class:`IdsView`. ``ids`` itself when the range covers it."""

@@ -42,6 +42,7 @@ from dogood.document import Document, PageImage
 from dogood.schema import RVL_CDIP_CLASSES
 from dogood.errors import DocumentError, DogoodError, SourceError
 from dogood.paths import data_dir
+from dogood.sources.ids import IdTuple
 from dogood.sources.parquet_rows import ParquetRows, is_url, looks_like_parquet
 
 RVL_CDIP_URL = "https://adamharley.com/rvl-cdip/"
@@ -319,7 +320,7 @@ def read_labels(path: str | Path) -> dict[str, LabelEntry]:
     return _read_labels_cached(str(path.resolve()), st.st_size, st.st_mtime_ns, str(path))
 
 
-def label_ids(path: str | Path) -> tuple[str, ...]:
+def label_ids(path: str | Path) -> IdTuple:
     """The document ids of a labels file, in its order: made once per process and file (as :func:`read_labels`)."""
     path = Path(path)
     st = os.stat(path)
@@ -327,8 +328,8 @@ def label_ids(path: str | Path) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=8)
-def _label_ids_cached(resolved: str, size: int, mtime_ns: int, shown: str) -> tuple[str, ...]:
-    return tuple(_read_labels_cached(resolved, size, mtime_ns, shown))
+def _label_ids_cached(resolved: str, size: int, mtime_ns: int, shown: str) -> IdTuple:
+    return IdTuple(_read_labels_cached(resolved, size, mtime_ns, shown))
 
 
 def _local_folder(location: str) -> Path | None:
