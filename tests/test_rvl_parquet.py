@@ -107,3 +107,25 @@ def test_rvl_cdip_l_from_parquet_equals_the_folder_build(pages, tmp_path):
             assert [step.pop("seed") for step in row["dogood"]["provenance"]] != [None]
         assert {k: v for k, v in x.items() if k not in ("id", "image")} == \
             {k: v for k, v in y.items() if k not in ("id", "image")}
+
+
+def test_shards_on_a_hub_read_through_hf_urls(pages):
+    """``hf://datasets/<repo>/data``, read through huggingface_hub's fsspec file system with HTTP range requests,
+    from the test Hub server (tests/hub_server.py): the same ids and documents as the local files."""
+    pytest.importorskip("huggingface_hub")
+    from huggingface_hub import HfApi
+    from hub_server import HubServer, hub_environment
+
+    _, shards = pages
+    local = RvlCdipSource(parquet=str(shards), split="test", ocr=False)
+    with HubServer() as hub, hub_environment(hub.url):
+        api = HfApi(endpoint=hub.url, token="hf_test")
+        api.create_repo("tester/rvl_cdip", repo_type="dataset")
+        api.upload_folder(repo_id="tester/rvl_cdip", repo_type="dataset", folder_path=str(shards))
+        remote = RvlCdipSource(root="hf://datasets/tester/rvl_cdip/data", split="test", ocr=False)
+        assert remote.ids() == local.ids() and remote.parquet_folder is None
+        got = [(d.id, d.label, d.image.encoded_bytes()) for d in remote.read_slice(0, 6)]
+        assert got == [(d.id, d.label, d.image.encoded_bytes()) for d in map(local.load, local.ids())]
+        assert remote.load("test-00001-of-00002/1").label == "form"
+        assert any(kind == "resolve" and status == 206 for kind, _, _, status in hub.requests)  # ranges, not files
+        assert remote.describe()["parquet"] == "hf://datasets/tester/rvl_cdip/data"
