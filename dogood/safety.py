@@ -16,11 +16,12 @@ from __future__ import annotations
 import errno
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import re
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -143,7 +144,7 @@ def source_paths(sources: Iterable[Any]) -> list[Path]:
     """The local folders and files the sources read."""
     out: list[Path] = []
     for src in sources:
-        for attr in ("root", "name", "folder", "labels_path"):
+        for attr in ("root", "name", "folder", "labels_path", "parquet_folder"):
             value = getattr(src, attr, None)
             if value is None:
                 continue
@@ -247,35 +248,45 @@ def hash_files(paths: Iterable[Path]) -> str:
     return digest.hexdigest()
 
 
-def source_fingerprint(source: Any, ids: list[str]) -> str | None:
-    """A sha256 of the content the source reads for ``ids`` (``None`` when it reads no local files)."""
-    files: list[Path] = []
-    if hasattr(source, "annotation_path") and hasattr(source, "image_path"):  # FUNSD
+def source_fingerprint(source: Any, ids: Sequence[str]) -> str | None:
+    """A sha256 of the content the source reads for ``ids`` (``None`` when it reads no local files).
+
+    The files are hashed as they are listed, one id at a time: no list of every file is made."""
+    files = iter(_source_files(source, ids))
+    first = next(files, None)
+    if first is None:
+        return None
+    return hash_files(itertools.chain([first], files))
+
+
+def _source_files(source: Any, ids: Sequence[str]) -> Iterator[Path]:
+    """The local files a source reads for ``ids``, in the order they are hashed."""
+    if hasattr(source, "fingerprint_files"):  # e.g. RVL-CDIP from Parquet shards: the files holding the ids
+        yield from source.fingerprint_files(ids)
+    elif hasattr(source, "annotation_path") and hasattr(source, "image_path"):  # FUNSD
         for doc_id in ids:
-            files += [source.annotation_path(doc_id), source.image_path(doc_id)]
+            yield source.annotation_path(doc_id)
+            yield source.image_path(doc_id)
     elif hasattr(source, "image_path") and hasattr(source, "labels_path"):  # RVL-CDIP
-        files.append(Path(source.labels_path))
+        yield Path(source.labels_path)
         for doc_id in ids:
             try:
-                files.append(source.image_path(doc_id))
+                yield source.image_path(doc_id)
             except DogoodError:
-                files.append(Path(f"missing-{doc_id}"))
+                yield Path(f"missing-{doc_id}")
     elif getattr(source, "kind", None) == "docvqa":
         folder = Path(source.folder)
-        files += sorted(p for p in folder.rglob("*") if p.is_file())
+        yield from sorted(p for p in folder.rglob("*") if p.is_file())
     elif getattr(source, "kind", None) == "hf":
         name = Path(str(source.name))
         if name.is_dir():
-            files += sorted(p for p in name.rglob("*") if p.is_file() and ".cache" not in p.parts)
+            yield from sorted(p for p in name.rglob("*") if p.is_file() and ".cache" not in p.parts)
         elif name.is_file():
-            files.append(name)
+            yield name
         else:
             import glob
 
-            files += [Path(p) for p in sorted(glob.glob(str(name))) if Path(p).is_file()]
-    if not files:
-        return None
-    return hash_files(files)
+            yield from (Path(p) for p in sorted(glob.glob(str(name))) if Path(p).is_file())
 
 
 def portable(info: Any) -> Any:

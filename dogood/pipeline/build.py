@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,8 +28,8 @@ from dogood.pipeline.aggregate import aggregate
 from dogood.pipeline.card import write_card
 from dogood.pipeline.plan import BuildPlan, plan_build
 from dogood.pipeline.pool import run_pool
-from dogood.pipeline.shards import (BuildError, Shard, ShardRecord, is_resumable, list_shards, seal_work_folder,
-                                    work_folder, write_shards)
+from dogood.pipeline.shards import (BuildError, Shard, ShardRecord, ShardTasks, is_resumable, list_shards,
+                                    seal_work_folder, work_folder, write_shards)
 from dogood.pipeline.worker import Task, TaskResult, WorkerSpec
 from dogood.progress import say, silenced
 from dogood.recipe import Recipe
@@ -124,8 +124,8 @@ def _build_locked(plan: BuildPlan, *, num_proc: int, ray: str | None, progress: 
 def _run_shards(plan: BuildPlan, work: Path, shards: list[Shard], *, num_proc: int, ray: str | None,
                 progress: bool) -> list[ShardRecord]:
     """Process the shards' documents and write their rows; the finished shards stay for a re-run if stopped."""
-    tasks = [t for shard in shards for t in shard.tasks]
-    say_ocr_pending(plan, tasks)
+    tasks = ShardTasks(shards)  # made as the workers take them
+    say_ocr_pending(plan, shards)
     bar = tqdm(total=len(tasks), desc=f"build {plan.recipe.name}", unit="doc", disable=not progress, file=sys.stderr)
     results = run_tasks(tasks, plan.worker_spec(), num_proc=num_proc, ray=ray)
     ocr = [0, 0.0]
@@ -148,23 +148,21 @@ def say_resumed(work: Path, done: list[ShardRecord], total: int) -> None:
     say(f"resumed {len(done)} of {total} shards ({documents} documents) from {work}")
 
 
-def say_ocr_pending(plan: BuildPlan, tasks: list[Task]) -> None:
+def say_ocr_pending(plan: BuildPlan, shards: list[Shard]) -> None:
     """Before the documents run: how many pages of sources that OCR (RVL-CDIP) are not yet in the OCR cache."""
-    by_split: dict[str, list[str]] = {}
-    for split, _index, doc_id in tasks:
-        by_split.setdefault(split, []).append(doc_id)
     pending = total = 0
-    for split, ids in by_split.items():
+    for split in dict.fromkeys(shard.split for shard in shards):
         count = getattr(plan.sources[split], "ocr_pending", None)
         if count is not None:
-            pending += count(ids)
-            total += len(ids)
+            ours = [shard for shard in shards if shard.split == split]
+            pending += count(doc_id for shard in ours for _split, _index, doc_id in shard.tasks)
+            total += sum(map(len, ours))
     if pending:
         say(f"OCR: {pending} of {total} pages are not in the OCR cache; Tesseract reads them during the build "
             f"(once; cached in {ocr_cache_folder()})")
 
 
-def run_tasks(tasks: list[Task], spec: WorkerSpec, *, num_proc: int, ray: str | None) -> Iterator[TaskResult]:
+def run_tasks(tasks: Sequence[Task], spec: WorkerSpec, *, num_proc: int, ray: str | None) -> Iterator[TaskResult]:
     """The tasks' results in task order: on Ray when ``ray`` names a cluster (or ``"local"``), else in a pool."""
     if ray is not None and tasks:
         from dogood.pipeline.ray_data import run_ray

@@ -5,7 +5,7 @@ Everything that can be refused is refused here, before a lock is taken or a file
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -18,6 +18,7 @@ from dogood.safety import check_name, check_out, portable, source_fingerprint
 from dogood.schema import DEFAULT_BOX_LEVEL, FUNSD_LABELS, check_box_level, label_order, ner_tag_names
 from dogood.seeds import shared_prefixes
 from dogood.sources import Source, open_source
+from dogood.sources.ids import first_ids, ids_sha256
 from dogood.version import __version__
 
 
@@ -31,7 +32,7 @@ class BuildPlan:
     configs: list[str]
     chains: dict[str, list]
     sources: dict[str, Source]
-    ids: dict[str, list[str]]  # split -> the document ids to build, in order
+    ids: dict[str, Sequence[str]]  # split -> the document ids to build, in order (lazy views: never copied)
     schema: str
     box_level: str
     limit: int | None
@@ -76,8 +77,7 @@ class BuildPlan:
             "shard_size": {split: self.shard_size(split) for split in splits}, "splits": list(splits),
             "chains": self.recipe_chains(), "source": self.source_info, "dogood_version": __version__,
             "labels": self.labels,
-            "ids": {split: hashlib.sha256("\n".join(self.ids[split]).encode("utf-8", "surrogateescape")).hexdigest()
-                    for split in splits},
+            "ids": {split: ids_sha256(self.ids[split]) for split in splits},  # streamed, one id at a time
             "content": {split: source_fingerprint(self.sources[split], self.ids[split]) for split in splits},
             **({"copies": self.copies} if self.copies != 1 else {}),
         }
@@ -104,7 +104,7 @@ def plan_build(recipe: Recipe, out: str | Path, *, source_path: str | Path | Non
     notes = {name: [line for shift in chain for line in shift.card_notes(schema=schema)]
              for name, chain in chains.items()}
     shared = shared_prefixes({name: [shift.step_key() for shift in chain] for name, chain in chains.items()})
-    ids = {split: src.ids()[:limit] if limit is not None else src.ids() for split, src in sources.items()}
+    ids = {split: first_ids(src.ids(), limit) for split, src in sources.items()}  # views: --limit copies nothing
     return BuildPlan(recipe=recipe, out=out, seed=seed, configs=names, chains=chains, sources=sources, ids=ids,
                      schema=schema, box_level=box_level, limit=limit, on_error=on_error, notes=notes,
                      shared_draws=shared, labels=labels)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from dogood.pipeline.worker import Task, TaskResult, WorkerSpec, init_worker, process_task, release_worker
 
@@ -15,7 +15,7 @@ def tasks_per_chunk(n: int, num_workers: int) -> int:
     return max(1, min(8, n // (num_workers * 8) or 1))
 
 
-def run_pool(tasks: list[Task], spec: WorkerSpec, num_proc: int) -> Iterator[TaskResult]:
+def run_pool(tasks: Sequence[Task], spec: WorkerSpec, num_proc: int) -> Iterator[TaskResult]:
     """Yield :func:`~dogood.pipeline.worker.process_task` of each task, in task order, with ``num_proc`` processes."""
     num_proc = min(num_proc, len(tasks))  # no more workers than documents
     if num_proc <= 1:
@@ -24,7 +24,7 @@ def run_pool(tasks: list[Task], spec: WorkerSpec, num_proc: int) -> Iterator[Tas
         yield from _run_in_pool(tasks, spec, num_proc)
 
 
-def _run_here(tasks: list[Task], spec: WorkerSpec) -> Iterator[TaskResult]:
+def _run_here(tasks: Sequence[Task], spec: WorkerSpec) -> Iterator[TaskResult]:
     init_worker(spec)
     try:
         yield from map(process_task, tasks)
@@ -45,7 +45,7 @@ def _init_pool_worker(spec: WorkerSpec) -> None:
     init_worker(spec)
 
 
-def _run_in_pool(tasks: list[Task], spec: WorkerSpec, num_proc: int) -> Iterator[TaskResult]:
+def _run_in_pool(tasks: Sequence[Task], spec: WorkerSpec, num_proc: int) -> Iterator[TaskResult]:
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
     chunk = tasks_per_chunk(len(tasks), num_proc)

@@ -8,10 +8,12 @@ same key (:meth:`dogood.pipeline.plan.BuildPlan.key`).
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import shutil
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,12 +36,49 @@ class BuildError(DogoodError):
 
 @dataclass
 class Shard:
-    """Shard ``k`` of ``num_shards`` of a split: the documents it holds."""
+    """Shard ``k`` of ``num_shards`` of a split: the documents at positions ``start..stop-1`` of ``ids``."""
 
     split: str
     k: int
     num_shards: int
-    tasks: list[Task]
+    ids: Sequence[str]  # the split's ids (a lazy sequence: not copied per shard)
+    start: int
+    stop: int
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    @property
+    def tasks(self) -> Iterator[Task]:
+        """``(split, index, doc_id)`` of each document, made as they are asked for."""
+        ids, split = self.ids, self.split
+        return ((split, i, ids[i]) for i in range(self.start, self.stop))
+
+
+class ShardTasks(Sequence):
+    """The tasks of several shards, in order, as one sequence made on demand (never a list of every task)."""
+
+    def __init__(self, shards: list[Shard]):
+        self.shards = shards
+        self.starts = list(itertools.accumulate((len(s) for s in shards), initial=0))
+
+    def __len__(self) -> int:
+        return self.starts[-1]
+
+    def __getitem__(self, item):
+        if isinstance(item, slice):
+            return [self[i] for i in range(*item.indices(len(self)))]
+        n = item + len(self) if item < 0 else item
+        if not 0 <= n < len(self):
+            raise IndexError("task index out of range")
+        j = bisect.bisect_right(self.starts, n) - 1
+        shard = self.shards[j]
+        i = shard.start + n - self.starts[j]
+        return shard.split, i, shard.ids[i]
+
+    def __iter__(self) -> Iterator[Task]:
+        for shard in self.shards:
+            yield from shard.tasks
 
 
 #: ``(split, k, record)`` of a finished shard
@@ -84,7 +123,9 @@ def is_resumable(work: Path) -> bool:
 
 
 def list_shards(plan: BuildPlan, work: Path) -> tuple[list[ShardRecord], list[Shard]]:
-    """(the shards an earlier build of the same key finished, the shards still to write), in split order."""
+    """(the shards an earlier build of the same key finished, the shards still to write), in split order.
+
+    A shard to write is a range of the split's ids; its tasks are made as they are run."""
     done, todo = [], []
     for split in plan.recipe.splits:
         ids = plan.ids[split]
@@ -95,8 +136,7 @@ def list_shards(plan: BuildPlan, work: Path) -> tuple[list[ShardRecord], list[Sh
             if record is not None:
                 done.append((split, k, record))
             else:
-                tasks = [(split, i, ids[i]) for i in range(k * size, min((k + 1) * size, len(ids)))]
-                todo.append(Shard(split, k, count, tasks))
+                todo.append(Shard(split, k, count, ids, k * size, min((k + 1) * size, len(ids))))
     return done, todo
 
 
@@ -115,7 +155,7 @@ def write_shards(plan: BuildPlan, work: Path, shards: list[Shard], results: Iter
                  for c in plan.configs}
         stats: dict[str, dict[str, Any]] = {c: {} for c in plan.configs}
         skipped, documents = [], 0
-        for _ in shard.tasks:
+        for _ in range(len(shard)):
             _split, _index, doc_id, rows, error, (pages, seconds) = next(results)
             progress.update(1)
             if ocr is not None:

@@ -13,7 +13,7 @@ entities, links), ``"rvl_cdip"`` (a document class) or ``"docvqa"``
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,7 +26,12 @@ class Source(Protocol):
     split: str
     schema: str
 
-    def ids(self) -> list[str]: ...
+    def ids(self) -> Sequence[str]:
+        """The document ids, in order: any sequence (a lazy one need store nothing per id); never copied by a build.
+
+        A source may also have ``read_slice(start, stop)``: the documents at positions ``start..stop-1``, in order,
+        equal to :meth:`load` of each (one pass over Parquet row groups)."""
+        ...
 
     def load(self, doc_id: str) -> Document: ...
 

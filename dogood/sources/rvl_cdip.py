@@ -19,20 +19,31 @@ disk) unless ``ocr=False``.
 
 RVL-CDIP is 38 GB and is never downloaded by dogood: a user downloads it from
 https://adamharley.com/rvl-cdip/ and passes the folder with ``--source``.
+
+Or the source reads Parquet shards of the Hub's RVL-CDIP (``aharley/rvl_cdip``: columns ``image``, a
+``{bytes, path}`` struct, and ``label``, the class number) with ``parquet:`` (or a ``--source`` that is a
+``.parquet`` file, a glob, a folder of them, or an fsspec URL such as
+``hf://datasets/aharley/rvl_cdip/...``): see :mod:`dogood.sources.parquet_rows`. Ids are then
+``<file stem>/<row>`` (``test-00000-of-00015/17``), counted from the files' footers; a page's document
+is the one the folder gives for the same image bytes and label (same pixels, same OCR words).
 """
 
 from __future__ import annotations
 
 import functools
+import glob
 import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from dogood.document import Document, PageImage
 from dogood.schema import RVL_CDIP_CLASSES
-from dogood.errors import DocumentError, SourceError
+from dogood.errors import DocumentError, DogoodError, SourceError
 from dogood.paths import data_dir
+from dogood.sources.ids import IdTuple
+from dogood.sources.parquet_rows import ParquetRows, is_url, looks_like_parquet
 
 RVL_CDIP_URL = "https://adamharley.com/rvl-cdip/"
 RVL_CDIP_SPLITS = ("train", "val", "test")
@@ -94,6 +105,8 @@ class RvlCdipSource:
     labels : a labels file to use instead, relative to ``root`` or absolute.
     ocr : fill the words with Tesseract OCR (cached per image).
     lang : Tesseract language(s) for the OCR.
+    parquet : Parquet shards to read instead of the folder: a file, a folder, a glob or an fsspec URL; the
+        split's files are those named for it (``data/test-*.parquet``, ``test/*.parquet``).
     """
 
     root: str | Path | None = None
@@ -101,10 +114,21 @@ class RvlCdipSource:
     labels: str | Path | None = None
     ocr: bool = True
     lang: str = "eng"
+    parquet: str | None = None
     kind: str = field(default="rvl_cdip", init=False)
     schema: str = field(default="rvl_cdip", init=False)
 
     def __post_init__(self):
+        if self.parquet is None and self.labels is None and looks_like_parquet(self.root):
+            self.parquet, self.root = str(self.root), None  # --source names Parquet shards
+        if self.parquet is not None:
+            if self.labels is not None:
+                raise SourceError("RVL-CDIP: labels= applies to the folder layout; Parquet shards hold the labels")
+            self.parquet = str(self.parquet)
+            self.rows = ParquetRows(self.parquet, self.split, ("image", "label"))
+            self.parquet_folder = None if is_url(self.parquet) else _local_folder(self.parquet)
+            return
+        self.parquet_folder = None
         self.root = find_rvl_cdip_root(self.root, need_labels=self.labels is None)
         self.labels_path = self._find_labels()
 
@@ -126,12 +150,17 @@ class RvlCdipSource:
 
     # -- listing -------------------------------------------------------------------
     def entries(self) -> dict[str, LabelEntry]:
-        """Document id -> :class:`LabelEntry`, parsed once per process (read-only)."""
+        """Document id -> :class:`LabelEntry`, parsed once per process (read-only); folder layout only."""
+        if self.parquet is not None:
+            raise SourceError(f"RVL-CDIP from Parquet shards ({self.parquet}) has no labels file")
         return read_labels(self.labels_path)
 
-    def ids(self) -> list[str]:
-        """Document ids in the labels file's order (reads only the labels file)."""
-        return list(self.entries())
+    def ids(self) -> Sequence[str]:
+        """Document ids in the labels file's order (reads only the labels file), or the Parquet rows' ids (reads
+        only the files' footers): the same sequence on every call, never a copy."""
+        if self.parquet is not None:
+            return self.rows.ids
+        return label_ids(self.labels_path)
 
     def image_path(self, doc_id: str) -> Path:
         """The image file of a document: ``root/path``, else ``root/images/path``."""
@@ -152,6 +181,11 @@ class RvlCdipSource:
 
     # -- loading ---------------------------------------------------------------------
     def load(self, doc_id: str) -> Document:
+        if self.parquet is not None:
+            found = self.rows.ids.parse(doc_id)
+            if found is None:
+                raise DocumentError(f"not a row of the Parquet files at {self.parquet}", doc_id=doc_id)
+            return self._parquet_document(doc_id, *found, self.rows.row(*found))
         entry = self._entry(doc_id)
         path = self.image_path(doc_id)
         try:
@@ -169,10 +203,58 @@ class RvlCdipSource:
             id=doc_id, image=image, words=words, label=RVL_CDIP_CLASSES[entry.label], source=str(path)
         )
 
-    def ocr_pending(self, ids: list[str]) -> int:
+    def read_slice(self, start: int, stop: int) -> Iterator[Document]:
+        """The documents at positions ``start..stop-1`` of :meth:`ids`, in order: from Parquet, one pass over
+        each file's row groups."""
+        if self.parquet is None:
+            ids = self.ids()
+            yield from (self.load(ids[i]) for i in range(max(0, start), min(stop, len(ids))))
+            return
+        for f, row, cells in self.rows.rows(start, stop):
+            yield self._parquet_document(f"{self.rows.ids.stems[f]}/{row}", f, row, cells)
+
+    def _parquet_document(self, doc_id: str, f: int, row: int, cells: dict[str, Any]) -> Document:
+        where = f"{self.rows.files[f]}, row {row}"
+        image_cell, label = cells.get("image"), cells.get("label")
+        data = image_cell.get("bytes") if isinstance(image_cell, dict) else image_cell
+        if not isinstance(data, (bytes, bytearray)):
+            raise DocumentError(f"no image bytes in {where}", doc_id=doc_id)
+        if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label < len(RVL_CDIP_CLASSES):
+            raise DocumentError(f"label {label!r} in {where} is not a class number 0-{len(RVL_CDIP_CLASSES) - 1}",
+                                doc_id=doc_id)
+        try:
+            image = PageImage.from_bytes(data, name=where)
+        except DocumentError as exc:
+            raise DocumentError(exc.reason, doc_id=doc_id, path=where) from None
+        words = ()
+        if self.ocr:
+            from dogood.ocr import ocr_words
+
+            words = ocr_words(image, lang=self.lang)
+        return Document(id=doc_id, image=image, words=words, label=RVL_CDIP_CLASSES[label], source=where)
+
+    def fingerprint_files(self, ids: Iterable[str]) -> Iterator[Path]:
+        """The local files :func:`dogood.safety.source_fingerprint` hashes for ``ids``: the labels file and each
+        image, or the Parquet files that hold them (none for a remote URL)."""
+        if self.parquet is None:
+            yield Path(self.labels_path)
+            for doc_id in ids:
+                try:
+                    yield self.image_path(doc_id)
+                except DogoodError:
+                    yield Path(f"missing-{doc_id}")
+            return
+        if self.parquet_folder is None:
+            return
+        files = dict.fromkeys(found[0] for found in map(self.rows.ids.parse, ids) if found is not None)
+        yield from (Path(self.rows.files[f]) for f in sorted(files))
+
+    def ocr_pending(self, ids: Iterable[str]) -> int:
         """How many of ``ids`` Tesseract has still to read (their page is not in the OCR cache); 0 without OCR."""
         if not self.ocr:
             return 0
+        if self.parquet is not None:
+            return 0  # counting would read every row: the build reports the pages Tesseract read
         from dogood.ocr import ocr_cache_path
 
         pending = 0
@@ -191,12 +273,14 @@ class RvlCdipSource:
             raise DocumentError(f"not listed in {self.labels_path}", doc_id=doc_id) from None
 
     def describe(self) -> dict[str, Any]:
+        where = ({"parquet": self.parquet, "parquet_files": len(self.rows.files)} if self.parquet is not None
+                 else {"labels_file": str(self.labels_path)})
         info: dict[str, Any] = {
             "kind": "rvl_cdip",
             "split": self.split,
             "name": "RVL-CDIP",
             "url": RVL_CDIP_URL,
-            "labels_file": str(self.labels_path),
+            **where,
             "classes": list(RVL_CDIP_CLASSES),
             "citation": (
                 "Harley, Ufkes, Derpanis. Evaluation of Deep Convolutional Nets for Document Image "
@@ -234,6 +318,26 @@ def read_labels(path: str | Path) -> dict[str, LabelEntry]:
     except OSError as exc:
         raise SourceError(f"cannot read RVL-CDIP labels file {path} ({exc.strerror or exc})") from None
     return _read_labels_cached(str(path.resolve()), st.st_size, st.st_mtime_ns, str(path))
+
+
+def label_ids(path: str | Path) -> IdTuple:
+    """The document ids of a labels file, in its order: made once per process and file (as :func:`read_labels`)."""
+    path = Path(path)
+    st = os.stat(path)
+    return _label_ids_cached(str(path.resolve()), st.st_size, st.st_mtime_ns, str(path))
+
+
+@functools.lru_cache(maxsize=8)
+def _label_ids_cached(resolved: str, size: int, mtime_ns: int, shown: str) -> IdTuple:
+    return IdTuple(_read_labels_cached(resolved, size, mtime_ns, shown))
+
+
+def _local_folder(location: str) -> Path | None:
+    """The local folder Parquet shards are read from (checked against ``--out``)."""
+    path = Path(location)
+    while glob.has_magic(str(path)):
+        path = path.parent
+    return path if path.is_dir() else path.parent
 
 
 @functools.lru_cache(maxsize=8)

@@ -1,0 +1,222 @@
+"""Rows of Parquet shards as documents' raw cells: files listed, rows counted from the footers, rows read by
+row group (pyarrow), for the RVL-CDIP source's ``parquet:`` option (:mod:`dogood.sources.rvl_cdip`).
+
+The files are local paths (a file, a folder, a glob) or any fsspec URL (``hf://datasets/aharley/rvl_cdip/...``
+through ``huggingface_hub``'s file system, ``s3://``, ``https://``...). A split's files are those named for it as
+the Hub lays them out (``data/test-00000-of-00015.parquet``, ``default/test/0000.parquet``); files that name no
+split are all used. Ids are ``<file stem>/<row>``: a lazy sequence (:class:`ParquetIds`) over the row counts,
+nothing stored per row. Reading keeps one row group per process (the last read), so loading rows in order reads
+each row group once.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import glob
+import itertools
+import os
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from dogood.errors import DocumentError, SourceError
+
+_SPLIT_NAMES = {"val": ("val", "validation"), "validation": ("val", "validation"), "dev": ("val", "validation", "dev")}
+_KNOWN_SPLITS = ("train", "val", "validation", "dev", "test")
+
+
+def is_url(location: str) -> bool:
+    return "://" in location
+
+
+def looks_like_parquet(location: Any) -> bool:
+    """Whether ``--source`` names Parquet shards rather than an RVL-CDIP folder: a URL, a ``.parquet`` file,
+    a glob, or a folder without labels that holds ``.parquet`` files."""
+    if location is None:
+        return False
+    text = str(location)
+    if is_url(text) or text.endswith(".parquet") or glob.has_magic(text):
+        return True
+    path = Path(text)
+    return (path.is_dir() and not (path / "labels").is_dir() and not (path / "labels.txt").is_file()
+            and next(path.rglob("*.parquet"), None) is not None)
+
+
+def split_of(path: str) -> str | None:
+    """The split a Hub-layout file is named for: ``test-00000-of-00015.parquet`` or ``.../test/0000.parquet``."""
+    parts = path.replace("\\", "/").split("/")
+    match = re.match(r"([A-Za-z]+)[-_.]", parts[-1])
+    if match and match.group(1) in _KNOWN_SPLITS:
+        return match.group(1)
+    if len(parts) > 1 and parts[-2] in _KNOWN_SPLITS:
+        return parts[-2]
+    return None
+
+
+def list_parquet(location: str, split: str) -> tuple[Any, list[str]]:
+    """``(fsspec file system, sorted file paths)`` of ``split`` at ``location``; :class:`SourceError` when none."""
+    import fsspec
+
+    if is_url(location):
+        try:
+            fs, path = fsspec.core.url_to_fs(location)
+            files = ([f for f in fs.find(path) if f.endswith(".parquet")] if fs.isdir(path)
+                     else fs.glob(path) if glob.has_magic(path) else [path])
+        except (ImportError, ValueError, OSError) as exc:
+            raise SourceError(f"cannot list the Parquet files at {location} ({exc})") from None
+    else:
+        fs = fsspec.filesystem("file")
+        path = Path(location)
+        if path.is_dir():
+            files = [str(p) for p in path.rglob("*.parquet")]
+        elif path.is_file():
+            files = [str(path)]
+        else:
+            files = [p for p in glob.glob(location, recursive=True) if Path(p).is_file()]
+    files = sorted(files)
+    if not files:
+        raise SourceError(f"no Parquet file at {location}")
+    wanted = _SPLIT_NAMES.get(split, (split,))
+    named = [f for f in files if split_of(f) is not None]
+    ours = [f for f in files if split_of(f) in wanted] if named else files
+    if not ours:
+        found = sorted({split_of(f) for f in named})
+        raise SourceError(f"no Parquet file of the {split!r} split at {location} (its files are of {', '.join(found)})")
+    return fs, ours
+
+
+class ParquetIds(Sequence):
+    """``<file stem>/<row>`` of every row of the files, in file and row order, from their row counts."""
+
+    def __init__(self, stems: Sequence[str], counts: Sequence[int]):
+        self.stems = tuple(stems)
+        self.counts = tuple(counts)
+        self.starts = tuple(itertools.accumulate(self.counts, initial=0))
+        self._file = {stem: n for n, stem in enumerate(self.stems)}
+
+    def __len__(self) -> int:
+        return self.starts[-1]
+
+    def locate(self, position: int) -> tuple[int, int]:
+        """(file number, row in the file) of a position."""
+        f = bisect.bisect_right(self.starts, position) - 1
+        return f, position - self.starts[f]
+
+    def __getitem__(self, item):
+        if isinstance(item, slice):
+            from dogood.sources.ids import IdsView
+
+            return IdsView(self, range(len(self))[item])
+        n = item + len(self) if item < 0 else item
+        if not 0 <= n < len(self):
+            raise IndexError("id index out of range")
+        f, row = self.locate(n)
+        return f"{self.stems[f]}/{row}"
+
+    def parse(self, doc_id: str) -> tuple[int, int] | None:
+        """(file number, row) an id names, or ``None`` when it is none of these ids."""
+        stem, _, row = str(doc_id).rpartition("/")
+        f = self._file.get(stem)
+        if f is None or not row.isdigit() or (row != "0" and row.startswith("0")) or int(row) >= self.counts[f]:
+            return None
+        return f, int(row)
+
+    def __contains__(self, doc_id) -> bool:
+        return self.parse(doc_id) is not None
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, ParquetIds):
+            return (self.stems, self.counts) == (other.stems, other.counts)
+        return isinstance(other, Sequence) and not isinstance(other, str) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def index(self, doc_id, start: int = 0, stop: int | None = None) -> int:
+        found = self.parse(doc_id)
+        pos = None if found is None else self.starts[found[0]] + found[1]
+        if pos is None or pos < start or (stop is not None and pos >= stop):
+            raise ValueError(f"{doc_id!r} is not in the ids")
+        return pos
+
+
+class ParquetRows:
+    """The rows of a split's Parquet files: counted from the footers, read a row group at a time."""
+
+    def __init__(self, location: str, split: str, columns: tuple[str, ...]):
+        self.location, self.columns = location, columns
+        self.fs, self.files = list_parquet(location, split)
+        stems = [Path(f).stem for f in self.files]
+        if len(set(stems)) != len(stems):  # the same name in two folders: the path below the common folder
+            common = len(os.path.commonpath(self.files))
+            stems = [f[common:].lstrip("/").rsplit(".", 1)[0] for f in self.files]
+        self.ids = ParquetIds(stems, [self._metadata(n).num_rows for n in range(len(self.files))])
+
+    def __getstate__(self):  # a worker reopens the files: no open handle crosses processes
+        return {"location": self.location, "columns": self.columns, "fs": self.fs, "files": self.files,
+                "ids": self.ids}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def _metadata(self, n: int):
+        pf = _parquet_file(self.fs, self.files[n], os.getpid())
+        names = pf.schema_arrow.names
+        missing = [c for c in self.columns if c not in names]
+        if missing:
+            raise SourceError(f"{self.files[n]}: no column {', '.join(missing)} (its columns: {', '.join(names)})")
+        return pf.metadata
+
+    def row(self, f: int, row: int) -> dict[str, Any]:
+        """One row's cells (``columns``), reading its row group unless it was the last one read."""
+        meta = _parquet_file(self.fs, self.files[f], os.getpid()).metadata
+        start = 0
+        for g in range(meta.num_row_groups):
+            size = meta.row_group(g).num_rows
+            if row < start + size:
+                return _row_group(self.fs, self.files[f], g, self.columns, os.getpid())[row - start]
+            start += size
+        raise DocumentError(f"{self.files[f]} has no row {row}")
+
+    def rows(self, start: int, stop: int) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        """``(file number, row, cells)`` of positions ``start..stop-1``, in one pass over each file's row groups."""
+        position, stop = max(0, start), min(stop, len(self.ids))
+        while position < stop:
+            f, row = self.ids.locate(position)
+            last = min(self.ids.counts[f], row + stop - position)  # this file's rows row..last-1
+            pf = _parquet_file(self.fs, self.files[f], os.getpid())
+            first = 0
+            for g in range(pf.metadata.num_row_groups):
+                size = pf.metadata.row_group(g).num_rows
+                if first < last and first + size > row:
+                    cells = _read_group(pf, self.files[f], g, self.columns)
+                    for r in range(max(row, first), min(last, first + size)):
+                        yield f, r, cells[r - first]
+                first += size
+            position += last - row
+
+
+@functools.lru_cache(maxsize=64)
+def _parquet_file(fs, path: str, pid: int):
+    """An open Parquet file of this process (``pid`` in the key: a forked worker opens its own handle, never
+    sharing a file offset with the driver's)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(fs.open(path, "rb"))
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise SourceError(f"cannot read Parquet file {path} ({exc})") from None
+
+
+def _read_group(pf, path: str, group: int, columns: tuple[str, ...]) -> list[dict[str, Any]]:
+    try:
+        return pf.read_row_group(group, columns=list(columns)).to_pylist()
+    except (OSError, ValueError) as exc:
+        raise SourceError(f"cannot read row group {group} of {path} ({exc})") from None
+
+
+@functools.lru_cache(maxsize=1)
+def _row_group(fs, path: str, group: int, columns: tuple[str, ...], pid: int) -> list[dict[str, Any]]:
+    """The last row group :meth:`ParquetRows.row` read in this process."""
+    return _read_group(_parquet_file(fs, path, pid), path, group, columns)
