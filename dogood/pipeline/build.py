@@ -124,6 +124,8 @@ def _build_locked(plan: BuildPlan, *, num_proc: int, ray: str | None, progress: 
 def _run_shards(plan: BuildPlan, work: Path, shards: list[Shard], *, num_proc: int, ray: str | None,
                 progress: bool) -> list[ShardRecord]:
     """Process the shards' documents and write their rows; the finished shards stay for a re-run if stopped."""
+    if ray is not None and shards:
+        return _run_shards_on_ray(plan, work, shards, num_proc=num_proc, ray=ray, progress=progress)
     tasks = [t for shard in shards for t in shard.tasks]
     say_ocr_pending(plan, tasks)
     bar = tqdm(total=len(tasks), desc=f"build {plan.recipe.name}", unit="doc", disable=not progress, file=sys.stderr)
@@ -136,6 +138,23 @@ def _run_shards(plan: BuildPlan, work: Path, shards: list[Shard], *, num_proc: i
         bar.close()
         report_tesseract_runs(ocr[0], ocr[1])
     return written
+
+
+def _run_shards_on_ray(plan: BuildPlan, work: Path, shards: list[Shard], *, num_proc: int, ray: str,
+                       progress: bool) -> list[ShardRecord]:
+    """:func:`_run_shards` on Ray: the actors read, shift and write whole shards
+    (:func:`dogood.pipeline.ray_data.write_shards_on_ray`)."""
+    from dogood.pipeline.ray_data import write_shards_on_ray
+
+    total = sum(len(shard.tasks) for shard in shards)
+    bar = tqdm(total=total, desc=f"build {plan.recipe.name}", unit="doc", disable=not progress, file=sys.stderr)
+    ocr = [0, 0.0]
+    try:
+        return write_shards_on_ray(plan, work, shards, bar, ocr, num_workers=max(1, min(num_proc, len(shards))),
+                                   address=None if ray == "local" else ray)
+    finally:
+        bar.close()
+        report_tesseract_runs(ocr[0], ocr[1])
 
 
 def say_resumed(work: Path, done: list[ShardRecord], total: int) -> None:
