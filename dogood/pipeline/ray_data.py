@@ -181,6 +181,7 @@ class _ShardWriter:
         self.spec, self.on_error = spec, on_error
         self.folder = Path(tempfile.mkdtemp(prefix="dogood-ray-"))  # on this node, under its TMPDIR
         self.failure = None
+        self.closed = False
         try:
             prepare_chains(recipe, spec.chains)  # models load here, in the actor, once
         except DogoodError as exc:
@@ -199,24 +200,30 @@ class _ShardWriter:
             return pickle.dumps((None, self.failure, None))
         pages, seconds = tesseract_runs()
         folder = self.folder / f"{split}-{k}"
-        shutil.rmtree(folder, ignore_errors=True)
-        files = {c: ShardFile(folder / f"{i}.parquet", schema, labels) for i, c in enumerate(configs)}
-        stats: dict[str, dict[str, Any]] = {c: {} for c in configs}
-        errors, documents = [], 0
-        for task, doc in _read_documents(self.spec.sources[split], tasks):
-            _split, _index, doc_id, rows, error, _ocr = process_document(task, doc)
-            if error is not None:
-                errors.append((doc_id, error))
-                if self.on_error == "raise":
-                    break
-                continue
-            for config, copies in rows.items():
-                for row, doc_stats in copies:
-                    files[config].write(row)
-                    card_stats.add(stats[config], doc_stats)
-            documents += 1
-        for f in files.values():
-            f.close()
+        try:
+            shutil.rmtree(folder, ignore_errors=True)
+            files = {c: ShardFile(folder / f"{i}.parquet", schema, labels) for i, c in enumerate(configs)}
+            stats: dict[str, dict[str, Any]] = {c: {} for c in configs}
+            errors, documents = [], 0
+            for task, doc in _read_documents(self.spec.sources[split], tasks):
+                if self.closed:
+                    return pickle.dumps((None, "the build was stopped", None))
+                _split, _index, doc_id, rows, error, _ocr = process_document(task, doc)
+                if error is not None:
+                    errors.append((doc_id, error))
+                    if self.on_error == "raise":
+                        break
+                    continue
+                for config, copies in rows.items():
+                    for row, doc_stats in copies:
+                        files[config].write(row)
+                        card_stats.add(stats[config], doc_stats)
+                documents += 1
+            for f in files.values():
+                f.close()
+        finally:
+            if self.closed:  # stopped while writing: leave nothing on the node
+                shutil.rmtree(self.folder, ignore_errors=True)
         record = {"documents": documents, "stats": stats,
                   "files": {c: {"num_rows": f.num_rows, "num_bytes": f.num_bytes} for c, f in files.items()}}
         pages_after, seconds_after = tesseract_runs()
@@ -233,6 +240,8 @@ class _ShardWriter:
         shutil.rmtree(self.folder / f"{split}-{k}", ignore_errors=True)
 
     def close(self) -> None:
+        """Remove this actor's folder; a shard being written stops at its next document (and removes it)."""
+        self.closed = True
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -314,8 +323,12 @@ def write_shards_on_ray(plan, work: Path, shards: list, progress, ocr: list, num
             progress.update(len(shard.tasks))
             ocr[0] += ocr_run[0]
             ocr[1] += ocr_run[1]
-        ray.get([actor.close.remote() for actor in actors], timeout=60)
     finally:
+        closed = [actor.close.remote() for actor in actors]  # also when a document stopped the build
+        try:
+            ray.wait(list(running) + closed, num_returns=len(running) + len(closed), timeout=60)
+        except ray.exceptions.RayError:
+            pass  # an actor that died has nothing left to remove
         for actor in actors:
             ray.kill(actor)
     return written
