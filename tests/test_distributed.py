@@ -3,6 +3,7 @@ build's. (The 2-node cluster without a shared disk: tests/test_ray_cluster.py.)"
 
 from __future__ import annotations
 
+import os
 import pickle
 import sys
 import time
@@ -36,6 +37,23 @@ class FailOn(Shift):
     def apply(self, doc, rng):
         if doc.id == self.doc_id:
             raise ValueError(f"bad page {doc.id}")
+        return doc
+
+
+class NoModelAway(Shift):
+    """Prepares in the driver's process only: a model that an actor's node lacks."""
+
+    name = "test_no_model_away"
+    family = "layout"
+
+    class Params(params.Params):
+        driver_pid: params.Integer = 0
+
+    def prepare(self):
+        if os.getpid() != self.driver_pid:
+            raise DogoodError("the model is not on this node")
+
+    def apply(self, doc, rng):
         return doc
 
 
@@ -95,6 +113,14 @@ def test_a_failing_document_stops_the_build_and_frees_the_actors(funsd_dir, funs
     while ray.available_resources().get("CPU", 0) < NUM_WORKERS and time.monotonic() < deadline:
         time.sleep(0.5)
     assert ray.available_resources().get("CPU", 0) == NUM_WORKERS
+
+
+def test_each_actor_prepares_the_shifts_itself(funsd_dir, local_ray, tmp_path):
+    recipe = parse_recipe({"name": "funsd-away", "version": "1.0.0", "source": {"kind": "funsd"}, "splits": ["test"],
+                           "configs": {"away": [{"shift": "test_no_model_away", "driver_pid": os.getpid()}]}})
+    build(recipe, tmp_path / "here", source_path=funsd_dir, limit=2, progress=False)  # prepared in this process
+    with pytest.raises(DogoodError, match="config 'away', shift 'test_no_model_away': the model is not on this node"):
+        build(recipe, tmp_path / "away", source_path=funsd_dir, limit=2, progress=False, ray="local", num_proc=1)
 
 
 def test_shifts_travel_as_their_parameters():

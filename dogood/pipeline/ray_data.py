@@ -91,8 +91,7 @@ class _ShardWriter:
             self.failure = str(exc)
         init_worker(spec)
 
-    def write(self, split: str, k: int, count: int, tasks: list[Task], configs: list[str], schema: str,
-              labels) -> bytes:
+    def write(self, split: str, k: int, tasks: list[Task], configs: list[str], schema: str, labels) -> bytes:
         """Write shard ``k`` of ``split``; return its pickled ``(record, errors, (OCR pages, seconds))``,
         ``errors`` being ``(doc_id, (message, traceback))`` of each failed document."""
         from dogood import stats as card_stats
@@ -198,8 +197,7 @@ def write_shards_on_ray(plan, work: Path, shards: list, progress, ocr: list, num
     def submit(actor) -> None:
         shard = next(todo, None)
         if shard is not None:
-            ref = actor.write.remote(shard.split, shard.k, shard.num_shards, shard.tasks, plan.configs, plan.schema,
-                                     plan.labels)
+            ref = actor.write.remote(shard.split, shard.k, shard.tasks, plan.configs, plan.schema, plan.labels)
             running[ref] = (actor, shard)
 
     written = []
@@ -212,7 +210,9 @@ def write_shards_on_ray(plan, work: Path, shards: list, progress, ocr: list, num
             try:
                 record, errors, ocr_run = pickle.loads(ray.get(ref))
             except ray.exceptions.RayError as exc:  # e.g. an actor that died or failed to start on a node
-                raise DogoodError(f"the Ray build failed on {shard.split} shard {shard.k}: {exc}") from exc
+                lines = [line for line in str(exc).splitlines() if line.strip()]
+                raise DogoodError(f"the Ray build failed on {shard.split} shard {shard.k}: "
+                                  f"{lines[-1].strip() if lines else type(exc).__name__}") from None
             if record is None:
                 raise DogoodError(errors)
             skipped = [_skip(plan, shard.split, doc_id, error) for doc_id, error in errors]

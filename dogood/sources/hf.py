@@ -133,7 +133,7 @@ class HFDatasetSource:
         self._groups = []  # (file index, row group, first position, rows) in split order
         first = 0
         schema = None
-        for f, url in enumerate(self._files):
+        for f in range(len(self._files)):
             parquet = self._parquet(f)
             schema = schema or parquet.schema_arrow
             for g in range(parquet.metadata.num_row_groups):
