@@ -154,8 +154,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--box-level", choices=["segment", "word"],
                    help="convention of the bboxes column: 'segment' (each token its entity's box, as the LayoutLMv3 "
                         "FUNSD loader; default for FUNSD-style data) or 'word' (each token its own box; default otherwise)")
-    p.add_argument("--ray", metavar="ADDRESS", help="run on Ray Data with --num-proc actors: 'local' starts Ray here, "
-                                                    "'auto' or ray://host:port joins a cluster (pip install 'ray[data]')")
+    p.add_argument("--ray", metavar="ADDRESS", help="run the shards on Ray with --num-proc actors, each reading and "
+                                                    "writing whole shards: 'local' starts Ray here, 'auto' or "
+                                                    "ray://host:port joins a cluster (pip install 'ray[data]')")
     p.set_defaults(func=cmd_build)
 
     for name, helptext in (

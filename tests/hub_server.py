@@ -1019,13 +1019,14 @@ def hub_environment(url: str):
     tests/conftest.py sets HF_HUB_OFFLINE=1 / HF_DATASETS_OFFLINE=1 before those libraries are
     imported, so their module-level constants are already computed: this patches the environment
     AND the constants (and the URL templates derived from HF_ENDPOINT), and resets huggingface_hub's
-    cached HTTP sessions (a session made while offline refuses every request).
+    cached HTTP sessions (a session made while offline refuses every request) and ``HfFileSystem``'s instances.
     Also: HF_HUB_DISABLE_XET=1, telemetry and datasets' download counts off, datasets' parquet-export
     lookup off (it would ask ``datasets-server.<host>``), HF_TOKEN / HUGGING_FACE_HUB_TOKEN unset.
     """
     import datasets.config as ds_config
     import huggingface_hub.constants as hf_constants
     import huggingface_hub.file_download as hf_file_download
+    from huggingface_hub import HfFileSystem
     from huggingface_hub.utils import reset_sessions
 
     url = url.rstrip("/")
@@ -1065,6 +1066,7 @@ def hub_environment(url: str):
         for mod, name, value in attrs:
             setattr(mod, name, value)
         reset_sessions()
+        HfFileSystem.clear_instance_cache()  # fsspec keeps file systems made for an earlier server's endpoint
         yield url
     finally:
         for mod, name, value in saved_attrs:
@@ -1075,3 +1077,4 @@ def hub_environment(url: str):
             else:
                 os.environ[k] = v
         reset_sessions()
+        HfFileSystem.clear_instance_cache()

@@ -1,49 +1,66 @@
-"""Builds on Ray Data (``dogood.pipeline.ray_data``): the same tuples, in the same order, as the local build."""
+"""Builds on Ray (``dogood.pipeline.ray_data``): actors read, shift and write whole shards; the bytes are a local
+build's. (The 2-node cluster without a shared disk: tests/test_ray_cluster.py.)"""
 
 from __future__ import annotations
 
+import os
+import pickle
 import sys
 import time
 
 import pytest
 
 ray = pytest.importorskip("ray")
-pytest.importorskip("ray.data")
 
 from dogood.build import build  # noqa: E402
-from dogood.pipeline.pool import run_pool  # noqa: E402
-from dogood.pipeline.ray_data import ensure_ray, run_ray  # noqa: E402
-from dogood.pipeline.worker import WorkerSpec  # noqa: E402
+from dogood.pipeline.ray_data import _read_documents, ensure_ray  # noqa: E402
+from dogood.pipeline.shards import BuildError  # noqa: E402
 from dogood.errors import DogoodError  # noqa: E402
 from dogood.recipe import load_recipe, parse_recipe  # noqa: E402
-from dogood.shifts.base import Shift  # noqa: E402
+from dogood.shifts.base import SHIFTS, Shift  # noqa: E402
 from dogood.shifts import params  # noqa: E402
 from dogood.sources import open_source  # noqa: E402
 
 NUM_WORKERS = 2
 LIMIT = 12
-BAD_ID = "no-such-form"
 
 
-class SlowFirst(Shift):
-    """Sleep on one document, so that the documents after it finish first on the other actor."""
+class FailOn(Shift):
+    """Fail on one document (a bad page, for the test)."""
 
-    name = "test_slow_first"
+    name = "test_fail_on"
     family = "layout"
 
     class Params(params.Params):
         doc_id: params.Text = ""
-        seconds: params.Real = 2.0
 
     def apply(self, doc, rng):
         if doc.id == self.doc_id:
-            time.sleep(self.seconds)
+            raise ValueError(f"bad page {doc.id}")
         return doc
 
 
-def _recipe():
-    """FUNSD-L's ``merge`` and FUNSD-I's ``distort`` (an image shift) in one recipe."""
-    configs = {"merge": load_recipe("funsd-l").configs["merge"], "distort": load_recipe("funsd-i").configs["distort"]}
+class NoModelAway(Shift):
+    """Prepares in the driver's process only: a model that an actor's node lacks."""
+
+    name = "test_no_model_away"
+    family = "layout"
+
+    class Params(params.Params):
+        driver_pid: params.Integer = 0
+
+    def prepare(self):
+        if os.getpid() != self.driver_pid:
+            raise DogoodError("the model is not on this node")
+
+    def apply(self, doc, rng):
+        return doc
+
+
+def _recipe(fail_doc: str = ""):
+    """FUNSD-L's ``merge``, FUNSD-I's ``distort`` (an image shift), and a config failing on ``fail_doc``."""
+    configs = {"merge": load_recipe("funsd-l").configs["merge"], "distort": load_recipe("funsd-i").configs["distort"],
+               "fail": [{"shift": "test_fail_on", "doc_id": fail_doc}]}
     return parse_recipe({"name": "funsd-ray", "version": "1.0.0", "source": {"kind": "funsd"}, "splits": ["test"],
                          "seed": 0, "configs": configs})
 
@@ -51,82 +68,99 @@ def _recipe():
 @pytest.fixture(scope="module")
 def local_ray():
     """A local Ray with two CPUs and a 200 MB object store, shut down after this module."""
+    if ray.is_initialized():
+        ray.shutdown()
     ensure_ray(None, num_cpus=NUM_WORKERS)
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # actors cannot import this test module
     yield ray
+    ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
     ray.shutdown()
 
 
 @pytest.fixture(scope="module")
-def inputs(funsd_dir):
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # actors cannot import this test module
-    recipe = _recipe()
-    sources = {"test": open_source(recipe.source, "test", funsd_dir)}
-    ids = sources["test"].ids()[:LIMIT]
-    chains = {name: recipe.chain(name) for name in recipe.configs}
-    chains["slow"] = [SlowFirst(doc_id=ids[0])]  # without preserve_order, ids[0] would come back last
-    for chain in chains.values():
-        for shift in chain:
-            shift.prepare()
-    ids = ids[:6] + [BAD_ID] + ids[6:]
-    tasks = [("test", i, doc_id) for i, doc_id in enumerate(ids)]
-    yield tasks, WorkerSpec(sources, chains, recipe.seed, sources["test"].schema, "segment")
-    ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+def funsd_ids(funsd_dir):
+    return open_source({"kind": "funsd"}, "test", funsd_dir).ids()[:LIMIT]
 
 
-@pytest.fixture(scope="module")
-def both(inputs, local_ray):
-    """(local results, Ray results) for the same tasks."""
-    return list(run_pool(*inputs, 1)), list(run_ray(*inputs, num_workers=NUM_WORKERS))
+def _files(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_ray_yields_the_local_tuples_in_task_order(inputs, both):
-    tasks = inputs[0]
-    local, remote = both
-    assert [r[:3] for r in remote] == [tuple(t) for t in tasks]
-    assert len(remote) == LIMIT + 1
-    for a, b in zip(local, remote):
-        assert b == a, a[2]
-        if a[3] is not None:
-            for config in ("merge", "distort"):
-                (row_a, stats_a), = a[3][config]  # one copy: one (row, stats) pair
-                (row_b, stats_b), = b[3][config]
-                assert row_b["image"] == row_a["image"]  # embedded image bytes
-                assert stats_b == stats_a  # stats, Counters included
-    distorted = [r[3]["distort"][0][0]["image"] != r[3]["slow"][0][0]["image"] for r in local if r[3] is not None]
-    assert all(distorted)  # the image shift did change pixels, so image bytes were really compared
-
-
-def test_a_failing_document_comes_back_as_its_error_tuple(both):
-    local, remote = both
-    [bad] = [r for r in remote if r[2] == BAD_ID]
-    [expected] = [r for r in local if r[2] == BAD_ID]
-    assert bad == expected
-    assert bad[3] is None and BAD_ID in bad[4][0]
-
-
-def test_a_build_through_ray_is_byte_identical(funsd_dir, local_ray, tmp_path, monkeypatch):
-    recipe = _recipe()
+def test_a_build_through_ray_is_byte_identical(funsd_dir, funsd_ids, local_ray, tmp_path):
+    """FUNSD has no ``read_slice``: the actors load each document by id; a skipped page is listed as locally."""
+    recipe = _recipe(fail_doc=funsd_ids[7])
     local, remote = tmp_path / "local" / "out", tmp_path / "ray" / "out"  # same folder name: the card names it
-    build(recipe, local, source_path=funsd_dir, limit=LIMIT, progress=False)
-
-    build(recipe, remote, source_path=funsd_dir, limit=LIMIT, progress=False, ray="local",
-          num_proc=NUM_WORKERS)
-    a = sorted(p.relative_to(local) for p in local.rglob("*") if p.is_file())
-    b = sorted(p.relative_to(remote) for p in remote.rglob("*") if p.is_file())
-    assert a == b and any(p.suffix == ".parquet" for p in a)
+    a_report = build(recipe, local, source_path=funsd_dir, limit=LIMIT, progress=False, on_error="skip")
+    b_report = build(recipe, remote, source_path=funsd_dir, limit=LIMIT, progress=False, on_error="skip",
+                     ray="local", num_proc=NUM_WORKERS)
+    assert b_report.skipped == a_report.skipped == [{"id": funsd_ids[7], "split": "test",
+                                                     "reason": f"ValueError: bad page {funsd_ids[7]}"}]
+    a, b = _files(local), _files(remote)
+    assert list(a) == list(b) and sum(p.suffix == ".parquet" for p in a) == 3 * 3  # 3 configs x 3 shards of 5
     for rel in a:
-        assert (local / rel).read_bytes() == (remote / rel).read_bytes(), rel
+        assert a[rel] == b[rel], rel
+    distorted = [a[p] for p in a if p.parts[:2] == ("data", "distort")]
+    assert distorted != [a[p] for p in a if p.parts[:2] == ("data", "fail")]  # the image shift changed bytes
 
 
-def test_stopping_early_releases_the_actors(inputs, local_ray):
-    tasks, spec = inputs
-    results = run_ray(tasks[1:6], spec, num_workers=NUM_WORKERS)
-    assert next(results)[2] == tasks[1][2]
-    results.close()
+def test_a_failing_document_stops_the_build_and_frees_the_actors(funsd_dir, funsd_ids, local_ray, tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(BuildError, match=f"test document '{funsd_ids[2]}' failed: ValueError: bad page"):
+        build(_recipe(fail_doc=funsd_ids[2]), out, source_path=funsd_dir, limit=LIMIT, progress=False,
+              ray="local", num_proc=NUM_WORKERS)
+    assert not out.exists()
     deadline = time.monotonic() + 60
     while ray.available_resources().get("CPU", 0) < NUM_WORKERS and time.monotonic() < deadline:
         time.sleep(0.5)
     assert ray.available_resources().get("CPU", 0) == NUM_WORKERS
+
+
+def test_each_actor_prepares_the_shifts_itself(funsd_dir, local_ray, tmp_path):
+    recipe = parse_recipe({"name": "funsd-away", "version": "1.0.0", "source": {"kind": "funsd"}, "splits": ["test"],
+                           "configs": {"away": [{"shift": "test_no_model_away", "driver_pid": os.getpid()}]}})
+    build(recipe, tmp_path / "here", source_path=funsd_dir, limit=2, progress=False)  # prepared in this process
+    with pytest.raises(DogoodError, match="config 'away', shift 'test_no_model_away': the model is not on this node"):
+        build(recipe, tmp_path / "away", source_path=funsd_dir, limit=2, progress=False, ray="local", num_proc=1)
+
+
+def test_shifts_travel_as_their_parameters():
+    """What an actor receives: each shift's parameters, never what ``prepare`` loaded (it prepares itself)."""
+    for name, cls in SHIFTS.items():
+        try:
+            shift = cls()
+        except (TypeError, ValueError):
+            continue  # a shift with required parameters
+        again = pickle.loads(pickle.dumps(shift))
+        assert type(again) is cls and again.params() == shift.params(), name
+    move = SHIFTS["move"]()
+    move._model = object()  # a loaded scorer
+    assert pickle.loads(pickle.dumps(move))._model is None
+    swap = SHIFTS["embedding_swap"]()
+    swap._tools = object()  # loaded vectors
+    assert not hasattr(pickle.loads(pickle.dumps(swap)), "_tools")
+
+
+class _Sliced:
+    """A source whose ``read_slice`` fails on the document at position 2 (a malformed row)."""
+
+    def __init__(self, funsd):
+        self.funsd = funsd
+
+    def read_slice(self, start, stop):
+        for i in range(start, stop):
+            if i == 2:
+                raise DogoodError("malformed row")
+            yield self.funsd.load(self.funsd.ids()[i])
+
+
+def test_read_slice_is_used_and_a_failing_row_is_loaded_alone(funsd_test):
+    ids = funsd_test.ids()[:5]
+    tasks = [("test", i, doc_id) for i, doc_id in enumerate(ids)]
+    got = list(_read_documents(_Sliced(funsd_test), tasks[1:]))
+    assert [task for task, _ in got] == tasks[1:]
+    assert [doc is None for _, doc in got] == [False, True, False, False]  # position 2: load() names the error
+    assert [doc.id for _, doc in got if doc is not None] == [ids[1], ids[3], ids[4]]
+    assert [doc for _, doc in _read_documents(funsd_test, tasks)] == [None] * 5  # no read_slice: load by id
 
 
 def test_without_ray_the_error_says_what_to_install(monkeypatch):

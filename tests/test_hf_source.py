@@ -151,3 +151,25 @@ def test_segment_level_hub_rows_give_the_same_boxes_back(funsd_dir, tmp_path):
         for level in ("segment", "word"):
             again = np.array(document_to_row(doc, "funsd", level)["bboxes"])
             assert np.abs(again - np.array(row["bboxes"])).max() <= 1
+
+
+def test_streaming_reads_row_groups_in_place_with_positional_ids(funsd_dir, tmp_path):
+    """Without an ``id`` column the ids are positions, counted from the footers; each row group is read alone."""
+    import pyarrow.parquet as pq
+
+    features = datasets.Features({k: v for k, v in HUB_FUNSD_FEATURES.items() if k != "id"})
+    rows = [{k: v for k, v in row.items() if k != "id"} for row in hub_style_funsd_rows(funsd_dir)]
+    path = tmp_path / "funsd.parquet"
+    pq.write_table(datasets.Dataset.from_list(rows, features=features).data.table, path, row_group_size=2)
+    streamed = HFDatasetSource(name=str(path), split="test", streaming=True)
+    loaded = HFDatasetSource(name=str(path), split="test")
+    assert streamed.ids() == loaded.ids() == ["0", "1", "2", "3", "4"]
+    assert [rows for _f, _g, _first, rows in streamed._groups] == [2, 2, 1]
+    assert list(streamed.read_slice(1, 4)) == [loaded.load(i) for i in ("1", "2", "3")]
+    assert [streamed.load(i) for i in reversed(loaded.ids())] == [loaded.load(i) for i in reversed(loaded.ids())]
+
+
+def test_streaming_takes_parquet_datasets_only(tmp_path):
+    (tmp_path / "test.jsonl").write_text('{"id": "a", "label": 0}\n')
+    with pytest.raises(SourceError, match="streaming: true reads Parquet datasets only"):
+        HFDatasetSource(name=str(tmp_path), split="test", streaming=True)

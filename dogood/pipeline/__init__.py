@@ -3,8 +3,9 @@
 - :mod:`dogood.pipeline.plan`: check the arguments, open the sources, make and prepare the chains;
 - :mod:`dogood.pipeline.worker`: one document through every config's chain, to rows and statistics
   (:mod:`dogood.stats`);
-- :mod:`dogood.pipeline.pool` and :mod:`dogood.pipeline.ray_data`: the worker over the documents in
-  this process, a process pool or on Ray, results in document order;
+- :mod:`dogood.pipeline.pool`: the worker over the documents in this process or a process pool, results in
+  document order;
+- :mod:`dogood.pipeline.ray_data`: whole shards read, shifted and written by Ray actors (``--ray``);
 - :mod:`dogood.pipeline.shards`: the resumable work folder and the Parquet shards written into it;
 - :mod:`dogood.pipeline.aggregate`: the shards' records summed per config and split;
 - :mod:`dogood.pipeline.card`: previews, photo credits, the card and ``dogood_build.json``;

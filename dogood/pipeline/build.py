@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +29,6 @@ from dogood.pipeline.plan import BuildPlan, plan_build
 from dogood.pipeline.pool import run_pool
 from dogood.pipeline.shards import (BuildError, Shard, ShardRecord, ShardTasks, is_resumable, list_shards,
                                     seal_work_folder, work_folder, write_shards)
-from dogood.pipeline.worker import Task, TaskResult, WorkerSpec
 from dogood.progress import say, silenced
 from dogood.recipe import Recipe
 from dogood.safety import check_out, commit, output_lock, recover
@@ -79,9 +77,10 @@ def build(
     configs : build only these configs (default: all).
     overwrite : replace an existing ``out``, if a dogood build wrote it (:func:`dogood.safety.check_out`).
     wait : when another build holds ``out``'s lock, wait for it rather than stop.
-    ray : run the documents on Ray Data (:func:`dogood.pipeline.ray_data.run_ray`) with
-        ``num_proc`` actors: ``"local"`` starts Ray on this machine, ``"auto"`` or
-        ``"ray://host:port"`` joins a cluster. The output is byte-identical to a local build.
+    ray : run the shards on Ray (:func:`dogood.pipeline.ray_data.write_shards_on_ray`) with
+        ``num_proc`` actors, each reading, shifting and writing whole shards (no shared disk needed):
+        ``"local"`` starts Ray on this machine, ``"auto"`` or ``"ray://host:port"`` joins a cluster.
+        The output is byte-identical to a local build.
     box_level : the convention of the ``bboxes`` column, ``"segment"`` or ``"word"``
         (:mod:`dogood.schema`); overrides the recipe's, which defaults to the schema's.
     splits : build these splits (e.g. ``["train"]``) instead of the recipe's.
@@ -124,10 +123,12 @@ def _build_locked(plan: BuildPlan, *, num_proc: int, ray: str | None, progress: 
 def _run_shards(plan: BuildPlan, work: Path, shards: list[Shard], *, num_proc: int, ray: str | None,
                 progress: bool) -> list[ShardRecord]:
     """Process the shards' documents and write their rows; the finished shards stay for a re-run if stopped."""
+    if ray is not None and shards:
+        return _run_shards_on_ray(plan, work, shards, num_proc=num_proc, ray=ray, progress=progress)
     tasks = ShardTasks(shards)  # made as the workers take them
     say_ocr_pending(plan, shards)
     bar = tqdm(total=len(tasks), desc=f"build {plan.recipe.name}", unit="doc", disable=not progress, file=sys.stderr)
-    results = run_tasks(tasks, plan.worker_spec(), num_proc=num_proc, ray=ray)
+    results = run_pool(tasks, plan.worker_spec(), num_proc)
     ocr = [0, 0.0]
     try:
         written = write_shards(plan, work, shards, results, bar, ocr)
@@ -136,6 +137,23 @@ def _run_shards(plan: BuildPlan, work: Path, shards: list[Shard], *, num_proc: i
         bar.close()
         report_tesseract_runs(ocr[0], ocr[1])
     return written
+
+
+def _run_shards_on_ray(plan: BuildPlan, work: Path, shards: list[Shard], *, num_proc: int, ray: str,
+                       progress: bool) -> list[ShardRecord]:
+    """:func:`_run_shards` on Ray: the actors read, shift and write whole shards
+    (:func:`dogood.pipeline.ray_data.write_shards_on_ray`)."""
+    from dogood.pipeline.ray_data import write_shards_on_ray
+
+    total = sum(len(shard) for shard in shards)
+    bar = tqdm(total=total, desc=f"build {plan.recipe.name}", unit="doc", disable=not progress, file=sys.stderr)
+    ocr = [0, 0.0]
+    try:
+        return write_shards_on_ray(plan, work, shards, bar, ocr, num_workers=max(1, min(num_proc, len(shards))),
+                                   address=None if ray == "local" else ray)
+    finally:
+        bar.close()
+        report_tesseract_runs(ocr[0], ocr[1])
 
 
 def say_resumed(work: Path, done: list[ShardRecord], total: int) -> None:
@@ -161,11 +179,3 @@ def say_ocr_pending(plan: BuildPlan, shards: list[Shard]) -> None:
         say(f"OCR: {pending} of {total} pages are not in the OCR cache; Tesseract reads them during the build "
             f"(once; cached in {ocr_cache_folder()})")
 
-
-def run_tasks(tasks: Sequence[Task], spec: WorkerSpec, *, num_proc: int, ray: str | None) -> Iterator[TaskResult]:
-    """The tasks' results in task order: on Ray when ``ray`` names a cluster (or ``"local"``), else in a pool."""
-    if ray is not None and tasks:
-        from dogood.pipeline.ray_data import run_ray
-
-        return run_ray(tasks, spec, num_workers=min(num_proc, len(tasks)), address=None if ray == "local" else ray)
-    return run_pool(tasks, spec, num_proc)

@@ -33,7 +33,7 @@ def _run_here(tasks: Sequence[Task], spec: WorkerSpec) -> Iterator[TaskResult]:
 
 
 def _init_pool_worker(spec: WorkerSpec) -> None:
-    """A forked worker: one torch thread (when the driver had loaded torch), then the spec.
+    """A pool worker: one torch thread (when the driver had loaded torch), the shifts prepared, then the spec.
 
     A child forked from a process whose torch (OpenMP) threads have run hangs at its first parallel tensor
     operation; a Python session that built a text config (its preview runs the masked LM in the driver) and then
@@ -42,6 +42,9 @@ def _init_pool_worker(spec: WorkerSpec) -> None:
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
+    for chain in spec.chains.values():  # a spawned worker got the shifts' parameters only (Shift.__getstate__);
+        for shift in chain:  # a forked one inherited what the driver loaded, and prepare() finds it cached
+            shift.prepare()
     init_worker(spec)
 
 

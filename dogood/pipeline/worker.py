@@ -77,17 +77,24 @@ def process_task(task: Task) -> TaskResult:
     A failure comes back as ``(message, traceback)`` in the last field, the
     traceback only for an unexpected error (a bug or a library's).
     """
+    return process_document(task, None)
+
+
+def process_document(task: Task, doc: Document | None) -> TaskResult:
+    """:func:`process_task` of a document already read (``None``: load it by id), e.g. from a source's
+    ``read_slice``; OCR counts only what runs here."""
     pages, seconds = tesseract_runs()
-    split, index, doc_id, rows, error = _process(task)
+    split, index, doc_id, rows, error = _process(task, doc)
     pages_after, seconds_after = tesseract_runs()
     return split, index, doc_id, rows, error, (pages_after - pages, seconds_after - seconds)
 
 
-def _process(task: Task) -> tuple:
+def _process(task: Task, doc: Document | None = None) -> tuple:
     split, index, doc_id = task
     spec = _WORKER["spec"]
     try:
-        doc = spec.sources[split].load(doc_id)
+        if doc is None:
+            doc = spec.sources[split].load(doc_id)
         doc.image.check_pixels()  # decoded once: undecodable pixel data is never written
         results = {}
         for config, chain in spec.chains.items():

@@ -100,6 +100,15 @@ class Shift:
             setattr(self, name, getattr(values, name))
         self.setup()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A shift pickles as its parameters only: what :meth:`prepare` loaded (a model, vectors) never travels
+        to another process (a Ray actor calls :meth:`prepare` itself); :meth:`setup` runs again on unpickling."""
+        return {name: getattr(self, name) for name in type(self).Params.model_fields}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.setup()
+
     def setup(self) -> None:
         """Derive state from the parameters (cheap, no files); raise ``ValueError`` for combinations that make no sense."""
 

@@ -8,6 +8,19 @@ cache). Two schemas are recognised from the columns:
 - RVL-CDIP-style: ``image``, ``label`` (the 16 classes), optionally ``words``
   and ``bboxes``; without words, Tesseract reads them (``ocr=True``).
 
+With ``streaming=True`` nothing is downloaded up front, so a Ray actor on a node without
+the data reads it from where it lives (the Hub, any ``fsspec`` URL). Only
+Parquet datasets stream (dogood outputs, Hub datasets stored as Parquet):
+``datasets`` resolves the data files and ``pyarrow`` reads them through
+``fsspec`` with range requests. The ids are the ``id`` column read alone
+(one column chunk per row group), or positions ``0..n-1`` counted from the
+files' footers when there is no ``id`` column; :meth:`HFDatasetSource.read_slice`
+reads a contiguous range row group by row group, and :meth:`~HFDatasetSource.load`
+keeps the last row group it read, so documents read in order fetch each row
+group once. (``datasets``' own streaming iterator is not used for reading: it
+can only skip rows by reading them, so the last slice of a split would read
+the whole split.)
+
 When the dogood full record is present (the ``dogood`` struct column, or the
 top-level ``words``, ``word_boxes``, ``entities`` and ``provenance`` columns
 of dogood < 0.2) the exact record is rebuilt.
@@ -21,7 +34,9 @@ writing them again at either box level gives the same ``bboxes`` back.
 
 from __future__ import annotations
 
+import bisect
 import glob
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +61,8 @@ class HFDatasetSource:
     revision : Hub revision (tag, branch or commit), e.g. ``"v1.0.0"``.
     ocr : read words with Tesseract when an RVL-CDIP-style dataset has none.
     dataset : a ``datasets.Dataset`` already in memory; ``name`` then only names it.
+    streaming : read the Parquet data files where they are (the Hub, a URL, a folder) a row group at a time
+        instead of loading the split through ``datasets``' cache; the same documents either way.
     allow_local_paths : read an image cell that holds no bytes but a file path from that path on this
         machine. Off by default: a dataset must not make dogood open (and publish) local files it names,
         such as ``/etc/passwd``; such a row is then a :class:`DocumentError`.
@@ -59,16 +76,23 @@ class HFDatasetSource:
     ocr: bool = True
     dataset: Any = field(default=None, repr=False)
     allow_local_paths: bool = False
+    streaming: bool = False
     kind: str = field(default="hf", init=False)
 
     def __post_init__(self):
         if self.name is None:
             raise SourceError("an 'hf' source needs a dataset: a folder, a Parquet file or a Hub dataset id (--source)")
         self.name = str(self.name)
-        self._ds = self.dataset if self.dataset is not None else _load(self.name, self.config, self.split, self.revision)
-        if len(self._ds) == 0:
-            raise SourceError(f"{self.name}: split {self.split!r} has no rows")
-        columns = set(self._ds.column_names)
+        if self.streaming:
+            if self.dataset is not None:
+                raise SourceError(f"{self.name}: streaming reads files, not a dataset already in memory")
+            columns = self._open_streaming()
+        else:
+            self._ds = self.dataset if self.dataset is not None else _load(self.name, self.config, self.split,
+                                                                           self.revision)
+            if len(self._ds) == 0:
+                raise SourceError(f"{self.name}: split {self.split!r} has no rows")
+            columns = set(self._ds.column_names)
         if self.schema is None:
             if "ner_tags" in columns:
                 self.schema = "funsd"
@@ -83,17 +107,93 @@ class HFDatasetSource:
                 )
         if "image" not in columns:
             raise SourceError(f"{self.name}: the dataset has no 'image' column")
-        from datasets import Image
-
-        self._ds = self._ds.cast_column("image", Image(decode=False))
         self._full = has_full_record(columns)
-        ids = [str(i) for i in self._ds["id"]] if "id" in columns else [str(i) for i in range(len(self._ds))]
+        if self.streaming:
+            ids = self._streaming_ids("id" in columns)
+            features = self._features
+        else:
+            from datasets import Image
+
+            self._ds = self._ds.cast_column("image", Image(decode=False))
+            ids = [str(i) for i in self._ds["id"]] if "id" in columns else [str(i) for i in range(len(self._ds))]
+            features = self._ds.features
         if len(set(ids)) != len(ids):
             raise SourceError(f"{self.name}: the 'id' column has duplicate values")
         self._ids = ids
         self._index = {doc_id: i for i, doc_id in enumerate(ids)}
-        self._tag_names = _label_names(self._ds.features.get("ner_tags"))
-        self._class_names = _label_names(self._ds.features.get("label"))
+        self._tag_names = _label_names(features.get("ner_tags"))
+        self._class_names = _label_names(features.get("label"))
+
+    # -- streaming: Parquet files read in place, a row group at a time ---------------------------------------
+    def _open_streaming(self) -> set[str]:
+        """Resolve the split's Parquet files and read their footers; return the column names."""
+        import datasets
+
+        self._files = _parquet_files(self.name, self.config, self.split, self.revision)
+        self._groups = []  # (file index, row group, first position, rows) in split order
+        first = 0
+        schema = None
+        for f in range(len(self._files)):
+            parquet = self._parquet(f)
+            schema = schema or parquet.schema_arrow
+            for g in range(parquet.metadata.num_row_groups):
+                rows = parquet.metadata.row_group(g).num_rows
+                self._groups.append((f, g, first, rows))
+                first += rows
+        if first == 0:
+            raise SourceError(f"{self.name}: split {self.split!r} has no rows")
+        self._starts = [group[2] for group in self._groups]
+        self._features = datasets.Features.from_arrow_schema(schema)
+        return set(schema.names)
+
+    def _parquet(self, f: int):
+        """The ``pyarrow.parquet.ParquetFile`` of data file ``f``, opened once per process (range reads)."""
+        opened = self.__dict__.setdefault("_opened", {})
+        if f not in opened:
+            import fsspec
+            import pyarrow.parquet as pq
+
+            url = self._files[f]
+            try:
+                opened[f] = pq.ParquetFile(fsspec.open(url, "rb").open())
+            except (OSError, ValueError) as exc:
+                raise SourceError(f"{self.name}: cannot read Parquet file {url}: {exc}") from None
+        return opened[f]
+
+    def _streaming_ids(self, has_id: bool) -> list[str]:
+        if not has_id:
+            return [str(i) for i in range(self._groups[-1][2] + self._groups[-1][3])]
+        ids: list[str] = []
+        for f in range(len(self._files)):
+            ids += [str(i) for i in self._parquet(f).read(columns=["id"]).column("id").to_pylist()]
+        return ids
+
+    def _group_rows(self, group: int) -> list[dict[str, Any]]:
+        """The rows of row group ``group`` (split order), as ``datasets`` gives them; the last one is kept."""
+        cached = self.__dict__.get("_last_group")
+        if cached is None or cached[0] != group:
+            f, g, _first, _rows = self._groups[group]
+            try:
+                rows = self._parquet(f).read_row_group(g).to_pylist()
+            except (OSError, ValueError) as exc:
+                raise SourceError(f"{self.name}: cannot read row group {g} of {self._files[f]}: {exc}") from None
+            cached = (group, rows)
+            self.__dict__["_last_group"] = cached
+        return cached[1]
+
+    def _streamed_row(self, position: int) -> dict[str, Any]:
+        group = bisect.bisect_right(self._starts, position) - 1
+        return dict(self._group_rows(group)[position - self._starts[group]])
+
+    def read_slice(self, start: int, stop: int) -> Iterator[Document]:
+        """The documents at positions ``start..stop-1`` of :meth:`ids`, in order; a streaming source reads
+        only the row groups that hold them, each once."""
+        for position in range(max(0, start), min(stop, len(self._ids))):
+            yield self._document(self._row(position), self._ids[position])
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Open files and the kept row group stay in this process."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_opened", "_last_group")}
 
     def ids(self) -> list[str]:
         return list(self._ids)
@@ -112,7 +212,12 @@ class HFDatasetSource:
     def load(self, doc_id: str) -> Document:
         if doc_id not in self._index:
             raise DocumentError("no such document in the dataset", doc_id=doc_id, path=self.name)
-        row = self._ds[self._index[doc_id]]
+        return self._document(self._row(self._index[doc_id]), doc_id)
+
+    def _row(self, position: int) -> dict[str, Any]:
+        return self._streamed_row(position) if self.streaming else self._ds[position]
+
+    def _document(self, row: dict[str, Any], doc_id: str) -> Document:
         row["id"] = doc_id
         try:
             if self._full:
@@ -200,6 +305,28 @@ def _load(name: str, config: str | None, split: str, revision: str | None):
         first = (str(cause).splitlines() or [type(cause).__name__])[0]
         raise SourceError(f"cannot load Hugging Face dataset {name!r} (config {config!r}, split {split!r}): "
                           f"{first}") from None
+
+
+def _parquet_files(name: str, config: str | None, split: str, revision: str | None) -> list[str]:
+    """The split's Parquet data files (local paths or ``hf://`` URLs), as ``datasets`` resolves them."""
+    import datasets
+
+    files = sorted(glob.glob(name)) if any(ch in name for ch in "*?[") else []
+    if name.endswith(".parquet") or (files and all(f.endswith(".parquet") for f in files)):
+        return files or [name]
+    try:
+        builder = datasets.load_dataset_builder(name, config, revision=revision)
+    except (OSError, ValueError, datasets.exceptions.DatasetNotFoundError) as exc:
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise SourceError(f"cannot stream Hugging Face dataset {name!r} (config {config!r}, split {split!r}): "
+                          f"{first}") from None
+    data_files = builder.config.data_files or {}
+    if split not in data_files:
+        raise SourceError(f"{name}: no split {split!r} (config {config!r}); it has {', '.join(data_files) or 'none'}")
+    urls = [str(f) for f in data_files[split]]
+    if builder.name != "parquet" or not all(u.endswith(".parquet") for u in urls):
+        raise SourceError(f"{name}: streaming: true reads Parquet datasets only; this one is {builder.name!r}")
+    return urls
 
 
 def _check_whole_ids(row: dict[str, Any], doc_id: str, where: str) -> None:
