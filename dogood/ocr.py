@@ -28,10 +28,11 @@ with its confidence and its block/paragraph/line/word numbers; the
 Files are written atomically (temporary file + ``os.replace``), so parallel
 workers never read a half-written entry; an unreadable entry is recomputed.
 
-Tesseract runs single-threaded (``OMP_THREAD_LIMIT=1`` in the environment
-pytesseract gives its subprocesses, and in the environment while ``tesserocr``
-loads libtesseract's OpenMP runtime, unless the user set it): with OpenMP
-threads a page took 3-4x longer on a 2-core machine, with identical output.
+Tesseract runs single-threaded unless the user set ``OMP_THREAD_LIMIT``
+(``OMP_THREAD_LIMIT=1`` in the environment pytesseract gives its subprocesses;
+in-process, OpenMP's ``max-active-levels`` at 0 while a page is read: see
+:func:`_openmp`): with OpenMP threads a page took 3-4x longer on a 2-core
+machine, with identical output.
 """
 
 from __future__ import annotations
@@ -268,25 +269,38 @@ def _tesserocr():
 
 
 def _load_tesserocr() -> dict[str, Any]:
-    # libtesseract's OpenMP runtime reads OMP_THREAD_LIMIT when it loads: set it for the import only, so that
-    # libraries loaded later (torch's own OpenMP) keep their threads.
-    unset = "OMP_THREAD_LIMIT" not in os.environ
-    if unset:
-        os.environ["OMP_THREAD_LIMIT"] = "1"
     try:
         import tesserocr
     except ImportError as exc:
         return {"module": None, "why": f"tesserocr cannot be imported: {exc}"}
-    finally:
-        if unset:
-            os.environ.pop("OMP_THREAD_LIMIT", None)
     library = tesserocr.tesseract_version().split()[1]
     binary = tesseract_version()
     if library != binary:
         return {"module": None, "why": f"tesserocr's Tesseract is {library}, the tesseract binary's {binary}: "
                                        f"build tesserocr on the system's with `pip install --no-binary tesserocr tesserocr`"}
     _quiet_leptonica()
-    return {"module": tesserocr, "why": None}
+    return {"module": tesserocr, "why": None, "openmp": _openmp()}
+
+
+def _openmp():
+    """The OpenMP runtime libtesseract runs its loops on, unless the user set ``OMP_THREAD_LIMIT`` (then it is
+    theirs to keep), or ``None``.
+
+    The binary runs single-threaded through ``OMP_THREAD_LIMIT=1`` in its environment. In-process, that variable
+    counts only if it was set before the runtime loaded, and torch loads the same ``libgomp.so.1`` first in any
+    process that imported it; Tesseract's loops ask for 4 threads by themselves (``num_threads(4)``), which only
+    the thread limit or ``max-active-levels`` caps. So each page runs with ``omp_set_max_active_levels(0)``
+    (every parallel region on one thread) and the previous value back after it. No Python library sets that
+    (threadpoolctl sets ``omp_set_num_threads``, which ``num_threads(4)`` overrides), hence ctypes.
+    """
+    import ctypes
+
+    if "OMP_THREAD_LIMIT" in os.environ:
+        return None
+    try:
+        return ctypes.CDLL("libgomp.so.1", mode=os.RTLD_NOLOAD)  # only the one already loaded (by libtesseract)
+    except OSError:  # a libtesseract without OpenMP
+        return None
 
 
 def _quiet_leptonica() -> None:
@@ -404,13 +418,19 @@ def _run_tesserocr(image: PageImage, *, lang: str, args: tuple) -> list[dict[str
     pil = image.to_pil()
     channels = {"L": 1, "RGB": 3}[pil.mode]
     engine = _engine(lang, args)
+    openmp = _TESSEROCR["openmp"]
     with engine.lock:
+        levels = openmp.omp_get_max_active_levels() if openmp is not None else None
         try:
+            if openmp is not None:
+                openmp.omp_set_max_active_levels(0)
             engine.api.SetImageBytes(pil.tobytes(), pil.width, pil.height, channels, channels * pil.width)
             tsv = engine.api.GetTSVText(0)
         except RuntimeError as exc:
             raise DocumentError(f"Tesseract failed ({exc})", path=image.path) from None
         finally:
+            if openmp is not None:
+                openmp.omp_set_max_active_levels(levels)
             engine.api.Clear()
             engine.api.ClearAdaptiveClassifier()
     data = _pytesseract().pytesseract.file_to_dict(_TSV_HEADER + tsv, "\t", -1)
