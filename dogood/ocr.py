@@ -60,7 +60,8 @@ _RUNS = {"pages": 0, "seconds": 0.0}
 #: The header Tesseract's TSV renderer writes before the rows of ``GetTSVText`` (what the binary writes for
 #: ``image_to_data``): the column names of the dict both engines' rows are parsed into.
 _TSV_HEADER = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext\n"
-#: This process's decision (:func:`_tesserocr`): ``{"module": tesserocr or None, "why": reason when None}``.
+#: This process's decision (:func:`_tesserocr`): ``{"module": tesserocr or None, "why": reason when None,
+#: "openmp": the libgomp its pages run on one thread of (:func:`_openmp`)}``.
 _TESSEROCR: dict[str, Any] = {}
 #: This process's in-process engines, one per (lang, init arguments): :func:`_engine`.
 _ENGINES: dict[tuple, _Engine] = {}
@@ -269,6 +270,7 @@ def _tesserocr():
 
 
 def _load_tesserocr() -> dict[str, Any]:
+    """:data:`_TESSEROCR`'s entries: tesserocr where its Tesseract's version is the binary's, else the reason."""
     try:
         import tesserocr
     except ImportError as exc:
@@ -288,10 +290,11 @@ def _openmp():
 
     The binary runs single-threaded through ``OMP_THREAD_LIMIT=1`` in its environment. In-process, that variable
     counts only if it was set before the runtime loaded, and torch loads the same ``libgomp.so.1`` first in any
-    process that imported it; Tesseract's loops ask for 4 threads by themselves (``num_threads(4)``), which only
-    the thread limit or ``max-active-levels`` caps. So each page runs with ``omp_set_max_active_levels(0)``
-    (every parallel region on one thread) and the previous value back after it. No Python library sets that
-    (threadpoolctl sets ``omp_set_num_threads``, which ``num_threads(4)`` overrides), hence ctypes.
+    process that imported it, and then a page starts 4 OpenMP threads (Tesseract's loops name their thread
+    count, which only the thread limit or ``max-active-levels`` caps). So each page runs with
+    ``omp_set_max_active_levels(0)`` (every parallel region on one thread: no thread started) and the previous
+    value back after it. No Python library sets that (threadpoolctl sets ``omp_set_num_threads``, which a loop's
+    own count overrides), hence ctypes.
     """
     import ctypes
 
@@ -418,7 +421,7 @@ def _run_tesserocr(image: PageImage, *, lang: str, args: tuple) -> list[dict[str
     pil = image.to_pil()
     channels = {"L": 1, "RGB": 3}[pil.mode]
     engine = _engine(lang, args)
-    openmp = _TESSEROCR["openmp"]
+    openmp = _TESSEROCR.get("openmp")
     with engine.lock:
         levels = openmp.omp_get_max_active_levels() if openmp is not None else None
         try:
