@@ -199,3 +199,26 @@ def test_engines_are_ended_by_release_and_at_exit(in_process, pages, tmp_path):
                          env={**os.environ, "PYTHONPATH": root})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ended" and out.stderr == ""  # Leptonica's messages silenced too
+
+
+def test_a_build_that_ocrs_is_byte_identical_with_either_engine(in_process, data_dir, tmp_path, monkeypatch):
+    """RVL-CDIP-I1 `natural` (source OCR, then `reocr` on the shifted page): the same bytes through the binary
+    in this process and in-process in 2 forked workers, each with an OCR cache of its own."""
+    from dogood.build import build
+    from dogood.recipe import load_recipe
+
+    def files(out):
+        return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*.parquet"))}
+
+    outs = {}
+    for engine, workers in (("pytesseract", 1), ("tesserocr", 2)):
+        with monkeypatch.context() as m:
+            m.setenv("DOGOOD_CACHE", str(tmp_path / f"cache-{engine}"))
+            if engine == "pytesseract":
+                m.setattr(ocr, "_TESSEROCR", {"module": None, "why": "test"})
+            outs[engine] = tmp_path / engine
+            build(load_recipe("rvl-cdip-i1"), outs[engine], source_path=data_dir / "rvl_cdip", configs=["natural"],
+                  num_proc=workers, progress=False)
+    binary, in_proc = files(outs["pytesseract"]), files(outs["tesserocr"])
+    assert binary and binary == in_proc
+    assert len(list((tmp_path / "cache-tesserocr" / "ocr").rglob("*.json"))) == 6  # 3 pages, 3 shifted pages
