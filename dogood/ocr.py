@@ -275,7 +275,7 @@ def _load_tesserocr() -> dict[str, Any]:
         import tesserocr
     except ImportError as exc:
         return {"module": None, "why": f"tesserocr cannot be imported: {exc}"}
-    library = tesserocr.tesseract_version().split()[1]
+    library = (tesserocr.tesseract_version().split() + ["?", "?"])[1]  # "tesseract 5.3.0\n leptonica-1.82.0 ..."
     binary = tesseract_version()
     if library != binary:
         return {"module": None, "why": f"tesserocr's Tesseract is {library}, the tesseract binary's {binary}: "

@@ -80,7 +80,7 @@ def test_identical_on_an_rgb_page(in_process, pages):
 
 @pytest.mark.parametrize("config", ["--user-words words.txt", "--tessdata-dir /x", "-l fra", "digits", "--psm 0",
                                     "--psm", "-c novalue", "--psm six"])
-def test_configs_the_engine_does_not_mirror_go_to_the_binary(config):
+def test_configs_the_engine_does_not_mirror_go_to_the_binary(in_process, config):
     assert ocr._engine_args(config) is None
     assert ocr.ocr_engine(config).startswith("pytesseract (config")
 
