@@ -22,8 +22,7 @@ Both give the same words, boxes, confidences and numbering (``tests/test_ocr_eng
 Results are cached as JSON under ``<cache>/ocr/<first 2 hex>/<key>.json``
 where ``key`` is the sha256 of the image's encoded bytes, the Tesseract
 version, the language and the config string (the same key for both engines).
-A cache file holds every word
-with its confidence and its block/paragraph/line/word numbers; the
+A cache file holds every word with its confidence and its block/paragraph/line/word numbers; the
 :class:`~dogood.document.Word` records returned keep only text and box.
 Files are written atomically (temporary file + ``os.replace``), so parallel
 workers never read a half-written entry; an unreadable entry is recomputed.
