@@ -63,7 +63,7 @@ def test_a_build_that_ocrs_says_how_many_pages_and_how_long(data_dir, tmp_path, 
     assert f"dogood: OCR: {pages} of {pages} pages are not in the OCR cache; Tesseract reads them during the build " \
            f"(once; cached in {ocr})\n" in err
     assert re.search(rf"^dogood: OCR: Tesseract read {pages} page\(s\) not yet in the cache in \d+\.\d s "
-                     rf"\(once; cached in {re.escape(str(ocr))}\)$", err, re.M)
+                     rf"\(once; cached in {re.escape(str(ocr))}; engine: (tesserocr|pytesseract \(.+\))\)$", err, re.M)
     assert err.count("dogood: OCR") == 2  # one line before, one after: never one per page
 
     build(recipe, tmp_path / "again", configs=configs, progress=True)

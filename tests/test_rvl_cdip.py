@@ -266,6 +266,7 @@ def test_second_ocr_call_hits_the_cache(monkeypatch):
         raise AssertionError("tesseract ran although the result is cached")
 
     monkeypatch.setattr(pytesseract, "image_to_data", boom)
+    monkeypatch.setattr(ocr, "_run_tesserocr", boom)  # the in-process engine, where tesserocr runs
     again = ocr.ocr_words(PageImage.from_file(RVL / "images" / "80035521.tif"))
     assert again == first
     # another lang or config is another key, so it is not served from this entry
@@ -302,6 +303,7 @@ def test_parse_keeps_word_rows_in_order_stripped_and_clipped(monkeypatch, tmp_pa
         return fake_data(rows)
 
     monkeypatch.setattr(pytesseract, "image_to_data", fake)
+    monkeypatch.setattr(ocr, "_TESSEROCR", {"module": None, "why": "the stand-in is pytesseract's"})
     image = PageImage.from_array(np.full((50, 100), 255, np.uint8))
     words = ocr.ocr_words(image, cache=tmp_path / "c", config="--psm 6")
     assert [(w.text, w.box) for w in words] == [

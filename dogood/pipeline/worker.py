@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from dogood.document import Document
 from dogood.errors import DogoodError
-from dogood.ocr import tesseract_runs
+from dogood.ocr import release_engines, tesseract_runs
 from dogood.stats import document_stats
 from dogood.schema import document_to_row
 from dogood.seeds import step_seed
@@ -48,8 +48,9 @@ def init_worker(spec: WorkerSpec) -> None:
 
 
 def release_worker() -> None:
-    """Forget the spec :func:`init_worker` set."""
+    """Forget the spec :func:`init_worker` set, and end this process's in-process Tesseract engines."""
     _WORKER.clear()
+    release_engines()
 
 
 def apply_chain(doc: Document, chain, recipe_seed: int, copy: int = 0) -> Document:
