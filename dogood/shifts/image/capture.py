@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
+import cv2
 import numpy as np
 from pydantic import Field, Strict
 
@@ -16,6 +17,7 @@ from dogood.capture import (
     light_direction,
     light_field,
     page_alpha,
+    page_region,
     render,
     surface_homography,
     texture,
@@ -27,6 +29,9 @@ from dogood.resources import resource
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
 from dogood.warp import INTERPOLATIONS, coarse_grid, ink_mask, reproject_boxes, upsample_grid
+
+#: Strength of the sharpening after bilinear resampling (``interpolation: sharpened``): closest to bicubic on FUNSD.
+SHARPEN = 0.1
 
 #: COCO licence ids without "NoDerivs": a photo behind a page makes a derivative image.
 DERIVATIVE_LICENSES = (1, 2, 4, 5, 7)
@@ -114,7 +119,9 @@ class CapturePage(Shift):
         quality: params.Integers = Field((85, 95), description="JPEG quality drawn in this range (inclusive)")
         reproject: Literal["ink", "box"] = Field("ink", description="ink: the warped ink inside each word box; box: "
                                                                     "the warped word box")
-        interpolation: Literal[tuple(INTERPOLATIONS)] = Field("cubic", description="the page's resampling")
+        interpolation: Literal[("sharpened", *INTERPOLATIONS)] = Field("sharpened", description=(
+            "the page's resampling; sharpened: bilinear, then a 3-tap sharpening fused with the defocus (within 3 "
+            "grey levels RMS of cubic, at less than half its cost)"))
         licenses: params.Integers = Field(DERIVATIVE_LICENSES, description="COCO licence ids surface photos may "
                                                                            "carry (default: all but NoDerivs)")
         min_size: params.Integer = Field(256, description="shortest side, in pixels, of the surface photos")
@@ -199,9 +206,11 @@ class CapturePage(Shift):
         darken = rng.uniform(0.55, 0.9)  # exposure is set for the white paper: the surface looks darker
         tint = rng.uniform(-1.0, 1.0)
         pixels = doc.image.to_array()
+        sharpened = self.interpolation == "sharpened"
         frame = render(pixels, behind, homography, backward, page_alpha(coarse, size), brightness, tint=tint,
                        darken=darken, blur=self.blur, noise=self.noise, rng=rng,
-                       interpolation=INTERPOLATIONS[self.interpolation])
+                       interpolation=cv2.INTER_LINEAR if sharpened else INTERPOLATIONS[self.interpolation],
+                       sharpen=SHARPEN if sharpened else 0.0, region=page_region(coarse, size))
         quality = int(rng.integers(self.quality[0], self.quality[1] + 1))
         image = PageImage.from_bytes(encode_jpeg(frame, quality), verify=False)
 
