@@ -479,11 +479,17 @@ def reproject_boxes(boxes, backward_map: np.ndarray, page_size: Size,
     out = np.zeros((m, 4), dtype=np.int64)
     found = np.zeros(m, dtype=bool)
     no_ink = np.zeros(m, dtype=bool)
+    # boxes whose rectangle meets no other's paint onto zeros (no need to read what is there first)
+    if m <= 4096:
+        meets = (c0[:, None] < c1) & (c0 < c1[:, None]) & (r0[:, None] < r1) & (r0 < r1[:, None])
+        apart = meets.sum(axis=1) == 1  # itself only
+    else:
+        apart = np.zeros(m, bool)
     labels = _LabelImage(height, width)
     for j in range(m):
         region, mask = _footprint(j, c0, r0, c1, r1, ink)
         no_ink[j] = ink is not None and mask is None
-        if not labels.paint(j, region, mask):  # out of labels: read this image, start another
+        if not labels.paint(j, region, mask, fresh=apart[j]):  # out of labels: read this image, start another
             labels.bounds(backward_map, out, found)
             counts["layers"] += 1
             labels = _LabelImage(height, width)
@@ -530,18 +536,19 @@ class _LabelImage:
             self.members.append(members)
         return label
 
-    def paint(self, j: int, region, mask) -> bool:
-        """Add box ``j`` over ``region`` (where ``mask``); False, painting nothing, when labels would run out."""
+    def paint(self, j: int, region, mask, fresh: bool = False) -> bool:
+        """Add box ``j`` over ``region`` (where ``mask``); False, painting nothing, when labels would run out.
+        ``fresh``: nothing is painted in ``region`` yet (not checked)."""
         sub = self.pixels[region]
-        values = sub if mask is None else sub[mask]
-        if not values.any():  # the usual case: nothing painted here yet
+        values = None if fresh else sub if mask is None else sub[mask]
+        if fresh or not values.any():  # the usual case: nothing painted here yet
             if len(self.members) >= 65536:
                 return False
             label = self._label((j,))
             if mask is None:
                 sub[...] = label
             else:
-                sub[mask] = label
+                np.copyto(sub, label, where=mask)
             return True
         olds = np.unique(values)
         if len(self.members) + len(olds) > 65536:
