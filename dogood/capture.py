@@ -300,8 +300,9 @@ def page_alpha(coarse_hits: np.ndarray, size: Size, step: int = STEP) -> np.ndar
     width, height = size
     u, v = coarse_hits[..., 0], coarse_hits[..., 1]
     inside = np.minimum(np.minimum(u + 1.0, width - u), np.minimum(v + 1.0, height - v))  # distance + 0.5
-    coverage = np.array(upsample_grid(inside.astype(np.float32), width, height, step))  # contiguous
-    return np.minimum(np.maximum(coverage, 0.0, out=coverage), 1.0, out=coverage)
+    coverage = upsample_grid(inside.astype(np.float32), width, height, step)  # a strided view
+    _, coverage = cv2.threshold(coverage, 1.0, 1.0, cv2.THRESH_TRUNC)  # min(., 1), into a contiguous image
+    return cv2.threshold(coverage, 0.0, 0.0, cv2.THRESH_TOZERO, dst=coverage)[1]  # max(., 0)
 
 
 def page_region(coarse_hits: np.ndarray, size: Size, step: int = STEP) -> tuple[slice, slice]:

@@ -82,13 +82,13 @@ def ink_core_mask(pixels: np.ndarray, boxes: np.ndarray, *, pad: int = 2,
                   min_contrast: int = MIN_INK_CONTRAST) -> np.ndarray:
     """``ink_matte(pixels, boxes, pad=pad, min_contrast=min_contrast).alpha_image() >= 0.5`` (boolean HxW),
     without the matte: the ink pixels within the 3x3 neighbourhood of the cores of solved boxes whose
-    contrast is at least half their box's ink depth (``c / d >= 1/2`` exactly, as ``2c >= d``)."""
+    contrast is at least half their box's ink depth (``c / d >= 1/2`` exactly, as ``c >= ceil(d / 2)``)."""
     boxes = np.asarray(boxes, np.int64).reshape(-1, 4)
     _, contrast, threshold, depth, _, _ = _ink_maps(gray(pixels), boxes, "words", pad, min_contrast, False)
     core = cv2.compare(contrast, threshold, cv2.CMP_GT)
     near = cv2.dilate(core, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
     near = cv2.bitwise_and(near, cv2.compare(threshold, 255, cv2.CMP_LT))
-    half = cv2.compare(cv2.add(contrast, contrast, dtype=cv2.CV_16U), depth.astype(np.uint16), cv2.CMP_GE)
+    half = cv2.compare(contrast, depth - (depth >> 1), cv2.CMP_GE)  # c >= ceil(d / 2)
     return cv2.bitwise_and(near, half).astype(bool)
 
 
