@@ -35,7 +35,7 @@ from dogood.warp import INTERPOLATIONS, coarse_grid, ink_mask, reproject_boxes, 
 SHARPEN = 0.1
 
 @lru_cache(maxsize=256)
-def _photo_at_half(pool, photo) -> np.ndarray:
+def photo_at_half(pool, photo) -> np.ndarray:
     """``pool.load_reduced(photo, 2)``, read-only, the last 256 cached per process (about 230 KB each: 35 MB
     for the default pool's 153 photos): a build draws each page's photo from that pool, and decoding one
     costs about 3 ms of the page's 30."""
@@ -208,7 +208,7 @@ class CapturePage(Shift):
         if self.surface == "photo":
             pool = self.pool
             photo = pool.choose(rng)
-            behind = _photo_at_half(pool, photo)  # seen at about half its size: decoded at half
+            behind = photo_at_half(pool, photo)  # seen at about half its size: decoded at half
             tallies = {"photo": {str(photo.id): 1}, "licence": {photo.license_name: 1}}
         else:
             behind = texture(rng)
