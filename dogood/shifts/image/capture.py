@@ -20,6 +20,7 @@ from dogood.capture import (
     page_alpha,
     page_region,
     render,
+    reuse_freed_memory,
     surface_homography,
     texture,
 )
@@ -171,6 +172,7 @@ class CapturePage(Shift):
                         min_size=self.min_size, categories=None)
 
     def prepare(self) -> None:
+        reuse_freed_memory()  # full-page arrays reused, not faulted in afresh each page
         if self.surface == "photo":
             self.pool  # noqa: B018 - cached per process
 
