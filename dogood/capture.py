@@ -24,7 +24,7 @@ quality.
 Written here rather than taken from a library: augraphy's ``LightingGradient``,
 ``ShadowCast`` and ``NoiseTexturize`` change pixels only, draw from the
 global ``random`` state and, chained with ``Jpeg``, take about 300 ms a FUNSD page on
-one core (``bench/bench_capture.py``: 3 pages/s against ``capture``'s 20-30; the page is
+one core (``bench/bench_capture.py``: 3 pages/s against ``capture``'s 30-40; the page is
 resampled bilinearly and sharpened within the defocus filter, as sharp as bicubic at less
 than half its cost, and only where it shows); its geometric
 augmentations move boxes by their corners only. No library renders a height field
