@@ -78,6 +78,20 @@ def _stroke_width(boxes: np.ndarray, height: int) -> int:
     return max(3, height // 100)
 
 
+def ink_core_mask(pixels: np.ndarray, boxes: np.ndarray, *, pad: int = 2,
+                  min_contrast: int = MIN_INK_CONTRAST) -> np.ndarray:
+    """``ink_matte(pixels, boxes, pad=pad, min_contrast=min_contrast).alpha_image() >= 0.5`` (boolean HxW),
+    without the matte: the ink pixels within the 3x3 neighbourhood of the cores of solved boxes whose
+    contrast is at least half their box's ink depth (``c / d >= 1/2`` exactly, as ``c >= ceil(d / 2)``)."""
+    boxes = np.asarray(boxes, np.int64).reshape(-1, 4)
+    _, contrast, threshold, depth, _, _ = _ink_maps(gray(pixels), boxes, "words", pad, min_contrast, False)
+    core = cv2.compare(contrast, threshold, cv2.CMP_GT)
+    near = cv2.dilate(core, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
+    near = cv2.bitwise_and(near, cv2.compare(threshold, 255, cv2.CMP_LT))
+    half = cv2.compare(contrast, depth - (depth >> 1), cv2.CMP_GE)  # c >= ceil(d / 2)
+    return cv2.bitwise_and(near, half).astype(bool)
+
+
 def ink_matte(
     pixels: np.ndarray,
     boxes: np.ndarray | None = None,
@@ -104,6 +118,36 @@ def ink_matte(
     boxes = np.zeros((0, 4), np.int64) if boxes is None else np.asarray(boxes, np.int64).reshape(-1, 4)
     luma = gray(pixels)
     h, w = luma.shape
+    paper, contrast, threshold, depth, levels, has_ink = _ink_maps(luma, boxes, region, pad, min_contrast, True)
+    core = cv2.compare(contrast, threshold, cv2.CMP_GT)
+    near = cv2.dilate(core, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
+    near = cv2.bitwise_and(near, cv2.compare(threshold, 255, cv2.CMP_LT))  # only inside solved regions
+    points = cv2.findNonZero(near)  # the pixels with some ink, row-major
+    points = np.zeros((0, 2), np.int64) if points is None else points.reshape(-1, 2).astype(np.int64)
+    index = points[:, 1] * w + points[:, 0]
+    c = contrast.reshape(-1)[index].astype(np.float32)
+    d = depth.reshape(-1)[index].astype(np.float32)
+    alpha = np.minimum(c / d, 1.0)
+    full = alpha >= 1.0
+    tone = np.clip(paper.reshape(-1)[index].astype(np.float32) - d, 0, 255).astype(np.uint8)  # ink grey on stroke rims
+    flat = pixels.reshape(len(luma.reshape(-1)), -1)[index]  # (k, 1) or (k, 3)
+    ink = np.where(full[:, None], flat, tone[:, None])
+    if region == "page":
+        a = np.zeros((h, w), np.float32)
+        a.reshape(-1)[index] = alpha
+        for i, (x0, y0, x1, y1) in enumerate(boxes.tolist()):
+            sub = a[y0:y1, x0:x1]
+            if sub.size and sub.max() >= 1.0:
+                has_ink[i] = True
+                levels[i] = int(np.median(luma[y0:y1, x0:x1][sub >= 1.0]))
+    return InkMatte(shape=(h, w), index=index, alpha=alpha, ink=ink, level=levels, has_ink=has_ink)
+
+
+def _ink_maps(luma: np.ndarray, boxes: np.ndarray, region: str, pad: int, min_contrast: int, with_levels: bool):
+    """The maps :func:`ink_matte` solves alpha from: ``paper``, ``contrast``, the per-pixel Otsu ``threshold``
+    (255 outside solved regions), the ink ``depth``; and per box the ink ``levels`` (0 without ``with_levels``)
+    and ``has_ink``."""
+    h, w = luma.shape
     paper = paper_level(luma, _stroke_width(boxes, h))
     contrast = cv2.subtract(paper, luma)  # uint8, >= 0: how much darker than the local paper
     # Per region: Otsu's threshold on the contrast and the ink's depth (mean contrast of the ink core),
@@ -128,7 +172,7 @@ def ink_matte(
             return None
         np.minimum(threshold[y0:y1, x0:x1], int(t), out=threshold[y0:y1, x0:x1])
         np.maximum(depth[y0:y1, x0:x1], min(int(round(d)), 255), out=depth[y0:y1, x0:x1])
-        return int(round(cv2.mean(paper[y0:y1, x0:x1], core)[0] - d))
+        return int(round(cv2.mean(paper[y0:y1, x0:x1], core)[0] - d)) if with_levels else 0
 
     if region == "words":
         for i, (x0, y0, x1, y1) in enumerate(boxes.tolist()):
@@ -144,28 +188,7 @@ def ink_matte(
             for x0 in range(0, w, tile):
                 solve(y0, min(y0 + tile, h), x0, min(x0 + tile, w))
 
-    core = cv2.compare(contrast, threshold, cv2.CMP_GT)
-    near = cv2.dilate(core, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
-    near = cv2.bitwise_and(near, cv2.compare(threshold, 255, cv2.CMP_LT))  # only inside solved regions
-    points = cv2.findNonZero(near)  # the pixels with some ink, row-major
-    points = np.zeros((0, 2), np.int64) if points is None else points.reshape(-1, 2).astype(np.int64)
-    index = points[:, 1] * w + points[:, 0]
-    c = contrast.reshape(-1)[index].astype(np.float32)
-    d = depth.reshape(-1)[index].astype(np.float32)
-    alpha = np.minimum(c / d, 1.0)
-    full = alpha >= 1.0
-    tone = np.clip(paper.reshape(-1)[index].astype(np.float32) - d, 0, 255).astype(np.uint8)  # ink grey on stroke rims
-    flat = pixels.reshape(len(luma.reshape(-1)), -1)[index]  # (k, 1) or (k, 3)
-    ink = np.where(full[:, None], flat, tone[:, None])
-    if region == "page":
-        a = np.zeros((h, w), np.float32)
-        a.reshape(-1)[index] = alpha
-        for i, (x0, y0, x1, y1) in enumerate(boxes.tolist()):
-            sub = a[y0:y1, x0:x1]
-            if sub.size and sub.max() >= 1.0:
-                has_ink[i] = True
-                levels[i] = int(np.median(luma[y0:y1, x0:x1][sub >= 1.0]))
-    return InkMatte(shape=(h, w), index=index, alpha=alpha, ink=ink, level=levels, has_ink=has_ink)
+    return paper, contrast, threshold, depth, levels, has_ink
 
 
 def composite(background: np.ndarray, matte: InkMatte) -> np.ndarray:

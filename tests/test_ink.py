@@ -88,3 +88,19 @@ def test_colour_pages_keep_their_ink_colour():
 def test_bad_region():
     with pytest.raises(ValueError, match="region"):
         ink_matte(np.zeros((4, 4), np.uint8), region="everything")
+
+
+def test_ink_core_mask_is_the_mattes_half_coverage(funsd_test):
+    """``ink_core_mask`` (what box re-projection reads) is exactly ``ink_matte(...).alpha_image() >= 0.5``
+    on real FUNSD pages, with and without padding, and holds ink in most word boxes."""
+    from dogood.ink import ink_core_mask
+
+    for doc_id in list(funsd_test.ids())[:4]:
+        doc = funsd_test.load(doc_id)
+        pixels, boxes = doc.image.to_array(), np.asarray(doc.boxes).reshape(-1, 4)
+        for pad in (0, 2):
+            mask = ink_core_mask(pixels, boxes, pad=pad)
+            assert mask.dtype == bool
+            assert np.array_equal(mask, ink_matte(pixels, boxes, pad=pad).alpha_image() >= 0.5), (doc_id, pad)
+        inked = [mask[y0:y1, x0:x1].any() for x0, y0, x1, y1 in boxes.tolist()]
+        assert np.mean(inked) > 0.9
