@@ -229,7 +229,9 @@ VARIANTS = {
     "merge:entity": ("merge", {"level": "entity"}),
     "distort:grow-box": ("distort", {"canvas": "grow", "reproject": "box", "kinds": ["curl", "fold"]}),
 }
-CASES = sorted(SHIFTS) + sorted(VARIANTS)
+#: dogood's own shifts (other test modules register shifts of their own, e.g. tests/test_distributed.py)
+SHIPPED = {name: cls for name, cls in SHIFTS.items() if cls.__module__.startswith("dogood.")}
+CASES = sorted(SHIPPED) + sorted(VARIANTS)
 
 
 @pytest.fixture(scope="module")
@@ -457,13 +459,13 @@ def test_shift_keeps_its_invariants(case, build_shift):
 
 
 def test_registry_cases_cover_every_shift():
-    assert set(SHIFTS) <= set(CASES)
-    for name, cls in SHIFTS.items():
+    assert set(SHIPPED) <= set(CASES) and len(SHIPPED) > len(SHIFTS) / 2
+    for name, cls in SHIPPED.items():
         assert cls.family in ("image", "text", "layout"), name
         assert cls.__doc__ and cls.apply is not Shift.apply, name
 
 
-@pytest.mark.parametrize("name", sorted(SHIFTS))
+@pytest.mark.parametrize("name", sorted(SHIPPED))
 def test_empty_document_passes_every_shift(name, build_shift):
     """A page without words: unchanged or skipped with a reason (image shifts still change the pixels)."""
     shift = build_shift(name)
