@@ -48,8 +48,8 @@ def augmentations(kind: str, s: float) -> list[Any]:
                                alpha=0.2 + 0.6 * s, offsets=(20, 20))
         bleed.create_bleedthrough_foreground = _mirror  # augraphy would read ./augraphy_cache if it existed
         return [bleed]
-    if kind == "dirty_drum":  # toner streaks and specks of a dirty printer drum
-        return [a.DirtyDrum(line_width_range=(1, 2 + int(4 * s)), line_concentration=0.05 + 0.3 * s, direction=-1,
+    if kind == "dirty_drum":  # toner streaks (down the page, as it feeds) and specks of a dirty printer drum
+        return [a.DirtyDrum(line_width_range=(1, 2 + int(4 * s)), line_concentration=0.05 + 0.3 * s, direction=1,
                             noise_intensity=0.3 + 0.4 * s, noise_value=(0, 30), ksize=(3, 3), sigmaX=0)]
     if kind == "fax":  # resolution loss (down and back up) and Otsu binarisation
         return [a.Faxify(scale_range=(1 + s, 1 + s), monochrome=1, monochrome_method="threshold_otsu",
