@@ -3,6 +3,8 @@
 Per kind and severity level 1-5 of ``scan_quality``, over FUNSD test forms and the shared RVL-CDIP pages:
 
 - ``changed``: share of page pixels whose grey level moved by more than 32;
+- ``contrast lost``: the card's measured effect (:func:`dogood.severity.contrast_under_ink`): the ink's contrast
+  against the paper in each word's box, on the source page less on the shifted one, in grey levels (mean over forms);
 - ``kept``: median over words of the share of the word's ink still dark (:mod:`dogood.box_ink`);
 - ``moved``: share of words whose ink is found 2+ pixels away (the box check; should be ~0);
 - ``recall``: share of the source's words (with a letter or digit) that Tesseract reads on the page with the same
@@ -10,8 +12,8 @@ Per kind and severity level 1-5 of ``scan_quality``, over FUNSD test forms and t
   boxes are looser than Tesseract's: the median IoU of matching words is 0.37 on the first form). RVL-CDIP words come
   from Tesseract on the clean page, so their clean recall is 1 by construction.
 
-Usage: ``python bench/measure_scan.py [--forms 10] [--previews DIR]`` (previews: one PNG per kind and level of the
-first form, plus a strip of the five levels per kind).
+Usage: ``python bench/measure_scan.py [--forms 10] [--rvl 3] [--kinds fax,noise] [--previews DIR]`` (previews:
+``<kind>-level<k>.png``, the top of the first form at full resolution, plus ``strip_<kind>.png``, the five levels).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import numpy as np
 
 from dogood.box_ink import box_ink
 from dogood.ocr import ocr_words
+from dogood.severity import contrast_under_ink
 from dogood.shifts import ScanQuality
 from dogood.shifts.image.scan_quality import KINDS
 from dogood.sources.funsd import FunsdSource
@@ -59,46 +62,65 @@ def recall(doc, page) -> tuple[int, int]:
 
 
 def measure(docs, shift) -> dict[str, float]:
-    changed, kept, moved, found, eligible = [], [], [], 0, 0
+    changed, lost, kept, moved, found, eligible = [], [], [], [], 0, 0
     for seed, doc in enumerate(docs):
         out = shift(doc, seed) if shift else doc
         before, after = doc.image.to_array(), out.image.to_array()
         changed.append(float((np.abs(after.astype(np.int16) - before) > 32).mean()))
+        if shift:
+            words, source, ink = contrast_under_ink(doc, out)
+            lost.append((source - ink) / max(words, 1))
         check = box_ink(before, after, doc.boxes)
         kept += check.kept[check.has_ink].tolist()
         moved += (np.abs(check.offset[check.has_ink]) > 1).any(axis=1).tolist()
         f, e = recall(doc, out.image)
         found, eligible = found + f, eligible + e
-    return {"changed": np.mean(changed), "kept": np.median(kept), "moved": np.mean(moved), "recall": found / eligible}
+    return {"changed": np.mean(changed), "contrast_lost": np.mean(lost) if lost else 0.0, "kept": np.median(kept), "moved": np.mean(moved), "recall": found / eligible}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--forms", type=int, default=10, help="FUNSD test forms (the first N; 50 = all)")
+    parser.add_argument("--rvl", type=int, default=3, help="shared RVL-CDIP pages (the first N; 0 = none)")
+    parser.add_argument("--kinds", default=",".join((*KINDS, "mixed")), help="comma-separated kinds (and mixed)")
     parser.add_argument("--previews", type=Path, help="write preview PNGs here")
     args = parser.parse_args()
     funsd = FunsdSource(root=DATA / "funsd" / "dataset", split="test")
-    rvl = RvlCdipSource(root=DATA / "rvl_cdip", split="test")
-    sets = {"funsd": [funsd.load(i) for i in funsd.ids()[: args.forms]], "rvl": [rvl.load(i) for i in rvl.ids()]}
-    print(f"FUNSD test: {len(sets['funsd'])} forms; RVL-CDIP: {len(sets['rvl'])} pages")
-    print("| kind | level | FUNSD changed | FUNSD ink kept | FUNSD moved | FUNSD recall | RVL changed | RVL recall |")
-    print("|---|---|---|---|---|---|---|---|")
+    sets = {"funsd": [funsd.load(i) for i in funsd.ids()[: args.forms]]}
+    if args.rvl:
+        rvl = RvlCdipSource(root=DATA / "rvl_cdip", split="test")
+        sets["rvl"] = [rvl.load(i) for i in rvl.ids()[: args.rvl]]
+    print(f"FUNSD test: {len(sets['funsd'])} forms; RVL-CDIP: {len(sets.get('rvl', []))} pages")
+    print("| kind | level | FUNSD changed | FUNSD contrast lost | FUNSD ink kept | FUNSD moved | FUNSD recall "
+          "| RVL changed | RVL recall |")
+    print("|---|---|---|---|---|---|---|---|---|")
     clean = {name: measure(docs, None) for name, docs in sets.items()}
-    print(f"| clean | 0 | 0 | 1 | 0 | {clean['funsd']['recall']:.3f} | 0 | {clean['rvl']['recall']:.3f} |")
-    for kind in (*KINDS, "mixed"):
+    rvl_clean = f"{clean['rvl']['recall']:.3f}" if "rvl" in clean else "–"
+    print(f"| clean | 0 | 0 | 0 | 1 | 0 | {clean['funsd']['recall']:.3f} | 0 | {rvl_clean} |", flush=True)
+    if args.previews:
+        args.previews.mkdir(parents=True, exist_ok=True)
+        cv2.imwrite(str(args.previews / "clean.png"), _crop(sets["funsd"][0].image.to_array()))
+    for kind in args.kinds.split(","):
         strip = []
         for level, values in ScanQuality.severities.items():
             shift = ScanQuality(pick="one", **values) if kind == "mixed" else ScanQuality(kinds=[kind], **values)
-            f, r = measure(sets["funsd"], shift), measure(sets["rvl"], shift)
-            print(f"| {kind} | {level} | {f['changed']:.3f} | {f['kept']:.3f} | {f['moved']:.4f} | {f['recall']:.3f} "
-                  f"| {r['changed']:.3f} | {r['recall']:.3f} |", flush=True)
+            f = measure(sets["funsd"], shift)
+            r = measure(sets["rvl"], shift) if "rvl" in sets else None
+            rvl_cells = f"{r['changed']:.3f} | {r['recall']:.3f}" if r else "– | –"
+            print(f"| {kind} | {level} | {f['changed']:.3f} | {f['contrast_lost']:.1f} | {f['kept']:.3f} "
+                  f"| {f['moved']:.4f} | {f['recall']:.3f} | {rvl_cells} |", flush=True)
             if args.previews:
-                page = shift(sets["funsd"][0], 0).image.to_array()
-                args.previews.mkdir(parents=True, exist_ok=True)
-                cv2.imwrite(str(args.previews / f"{kind}@{level}.png"), page)
-                strip.append(page[80:480, 0:500])
+                crop = _crop(shift(sets["funsd"][0], 0).image.to_array())
+                cv2.imwrite(str(args.previews / f"{kind}-level{level}.png"), crop)
+                strip.append(crop)
         if args.previews:
-            cv2.imwrite(str(args.previews / f"strip_{kind}.png"), np.hstack(strip))
+            cv2.imwrite(str(args.previews / f"strip_{kind}.png"), np.vstack(strip))
+
+
+def _crop(page: np.ndarray) -> np.ndarray:
+    """The top of the first form at full resolution (its heading and first fields), as OpenCV writes it."""
+    crop = page[:360, :]
+    return cv2.cvtColor(crop, cv2.COLOR_RGB2BGR) if crop.ndim == 3 else crop
 
 
 if __name__ == "__main__":

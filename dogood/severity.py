@@ -15,7 +15,8 @@ states, per level (:func:`measured`):
 - ``contrast_lost``: how much of the ink's contrast against what lies under it the page lost, in grey levels:
   in each word's box, the mean luma off the ink minus on it (the source page's ink, by Otsu within the box), on
   the source page less on the shifted one, where the words keep their boxes and the page changed (image shifts
-  that replace the background: the photo's contrast under the ink);
+  that replace the background: the photo's contrast under the ink; ``scan_quality``: the ink faded by low ink or
+  fax binarisation, bled into the paper, or buried in noise, bleed-through and toner streaks);
 - ``words_dropped``: the share of the source page's words missing from the output (drop shifts);
 - ``words_reordered``: the share of words whose place in the word order another word took, where the output's
   words are the source's, each with its own text and box, in another order (shuffle shifts).

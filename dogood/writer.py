@@ -351,10 +351,16 @@ def _severity_rows(chains, stats, levels: dict[str, list]) -> list[dict[str, Any
                 "text_changed": "–" if m["text_changed"] is None else f"{100 * m['text_changed']:.1f}%",
                 "box_shift": "–" if m["box_shift"] is None else f"{m['box_shift']:.4f}",
                 "ink_contrast": "–" if m["ink_contrast"] is None else
-                f"{m['source_contrast']:.1f} → {m['ink_contrast']:.1f} (−{m['contrast_lost']:.1f})",
+                f"{m['source_contrast']:.1f} → {m['ink_contrast']:.1f} ({_signed(-m['contrast_lost'])})",
                 **{k: "–" if m[k] is None else f"{100 * m[k]:.1f}%" for k in ("words_dropped", "words_reordered")},
             })
     return rows
+
+
+def _signed(value: float) -> str:
+    """``+1.5``, ``−23.4`` (a typographic minus, as the card's other figures), ``0.0``."""
+    text = f"{abs(value):.1f}"
+    return text if text == "0.0" else ("+" if value > 0 else "−") + text
 
 
 def _parameter_glossary(shifts: list[type]) -> dict[str, list[dict[str, str]]]:

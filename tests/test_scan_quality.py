@@ -12,6 +12,7 @@ pytest.importorskip("augraphy")
 
 from dogood.box_ink import box_ink  # noqa: E402
 from dogood.recipe import load_recipe  # noqa: E402
+from dogood.severity import contrast_under_ink  # noqa: E402
 from dogood.shifts import ScanQuality, make_shift  # noqa: E402
 from dogood.shifts.image.scan_quality import KINDS  # noqa: E402
 
@@ -43,20 +44,28 @@ def check_boxes(doc, out):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_every_level_keeps_each_words_ink_in_its_box(kind, forms, rvl_page):
+def test_every_level_keeps_each_words_ink_in_its_box_and_costs_more_contrast(kind, forms, rvl_page):
+    """At every level the box check passes; the measured effect (the card's: the ink's contrast lost in the
+    words' boxes) grows level by level."""
+    lost = []
     for level, values in ScanQuality.severities.items():
         shift = ScanQuality(kinds=[kind], **values)
-        kept, moved = [], []
+        kept, moved, words, source, ink = [], [], 0, 0.0, 0.0
         for seed, doc in enumerate([*forms, rvl_page]):
             out = shift(doc, seed)
             k, m = check_boxes(doc, out)
             kept += k.tolist()
             moved += m.tolist()
             assert not np.array_equal(out.image.to_array(), doc.image.to_array())
+            if doc is not rvl_page:
+                n, before, after = contrast_under_ink(doc, out)
+                words, source, ink = words + n, source + before, ink + after
         kept, moved = np.array(kept), np.array(moved)
         # the ink of nearly every word is still dark where it was, and nowhere is it found moved by 2+ pixels
         assert np.median(kept) >= 0.8, (kind, level, np.median(kept))
         assert moved.mean() <= 0.03, (kind, level, moved.mean())
+        lost.append((source - ink) / words)
+    assert lost[0] > 1 and all(a < b for a, b in zip(lost, lost[1:])), (kind, lost)
 
 
 def test_a_shifted_page_fails_the_box_check(forms):
@@ -121,3 +130,14 @@ def test_levels_and_recipe_checks():
     assert {"ink_bleed", "low_ink", "noise", "bleed_through", "dirty_drum", "fax", "mixed"} <= set(recipe.configs)
     funsd_i = load_recipe(RECIPES / "funsd-i.yaml")
     assert "scan_mixed" in funsd_i.configs
+
+
+def test_funsd_c_sweeps_capture_and_every_scan_kind_at_five_levels():
+    recipe = load_recipe(RECIPES / "funsd-c.yaml")
+    for kind in KINDS:
+        for level in range(1, 6):
+            assert recipe.configs[f"scan_{kind}@{level}"] == [
+                {"shift": "scan_quality", "kinds": [kind], "strength": round(0.2 * level, 1)}]
+            assert recipe.levels[f"scan_{kind}@{level}"] == (f"scan_{kind}", level)
+    assert [c for c in recipe.configs if c.startswith("capture")] == [f"capture@{s}" for s in range(1, 6)]
+    assert "scan_fax" not in recipe.configs and "capture" not in recipe.configs

@@ -23,7 +23,9 @@ def _odd(x: float) -> int:
 
 
 def augmentations(kind: str, s: float) -> list[Any]:
-    """augraphy's augmentations for ``kind`` at strength ``s`` in (0, 1]: each knob grows linearly with ``s``.
+    """augraphy's augmentations for ``kind`` at strength ``s`` in (0, 1]: each knob grows with ``s`` (low ink's
+    row counts with ``s**2``), tuned so that the measured effect (the ink's contrast lost, pixels changed) and
+    Tesseract's lost recall grow level by level on FUNSD test (``bench/measure_scan.py``).
 
     Every one is pixel-only: none moves, rotates or resizes the page (Faxify scales down and back to the same
     size, so ink keeps its place; BleedThrough's ghost is the page's own mirror, never ``./augraphy_cache``)."""
@@ -31,23 +33,23 @@ def augmentations(kind: str, s: float) -> list[Any]:
     if kind == "ink_bleed":  # Sobel edges spread into the dilated ink, blurred and blended
         k = _odd(2 + 3 * s)  # 3x3 up to level 3, 5x5 above
         return [a.InkBleed(intensity_range=(0.2 + 0.6 * s,) * 2, kernel_size=(k, k), severity=(0.1 + 0.5 * s,) * 2)]
-    if kind == "low_ink":  # rows of faded ink, at random and periodic
-        n = int(10 + 90 * s)
-        period = max(int(40 - 30 * s), 4)
-        return [a.LowInkRandomLines(count_range=(n, 2 * n), use_consistent_lines=False, noise_probability=0.1 + 0.4 * s),
-                a.LowInkPeriodicLines(count_range=(1, 1 + int(4 * s)), period_range=(period, period + 5),
-                                      use_consistent_lines=False, noise_probability=0.1 + 0.4 * s)]
-    if kind == "noise":  # paper texture, then per-pixel sensor noise
-        sigma = int(2 + 10 * s)
+    if kind == "low_ink":  # rows whose ink fades to a drawn grey (16-255): more rows, random and periodic, as s grows
+        n = int(20 + 500 * s * s)
+        rows = int(5 + 100 * s * s)  # LowInkPeriodicLines' "period" is the number of periodic rows on the page
+        return [a.LowInkRandomLines(count_range=(n, n + n // 5), use_consistent_lines=True, noise_probability=0.1),
+                a.LowInkPeriodicLines(count_range=(1, 1), period_range=(rows, rows + rows // 5),
+                                      use_consistent_lines=True, noise_probability=0.1)]
+    if kind == "noise":  # paper texture (sigma 8 to 30), then per-pixel sensor noise (uniform, +-16 to +-60)
+        sigma = int(3 + 27 * s)
         return [a.NoiseTexturize(sigma_range=(sigma, sigma + 2), turbulence_range=(2, 5)),
-                a.SubtleNoise(subtle_range=int(5 + 25 * s))]
+                a.SubtleNoise(subtle_range=int(5 + 55 * s))]
     if kind == "bleed_through":  # the back page's ink, mirrored and blurred, showing through
         bleed = a.BleedThrough(intensity_range=(0.1, 0.9), color_range=(0, 224), ksize=(17, 17), sigmaX=1,
                                alpha=0.2 + 0.6 * s, offsets=(20, 20))
         bleed.create_bleedthrough_foreground = _mirror  # augraphy would read ./augraphy_cache if it existed
         return [bleed]
-    if kind == "dirty_drum":  # toner streaks and specks of a dirty printer drum
-        return [a.DirtyDrum(line_width_range=(1, 2 + int(4 * s)), line_concentration=0.05 + 0.15 * s, direction=-1,
+    if kind == "dirty_drum":  # toner streaks (down the page, as it feeds) and specks of a dirty printer drum
+        return [a.DirtyDrum(line_width_range=(1, 2 + int(4 * s)), line_concentration=0.05 + 0.3 * s, direction=1,
                             noise_intensity=0.3 + 0.4 * s, noise_value=(0, 30), ksize=(3, 3), sigmaX=0)]
     if kind == "fax":  # resolution loss (down and back up) and Otsu binarisation
         return [a.Faxify(scale_range=(1 + s, 1 + s), monochrome=1, monochrome_method="threshold_otsu",
@@ -97,8 +99,9 @@ class ScanQuality(Shift):
     }
     tallies_help: ClassVar[dict[str, str]] = {"kind": "the scan-quality kind drawn for each page (pick: one)"}
 
-    #: Levels 1-5: ``strength`` 0.2 ... 1.0. The measured effects (FUNSD test, share of page pixels changed and
-    #: Tesseract's word recall per level) are in the README and ``bench/measure_scan.py``.
+    #: Levels 1-5: ``strength`` 0.2 ... 1.0. Measured by the ink's contrast lost in each word's box
+    #: (:mod:`dogood.severity`, in the card); that and Tesseract's word recall per level and kind on the 50 FUNSD test
+    #: forms are in ``bench/RESULTS.md`` (``bench/measure_scan.py``).
     severities: ClassVar[dict[int, dict[str, Any]]] = {level: {"strength": round(0.2 * level, 1)}
                                                        for level in range(1, 6)}
 
