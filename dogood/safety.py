@@ -261,19 +261,12 @@ def source_fingerprint(source: Any, ids: Sequence[str]) -> str | None:
 
 def _source_files(source: Any, ids: Sequence[str]) -> Iterator[Path]:
     """The local files a source reads for ``ids``, in the order they are hashed."""
-    if hasattr(source, "fingerprint_files"):  # e.g. RVL-CDIP from Parquet shards: the files holding the ids
+    if hasattr(source, "fingerprint_files"):  # RVL-CDIP: labels file and images, or the Parquet files holding the ids
         yield from source.fingerprint_files(ids)
     elif hasattr(source, "annotation_path") and hasattr(source, "image_path"):  # FUNSD
         for doc_id in ids:
             yield source.annotation_path(doc_id)
             yield source.image_path(doc_id)
-    elif hasattr(source, "image_path") and hasattr(source, "labels_path"):  # RVL-CDIP
-        yield Path(source.labels_path)
-        for doc_id in ids:
-            try:
-                yield source.image_path(doc_id)
-            except DogoodError:
-                yield Path(f"missing-{doc_id}")
     elif getattr(source, "kind", None) == "docvqa":
         folder = Path(source.folder)
         yield from sorted(p for p in folder.rglob("*") if p.is_file())

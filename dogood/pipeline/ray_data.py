@@ -94,8 +94,8 @@ class _ShardWriter:
     def write(self, split: str, k: int, tasks: list[Task], configs: list[str], schema: str, labels) -> bytes:
         """Write shard ``k`` of ``split``; return its pickled ``(record, errors, (OCR pages, seconds))``,
         ``errors`` being ``(doc_id, (message, traceback))`` of each failed document."""
-        from dogood import stats as card_stats
         from dogood.ocr import tesseract_runs
+        from dogood.pipeline.shards import close_files, write_rows
         from dogood.writer import ShardFile
 
         if self.failure is not None:  # a shift that could not prepare on this node
@@ -116,18 +116,13 @@ class _ShardWriter:
                     if self.on_error == "raise":
                         break
                     continue
-                for config, copies in rows.items():
-                    for row, doc_stats in copies:
-                        files[config].write(row)
-                        card_stats.add(stats[config], doc_stats)
+                write_rows(files, stats, rows)
                 documents += 1
-            for f in files.values():
-                f.close()
+            sizes = close_files(files)
         finally:
             if self.closed:  # stopped while writing: leave nothing on the node
                 shutil.rmtree(self.folder, ignore_errors=True)
-        record = {"documents": documents, "stats": stats,
-                  "files": {c: {"num_rows": f.num_rows, "num_bytes": f.num_bytes} for c, f in files.items()}}
+        record = {"documents": documents, "stats": stats, "files": sizes}
         pages_after, seconds_after = tesseract_runs()
         return pickle.dumps((record, errors, (pages_after - pages, seconds_after - seconds)),
                             protocol=pickle.HIGHEST_PROTOCOL)

@@ -164,18 +164,27 @@ def write_shards(plan: BuildPlan, work: Path, shards: list[Shard], results: Iter
             if error is not None:
                 skipped.append(_skip(plan, shard.split, doc_id, error))
                 continue
-            for config, copies in rows.items():
-                for row, doc_stats in copies:
-                    files[config].write(row)
-                    card_stats.add(stats[config], doc_stats)
+            write_rows(files, stats, rows)
             documents += 1
-        for f in files.values():
-            f.close()
-        record = {"documents": documents, "skipped": skipped, "stats": stats,
-                  "files": {c: {"num_rows": f.num_rows, "num_bytes": f.num_bytes} for c, f in files.items()}}
+        record = {"documents": documents, "skipped": skipped, "stats": stats, "files": close_files(files)}
         write_record(work, shard.split, shard.k, record)
         written.append((shard.split, shard.k, json.loads(json.dumps(record))))
     return written
+
+
+def write_rows(files: dict[str, ShardFile], stats: dict[str, dict[str, Any]], rows: dict[str, list]) -> None:
+    """One document's rows (per config, one per copy) into its shard's files; their statistics into the shard's."""
+    for config, copies in rows.items():
+        for row, doc_stats in copies:
+            files[config].write(row)
+            card_stats.add(stats[config], doc_stats)
+
+
+def close_files(files: dict[str, ShardFile]) -> dict[str, dict[str, int]]:
+    """Close a shard's files (each renamed into place); their rows and bytes, per config, for the shard's record."""
+    for f in files.values():
+        f.close()
+    return {c: {"num_rows": f.num_rows, "num_bytes": f.num_bytes} for c, f in files.items()}
 
 
 def _skip(plan: BuildPlan, split: str, doc_id: str, error: tuple[str, str | None]) -> dict[str, str]:
