@@ -164,7 +164,8 @@ def test_streaming_reads_row_groups_in_place_with_positional_ids(funsd_dir, tmp_
     streamed = HFDatasetSource(name=str(path), split="test", streaming=True)
     loaded = HFDatasetSource(name=str(path), split="test")
     assert streamed.ids() == loaded.ids() == ["0", "1", "2", "3", "4"]
-    assert [rows for _f, _g, _first, rows in streamed._groups] == [2, 2, 1]
+    footer = streamed._rows._metadata(0)
+    assert [footer.row_group(g).num_rows for g in range(footer.num_row_groups)] == [2, 2, 1]
     assert list(streamed.read_slice(1, 4)) == [loaded.load(i) for i in ("1", "2", "3")]
     assert [streamed.load(i) for i in reversed(loaded.ids())] == [loaded.load(i) for i in reversed(loaded.ids())]
 

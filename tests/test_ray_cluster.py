@@ -130,11 +130,11 @@ def test_streaming_source_reads_the_same_documents_as_a_download(hub, source_rep
     loaded = HFDatasetSource(source_repo, split="test", config="orig")
     assert not Path(source_repo).exists()  # a Hub id, no local path
     assert streamed.ids() == loaded.ids() and len(streamed.ids()) == DOCS
-    assert len(streamed._files) == 3  # the 3 Parquet files, read in place over HTTP
+    assert len(streamed._rows.files) == 3  # the 3 Parquet files, read in place over HTTP
     assert list(streamed.read_slice(2, 7)) == [loaded.load(i) for i in loaded.ids()[2:7]]
     assert streamed.load(streamed.ids()[5]) == loaded.load(loaded.ids()[5])
     again = pickle.loads(pickle.dumps(streamed))  # what an actor receives: no open file, no row
-    assert "_opened" not in vars(again) and "_last_group" not in vars(again)
+    assert set(vars(again._rows)) == {"location", "columns", "fs", "files", "ids"}
     assert list(again.read_slice(0, DOCS)) == [loaded.load(i) for i in loaded.ids()]
 
 

@@ -34,7 +34,6 @@ writing them again at either box level gives the same ``bboxes`` back.
 
 from __future__ import annotations
 
-import bisect
 import glob
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ from dogood.document import Document, PageImage, Word
 from dogood.errors import DocumentError, SourceError
 from dogood.rows import entities_from_iob
 from dogood.schema import FULL_COLUMN, FUNSD_LABELS, RVL_CDIP_CLASSES, has_full_record, label_order, row_to_document
+from dogood.sources.parquet_rows import ParquetRows
 
 
 @dataclass
@@ -124,76 +124,34 @@ class HFDatasetSource:
         self._tag_names = _label_names(features.get("ner_tags"))
         self._class_names = _label_names(features.get("label"))
 
-    # -- streaming: Parquet files read in place, a row group at a time ---------------------------------------
+    # -- streaming: Parquet files read in place, a row group at a time (:class:`ParquetRows`) -------------------
     def _open_streaming(self) -> set[str]:
         """Resolve the split's Parquet files and read their footers; return the column names."""
         import datasets
 
-        self._files = _parquet_files(self.name, self.config, self.split, self.revision)
-        self._groups = []  # (file index, row group, first position, rows) in split order
-        first = 0
-        schema = None
-        for f in range(len(self._files)):
-            parquet = self._parquet(f)
-            schema = schema or parquet.schema_arrow
-            for g in range(parquet.metadata.num_row_groups):
-                rows = parquet.metadata.row_group(g).num_rows
-                self._groups.append((f, g, first, rows))
-                first += rows
-        if first == 0:
+        self._rows = ParquetRows(self.name, self.split, None,
+                                 files=_parquet_files(self.name, self.config, self.split, self.revision))
+        if len(self._rows.ids) == 0:
             raise SourceError(f"{self.name}: split {self.split!r} has no rows")
-        self._starts = [group[2] for group in self._groups]
+        schema = self._rows.schema
         self._features = datasets.Features.from_arrow_schema(schema)
         return set(schema.names)
 
-    def _parquet(self, f: int):
-        """The ``pyarrow.parquet.ParquetFile`` of data file ``f``, opened once per process (range reads)."""
-        opened = self.__dict__.setdefault("_opened", {})
-        if f not in opened:
-            import fsspec
-            import pyarrow.parquet as pq
-
-            url = self._files[f]
-            try:
-                opened[f] = pq.ParquetFile(fsspec.open(url, "rb").open())
-            except (OSError, ValueError) as exc:
-                raise SourceError(f"{self.name}: cannot read Parquet file {url}: {exc}") from None
-        return opened[f]
-
     def _streaming_ids(self, has_id: bool) -> list[str]:
         if not has_id:
-            return [str(i) for i in range(self._groups[-1][2] + self._groups[-1][3])]
-        ids: list[str] = []
-        for f in range(len(self._files)):
-            ids += [str(i) for i in self._parquet(f).read(columns=["id"]).column("id").to_pylist()]
-        return ids
-
-    def _group_rows(self, group: int) -> list[dict[str, Any]]:
-        """The rows of row group ``group`` (split order), as ``datasets`` gives them; the last one is kept."""
-        cached = self.__dict__.get("_last_group")
-        if cached is None or cached[0] != group:
-            f, g, _first, _rows = self._groups[group]
-            try:
-                rows = self._parquet(f).read_row_group(g).to_pylist()
-            except (OSError, ValueError) as exc:
-                raise SourceError(f"{self.name}: cannot read row group {g} of {self._files[f]}: {exc}") from None
-            cached = (group, rows)
-            self.__dict__["_last_group"] = cached
-        return cached[1]
-
-    def _streamed_row(self, position: int) -> dict[str, Any]:
-        group = bisect.bisect_right(self._starts, position) - 1
-        return dict(self._group_rows(group)[position - self._starts[group]])
+            return [str(i) for i in range(len(self._rows.ids))]
+        return [str(i) for i in self._rows.column("id")]
 
     def read_slice(self, start: int, stop: int) -> Iterator[Document]:
         """The documents at positions ``start..stop-1`` of :meth:`ids`, in order; a streaming source reads
         only the row groups that hold them, each once."""
-        for position in range(max(0, start), min(stop, len(self._ids))):
-            yield self._document(self._row(position), self._ids[position])
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Open files and the kept row group stay in this process."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("_opened", "_last_group")}
+        if not self.streaming:
+            for position in range(max(0, start), min(stop, len(self._ids))):
+                yield self._document(self._ds[position], self._ids[position])
+            return
+        for f, row, cells in self._rows.rows(start, stop):
+            position = self._rows.ids.starts[f] + row
+            yield self._document(dict(cells), self._ids[position])
 
     def ids(self) -> list[str]:
         return list(self._ids)
@@ -212,10 +170,9 @@ class HFDatasetSource:
     def load(self, doc_id: str) -> Document:
         if doc_id not in self._index:
             raise DocumentError("no such document in the dataset", doc_id=doc_id, path=self.name)
-        return self._document(self._row(self._index[doc_id]), doc_id)
-
-    def _row(self, position: int) -> dict[str, Any]:
-        return self._streamed_row(position) if self.streaming else self._ds[position]
+        position = self._index[doc_id]
+        row = dict(self._rows.row(*self._rows.ids.locate(position))) if self.streaming else self._ds[position]
+        return self._document(row, doc_id)
 
     def _document(self, row: dict[str, Any], doc_id: str) -> Document:
         row["id"] = doc_id

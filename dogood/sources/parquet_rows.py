@@ -1,5 +1,6 @@
 """Rows of Parquet shards as documents' raw cells: files listed, rows counted from the footers, rows read by
-row group (pyarrow), for the RVL-CDIP source's ``parquet:`` option (:mod:`dogood.sources.rvl_cdip`).
+row group (pyarrow), for the RVL-CDIP source's ``parquet:`` option (:mod:`dogood.sources.rvl_cdip`) and the
+``hf`` source's ``streaming: true`` (:mod:`dogood.sources.hf`).
 
 The files are local paths (a file, a folder, a glob) or any fsspec URL (``hf://datasets/aharley/rvl_cdip/...``
 through ``huggingface_hub``'s file system, ``s3://``, ``https://``...). A split's files are those named for it as
@@ -144,9 +145,18 @@ class ParquetIds(Sequence):
 class ParquetRows:
     """The rows of a split's Parquet files: counted from the footers, read a row group at a time."""
 
-    def __init__(self, location: str, split: str, columns: tuple[str, ...]):
+    def __init__(self, location: str, split: str, columns: tuple[str, ...] | None,
+                 files: Sequence[str] | None = None):
+        """``columns`` to read (``None``: all); ``files``, URLs or paths already resolved (the ``hf`` source's
+        data files), instead of listing ``split``'s files at ``location``."""
         self.location, self.columns = location, columns
-        self.fs, self.files = list_parquet(location, split)
+        if files is None:
+            self.fs, self.files = list_parquet(location, split)
+        else:
+            import fsspec
+
+            self.fs = fsspec.core.url_to_fs(files[0])[0]
+            self.files = [fsspec.core.url_to_fs(f)[1] for f in files]
         stems = [Path(f).stem for f in self.files]
         if len(set(stems)) != len(stems):  # the same name in two folders: the path below the common folder
             common = len(os.path.commonpath(self.files))
@@ -163,10 +173,25 @@ class ParquetRows:
     def _metadata(self, n: int):
         pf = _parquet_file(self.fs, self.files[n], os.getpid())
         names = pf.schema_arrow.names
-        missing = [c for c in self.columns if c not in names]
+        missing = [c for c in self.columns or () if c not in names]
         if missing:
             raise SourceError(f"{self.files[n]}: no column {', '.join(missing)} (its columns: {', '.join(names)})")
         return pf.metadata
+
+    @property
+    def schema(self):
+        """The first file's Arrow schema."""
+        return _parquet_file(self.fs, self.files[0], os.getpid()).schema_arrow
+
+    def column(self, name: str) -> list[Any]:
+        """One column's values over every file, in row order (only that column's chunks are read)."""
+        values: list[Any] = []
+        for path in self.files:
+            try:
+                values += _parquet_file(self.fs, path, os.getpid()).read(columns=[name]).column(name).to_pylist()
+            except (OSError, ValueError) as exc:
+                raise SourceError(f"cannot read column {name!r} of {path} ({exc})") from None
+        return values
 
     def row(self, f: int, row: int) -> dict[str, Any]:
         """One row's cells (``columns``), reading its row group unless it was the last one read."""
@@ -209,14 +234,14 @@ def _parquet_file(fs, path: str, pid: int):
         raise SourceError(f"cannot read Parquet file {path} ({exc})") from None
 
 
-def _read_group(pf, path: str, group: int, columns: tuple[str, ...]) -> list[dict[str, Any]]:
+def _read_group(pf, path: str, group: int, columns: tuple[str, ...] | None) -> list[dict[str, Any]]:
     try:
-        return pf.read_row_group(group, columns=list(columns)).to_pylist()
+        return pf.read_row_group(group, columns=None if columns is None else list(columns)).to_pylist()
     except (OSError, ValueError) as exc:
         raise SourceError(f"cannot read row group {group} of {path} ({exc})") from None
 
 
 @functools.lru_cache(maxsize=1)
-def _row_group(fs, path: str, group: int, columns: tuple[str, ...], pid: int) -> list[dict[str, Any]]:
+def _row_group(fs, path: str, group: int, columns: tuple[str, ...] | None, pid: int) -> list[dict[str, Any]]:
     """The last row group :meth:`ParquetRows.row` read in this process."""
     return _read_group(_parquet_file(fs, path, pid), path, group, columns)
