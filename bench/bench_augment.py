@@ -22,8 +22,8 @@ import torch
 from datasets import load_dataset
 
 import dogood
-from dogood.build import build
-from dogood.recipe import load_recipe
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import load_recipe
 
 CHAINS = {
     "no-op": [],

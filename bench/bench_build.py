@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dogood.build import build
-from dogood.recipe import load_recipe
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import load_recipe
 from dogood.shifts import MergeBoxes
 from dogood.sources.funsd import FunsdSource
 

@@ -25,10 +25,10 @@ import time
 from pathlib import Path
 
 
-from dogood.build import build
-from dogood.seeds import derive_seed
-from dogood.document import PageImage
-from dogood.recipe import load_recipe
+from dogood.pipeline.build import build
+from dogood.core.seeds import derive_seed
+from dogood.core.document import PageImage
+from dogood.pipeline.recipe import load_recipe
 from dogood.shifts import Shift, make_shift
 from dogood.sources.funsd import FunsdSource
 

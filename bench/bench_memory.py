@@ -50,8 +50,8 @@ MEASURES = ("driver_mb", "worker_mb", "tree_rss_mb", "tree_pss_mb")
 
 def child(pages: int, config: str, num_proc: int, out: str) -> None:
     """Run in the fresh process: build, then print the rusage peaks as one JSON line."""
-    from dogood.build import build
-    from dogood.recipe import parse_recipe
+    from dogood.pipeline.build import build
+    from dogood.pipeline.recipe import parse_recipe
 
     recipe = parse_recipe({
         "name": f"synthetic-{config}", "version": "1.0.0",

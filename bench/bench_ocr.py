@@ -3,7 +3,7 @@
     DOGOOD_DATA_DIR=../shared/data python bench/bench_ocr.py [--rvl-repeat 3] [--funsd 50]
 
 Pages: the shared RVL-CDIP TIFFs (read ``--rvl-repeat`` times each) and the
-FUNSD test forms, no OCR cache (``dogood.ocr``'s two engines called directly,
+FUNSD test forms, no OCR cache (``dogood.page.ocr``'s two engines called directly,
 as ``ocr_records(cache=False)`` does). Each page is read by both engines in
 turn, the order alternating page by page, so load on a shared machine falls on
 both alike; each read starts from the encoded page (decoding timed, as in a
@@ -25,8 +25,8 @@ import resource
 import time
 from pathlib import Path
 
-from dogood import ocr
-from dogood.document import PageImage
+from dogood.page import ocr
+from dogood.core.document import PageImage
 
 
 def cpu_seconds() -> float:
@@ -77,7 +77,7 @@ def main() -> None:
 
     if ocr.ocr_engine() != "tesserocr":
         raise SystemExit(f"the in-process engine is not available here: {ocr.ocr_engine()}")
-    os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # the binary's, as dogood.ocr gives it
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # the binary's, as dogood.page.ocr gives it
     args = ocr._engine_args("")
     rvl = [p.read_bytes() for p in sorted(Path(opts.rvl).glob("*.tif"))] * opts.rvl_repeat
     funsd = [p.read_bytes() for p in sorted(Path(opts.funsd).glob("*.png"))[: opts.funsd_pages]]

@@ -79,9 +79,10 @@ import numpy as np  # noqa: E402
 import bench_memory  # noqa: E402
 from bench_text_shifts import augmenter_rate, random_bert, textattack_transformations  # noqa: E402
 
-from dogood.build import apply_chain, build  # noqa: E402
-from dogood.recipe import list_recipes, load_recipe  # noqa: E402
-from dogood.schema import document_to_row, iob_tags  # noqa: E402
+from dogood.pipeline.build import build
+from dogood.pipeline.worker import apply_chain  # noqa: E402
+from dogood.pipeline.recipe import list_recipes, load_recipe  # noqa: E402
+from dogood.core.schema import document_to_row, iob_tags  # noqa: E402
 from dogood.shifts import make_shift  # noqa: E402
 from dogood.sources import open_source  # noqa: E402
 
@@ -279,7 +280,7 @@ def run_funsd_total(args, skipped: list[str]) -> list[dict]:
 def run_distortion(args) -> list[dict]:
     import augraphy
 
-    from dogood.document import PageImage
+    from dogood.core.document import PageImage
 
     n = args.docs
     docs = load_docs({"kind": "funsd"}, "test", n)

@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from dogood.build import build
+from dogood.pipeline.build import build
 from dogood.pipeline.ray_data import ensure_ray
-from dogood.recipe import load_recipe, parse_recipe
+from dogood.pipeline.recipe import load_recipe, parse_recipe
 
 
 def main() -> None:

@@ -22,9 +22,9 @@ import statistics
 import time
 from pathlib import Path
 
-from dogood.build import apply_chain
-from dogood.recipe import load_recipe
-from dogood.schema import document_to_row, iob_tags
+from dogood.pipeline.build import apply_chain
+from dogood.pipeline.recipe import load_recipe
+from dogood.core.schema import document_to_row, iob_tags
 from dogood.shifts import make_shift
 from dogood.sources.funsd import FunsdSource
 
@@ -80,7 +80,7 @@ def augmenter_rate(augmenter, texts: list[str], budget: float) -> str:
 
 
 def textattack_transformations() -> dict:
-    from dogood.text.lexicons import import_textattack
+    from dogood.language.lexicons import import_textattack
     from dogood.shifts.text.embedding_swap import _tools
 
     import_textattack()

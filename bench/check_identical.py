@@ -89,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("DOGOOD_DATA_DIR", str(SHARED))
     os.environ.setdefault("NLTK_DATA", str(SHARED / "nltk_data"))
 
-    from dogood.build import build
-    from dogood.recipe import load_recipe
+    from dogood.pipeline.build import build
+    from dogood.pipeline.recipe import load_recipe
 
     mlm = tiny_mlm(Path(args.mlm))
     sources = {"funsd": args.funsd, "rvl_cdip": args.rvl_cdip}

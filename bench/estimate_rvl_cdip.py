@@ -47,7 +47,7 @@ DATA = Path(os.environ.get("DOGOOD_DATA_DIR", Path(__file__).resolve().parents[1
 
 def synthetic_recipe(name: str, pages: int):
     """The shipped recipe ``name`` on ``pages`` synthetic pages, ``bert_attack`` left out."""
-    from dogood.recipe import load_recipe, parse_recipe
+    from dogood.pipeline.recipe import load_recipe, parse_recipe
 
     path = load_recipe(name).path
     import yaml
@@ -61,7 +61,7 @@ def synthetic_recipe(name: str, pages: int):
 def without_ocr_cache(tmp: str) -> None:
     """Point ``DOGOOD_CACHE`` at a folder that shares the current cache's entries except the OCR cache, so every
     page is read by Tesseract as on a first build (vectors and downloads stay one-time costs, as on a user's machine)."""
-    from dogood.paths import cache_dir
+    from dogood.core.paths import cache_dir
 
     old, new = cache_dir(), Path(tmp) / "cache"
     new.mkdir()
@@ -86,14 +86,14 @@ def real_pages() -> list[Path]:
 
 
 def measure(pages: int) -> dict:
-    from dogood.build import build
-    from dogood.document import PageImage
-    from dogood.ocr import ocr_words
+    from dogood.pipeline.build import build
+    from dogood.core.document import PageImage
+    from dogood.page.ocr import ocr_words
     from dogood.pipeline.plan import plan_build
     from dogood.pipeline.worker import apply_chain
-    from dogood.schema import document_to_row
-    from dogood.stats import document_stats
-    from dogood.writer import ShardFile
+    from dogood.core.schema import document_to_row
+    from dogood.pipeline.stats import document_stats
+    from dogood.pipeline.parquet_writer import ShardFile
 
     out: dict = {"pages": pages, "recipes": {}, "load_average": os.getloadavg()}
     scratch = tempfile.TemporaryDirectory()
@@ -164,7 +164,7 @@ def measure(pages: int) -> dict:
 
 def check(pages: int, ocr_pages: int, num_proc: int) -> dict:
     """Build each recipe for real: its configs without re-OCR on ``pages`` pages, those with on ``ocr_pages``."""
-    from dogood.build import build
+    from dogood.pipeline.build import build
 
     out = {"pages": pages, "ocr_pages": ocr_pages, "num_proc": num_proc, "builds": [],
            "load_average_start": os.getloadavg()}

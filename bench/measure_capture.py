@@ -14,9 +14,9 @@ level's parameters (``CapturePage.severities``). Reported per level:
   reading at 3x); the share of those words read again (IoU > 0) and the
   median IoU over them;
 - ``displacement``: the mean non-rigid displacement of the page, in page
-  widths (:func:`dogood.capture.nonrigid_displacement`: beyond the best
+  widths (:func:`dogood.page.camera.nonrigid_displacement`: beyond the best
   similarity transform, i.e. what perspective and bending add);
-- ``contrast``: the ink's contrast kept (:func:`dogood.capture.word_contrast`
+- ``contrast``: the ink's contrast kept (:func:`dogood.page.camera.word_contrast`
   on the captured page over the original's, median over pages).
 """
 
@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from measure_distort_iou import best_iou, read_page  # noqa: E402
 
-from dogood.capture import nonrigid_displacement, word_contrast  # noqa: E402
+from dogood.page.camera import nonrigid_displacement, word_contrast  # noqa: E402
 from dogood.shifts.image.capture import CapturePage  # noqa: E402
 from dogood.sources.funsd import FunsdSource  # noqa: E402
 

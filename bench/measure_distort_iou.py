@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dogood.document import PageImage, Word
-from dogood.ocr import ocr_words
+from dogood.core.document import PageImage, Word
+from dogood.page.ocr import ocr_words
 from dogood.shifts.image.distort import DistortPage
 from dogood.sources.funsd import FunsdSource
 
@@ -86,7 +86,7 @@ def timing(source: FunsdSource, ids, params) -> dict[str, float]:
     """Median milliseconds per page of each stage, on one core."""
     import cv2
 
-    from dogood.warp import apply_map, ink_mask, reproject_boxes
+    from dogood.page.warp import apply_map, ink_mask, reproject_boxes
 
     cv2.setNumThreads(1)
     shift = DistortPage(**params)

@@ -11,8 +11,8 @@ feathered by a small Gaussian; kept here for comparison) and ``ink`` (the
 shift's guard: weights laid on the ink, dilated by three word heights and
 feathered by one).
 
-Halo: :func:`dogood.halo.edge_steps` at every word box and at one random
-rectangle of the same size per word (:func:`dogood.halo.random_rectangles`,
+Halo: :func:`dogood.measures.halo.edge_steps` at every word box and at one random
+rectangle of the same size per word (:func:`dogood.measures.halo.random_rectangles`,
 seeded; it leaves out the pixels its word leaves out), ink pixels and a
 4-pixel rim left out, pooled over all pages; reported: the medians, their
 ratio, the two-sided Mann-Whitney U p-value and the one-sided one (word
@@ -72,9 +72,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from measure_distort_iou import best_iou, read_page  # noqa: E402
 
-from dogood.document import PageImage  # noqa: E402
-from dogood.halo import edge_steps, halo_test, random_rectangles  # noqa: E402
-from dogood.ink import composite, gray, ink_matte  # noqa: E402
+from dogood.core.document import PageImage  # noqa: E402
+from dogood.measures.halo import edge_steps, halo_test, random_rectangles  # noqa: E402
+from dogood.page.ink import composite, gray, ink_matte  # noqa: E402
 from dogood.shifts.image.natural_background import (  # noqa: E402
     NaturalBackground,
     fit_photo,

@@ -47,7 +47,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from dogood.predictions import Prediction
+from dogood.models.predictions import Prediction
 from dogood.sources.funsd import FunsdSource
 
 REPO = Path(__file__).resolve().parents[1]

@@ -5,11 +5,11 @@
 
 Every word of a page with text and a non-empty box is re-rendered with its
 own (unchanged) text: styles are chosen from the original page
-(:func:`dogood.render.choose_styles` with ``original`` = the page, so each
-word's text is what its ink shows), then :func:`dogood.render.render_words`
+(:func:`dogood.page.render.choose_styles` with ``original`` = the page, so each
+word's text is what its ink shows), then :func:`dogood.page.render.render_words`
 erases and redraws the words. For each word whose box has ink, the ink masks
 of the original and the re-rendered box (Otsu threshold computed in the box
-on each, as :func:`dogood.render.ink_threshold`; form rules kept in both) are
+on each, as :func:`dogood.page.render.ink_threshold`; form rules kept in both) are
 compared by IoU (a re-rendered box with no ink scores 0).
 
 Printed per mode: the number of words, the median IoU (the acceptance
@@ -29,7 +29,7 @@ One run (2026-11-24, 2 shared cores, Pillow 13.0 with libraqm, fonts-liberation2
     per entity     8706       0.688   75.1%  0.657            6.65         7.97
     per word       8706       0.697   77.8%  0.667            5.18         6.32
 
-``per entity`` is what :func:`dogood.render.render_words` does.
+``per entity`` is what :func:`dogood.page.render.render_words` does.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from dogood import render
+from dogood.page import render
 from dogood.sources.funsd import FunsdSource
 
 

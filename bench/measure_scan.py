@@ -3,9 +3,9 @@
 Per kind and severity level 1-5 of ``scan_quality``, over FUNSD test forms and the shared RVL-CDIP pages:
 
 - ``changed``: share of page pixels whose grey level moved by more than 32;
-- ``contrast lost``: the card's measured effect (:func:`dogood.severity.contrast_under_ink`): the ink's contrast
+- ``contrast lost``: the card's measured effect (:func:`dogood.measures.effects.contrast_under_ink`): the ink's contrast
   against the paper in each word's box, on the source page less on the shifted one, in grey levels (mean over forms);
-- ``kept``: median over words of the share of the word's ink still dark (:mod:`dogood.box_ink`);
+- ``kept``: median over words of the share of the word's ink still dark (:mod:`dogood.measures.box_ink`);
 - ``moved``: share of words whose ink is found 2+ pixels away (the box check; should be ~0);
 - ``recall``: share of the source's words (with a letter or digit) that Tesseract reads on the page with the same
   text (case and surrounding punctuation ignored) in a box the word's box covers by at least half (FUNSD's word
@@ -26,9 +26,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from dogood.box_ink import box_ink
-from dogood.ocr import ocr_words
-from dogood.severity import contrast_under_ink
+from dogood.measures.box_ink import box_ink
+from dogood.page.ocr import ocr_words
+from dogood.measures.effects import contrast_under_ink
 from dogood.shifts import ScanQuality
 from dogood.shifts.image.scan_quality import KINDS
 from dogood.sources.funsd import FunsdSource

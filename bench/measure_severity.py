@@ -1,8 +1,8 @@
 """Measure what each severity level does, per shift family, on FUNSD test; print a Markdown table.
 
 For each representative shift and level 1-5 (:attr:`Shift.severities`), every form is shifted with the seed a
-build of ``seed: 0`` gives it (:func:`dogood.seeds.step_seed`) and measured as the card measures a severity
-config (:func:`dogood.severity.effects`): the share of words whose text changed (text), the mean box
+build of ``seed: 0`` gives it (:func:`dogood.core.seeds.step_seed`) and measured as the card measures a severity
+config (:func:`dogood.measures.effects.effects`): the share of words whose text changed (text), the mean box
 displacement in page widths (layout; the words' boxes under a warp), the ink's contrast against the photo under
 it and how much of the page's contrast that loses (natural background), the share of words dropped (drop
 shifts) or reordered (shuffle shifts). For ``distort`` the warp's own mean
@@ -26,10 +26,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dogood.seeds import step_seed  # noqa: E402
-from dogood.severity import effects, measured  # noqa: E402
+from dogood.core.seeds import step_seed  # noqa: E402
+from dogood.measures.effects import effects, measured  # noqa: E402
 from dogood.shifts import SHIFTS, make_shift  # noqa: E402
-from dogood.stats import add, word_changes  # noqa: E402
+from dogood.pipeline.stats import add, word_changes  # noqa: E402
 
 #: config -> (its chain step without the swept values, the measure that defines its levels)
 REPRESENTATIVES = {

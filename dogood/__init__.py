@@ -7,7 +7,7 @@ Hugging Face dataset. The same shifts run at training time on rows
 See ``README.md``.
 """
 
-from dogood.document import Document, Entity, PageImage, QAPair, ShiftRecord, Word
+from dogood.core.document import Document, Entity, PageImage, QAPair, ShiftRecord, Word
 from dogood.version import __version__
 
 __all__ = ["Compose", "Document", "Entity", "OneOf", "PageImage", "QAPair", "ShiftRecord", "Step", "Transform",

@@ -19,7 +19,7 @@ Steps are shift objects, recipe-style dicts (``{"shift": NAME, **params}``),
 
 Draws are deterministic in (seed, row id, epoch). The shift at pre-order
 position k of the chain draws from ``step_seed(seed, row id, k, its
-content)``, as a build's chain does (:func:`dogood.seeds.step_seed`): a plain
+content)``, as a build's chain does (:func:`dogood.core.seeds.step_seed`): a plain
 ``Compose`` of a recipe config's shifts with the recipe's seed reproduces the
 built dataset's rows exactly. Which steps run (``p``, ``OneOf``) is drawn
 from a generator of its own, so skipping one step never changes another's
@@ -35,11 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from dogood.document import Document
-from dogood.errors import DocumentError, DogoodError, RecipeError
-from dogood.rows import doc_to_row, is_batch, row_to_doc
-from dogood.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES
-from dogood.seeds import derive_seed, step_seed
+from dogood.core.document import Document
+from dogood.core.errors import DocumentError, DogoodError, RecipeError
+from dogood.sources.rows import doc_to_row, is_batch, row_to_doc
+from dogood.core.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES
+from dogood.core.seeds import derive_seed, step_seed
 from dogood.shifts import Shift, make_shift
 
 
@@ -93,7 +93,7 @@ class Compose(Node):
     @classmethod
     def from_recipe(cls, recipe: str, config: str, p: float = 1.0) -> Compose:
         """A recipe config's chain (a shipped recipe's name or a YAML path)."""
-        from dogood.recipe import load_recipe
+        from dogood.pipeline.recipe import load_recipe
 
         loaded = load_recipe(recipe)
         if config not in loaded.configs:
@@ -182,7 +182,7 @@ class Transform:
         self.ocr = ocr
         self.allow_local_paths = allow_local_paths
         self._shifts = self.chain.shifts()
-        self._keys = [s.step_key() for s in self._shifts]
+        self._keys = [s.seed_key() for s in self._shifts]
         self._prepared = False
         self._checked: set[tuple[str, bool]] = set()
 

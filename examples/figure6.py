@@ -9,7 +9,7 @@ with a dogood shift family:
    row per form) and FUNSD test unshifted (the ID set);
 2. trains the model twice: on FUNSD train alone ("FUNSD train"), and on FUNSD train plus the
    shifted train rows ("+ shifted train");
-3. scores both with ``dogood.evaluate`` (paired by document, 95% bootstrap intervals) and
+3. scores both with ``dogood.eval`` (paired by document, 95% bootstrap intervals) and
    prints ID F1, OOD F1 and the OOD gain of the second regime over the first, with a paired
    bootstrap interval (both models scored on the same resampled documents).
 
@@ -38,13 +38,13 @@ from pathlib import Path
 
 import numpy as np
 
-from dogood.build import build
-from dogood.evaluate import bootstrap_values, evaluate, percentile_interval, resolve_datasets
-from dogood.metrics import iob_entities
-from dogood.recipe import load_recipe, parse_recipe
-from dogood.schema import iob_tags
+from dogood.pipeline.build import build
+from dogood.eval import bootstrap_values, evaluate, percentile_interval, resolve_datasets
+from dogood.eval.metrics import iob_entities
+from dogood.pipeline.recipe import load_recipe, parse_recipe
+from dogood.core.schema import iob_tags
 from dogood.sources.funsd import FunsdSource
-from dogood.sources.hf import HFDatasetSource
+from dogood.sources.hf_dataset import HFDatasetSource
 
 #: Shift families: config -> chain, built on train (with copies) and test (the OOD sets).
 FAMILIES = {
@@ -132,7 +132,7 @@ def train_layoutlmv3(args, docs: list, folder: Path):
     from datasets import Dataset
 
     from dogood.models import load_model
-    from dogood.schema import document_to_row, features_for
+    from dogood.core.schema import document_to_row, features_for
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from train_layoutlmv3 import encode, tiny_model, tiny_processor

@@ -1,1 +1,1 @@
-"""The recipes shipped with dogood (YAML files), found by name through :func:`dogood.recipe.recipe_dirs`."""
+"""The recipes shipped with dogood (YAML files), found by name through :func:`dogood.pipeline.recipe.recipe_dirs`."""

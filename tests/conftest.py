@@ -68,7 +68,7 @@ class GoldScorer:
 
     def predict(self, docs):
         from dogood.models import Prediction
-        from dogood.schema import iob_tags
+        from dogood.core.schema import iob_tags
 
         out = {}
         for d in docs:

@@ -9,11 +9,11 @@ from datasets import Dataset, load_dataset
 from PIL import Image
 
 import dogood
-from dogood.build import build
-from dogood.errors import DocumentError, DogoodError, RecipeError
-from dogood.recipe import load_recipe
-from dogood.rows import pixel_box
-from dogood.schema import FULL_COLUMN, FUNSD_NER_TAGS
+from dogood.pipeline.build import build
+from dogood.core.errors import DocumentError, DogoodError, RecipeError
+from dogood.pipeline.recipe import load_recipe
+from dogood.sources.rows import pixel_box
+from dogood.core.schema import FULL_COLUMN, FUNSD_NER_TAGS
 
 HUB_FUNSD = ("id", "tokens", "bboxes", "ner_tags", "image")  # nielsr/funsd-layoutlmv3's columns
 N = 4
@@ -159,7 +159,7 @@ def test_rows_the_chain_cannot_take_are_refused_clearly(builds):
 
 def test_pixel_box_round_trips_normalised_boxes():
     """An unshifted word keeps its 0-1000 box exactly on pages narrower and wider than 1000 pixels."""
-    from dogood.boxes import normalize_box
+    from dogood.core.boxes import normalize_box
 
     for w, h in ((762, 1000), (224, 224), (2550, 3300)):
         for x in range(w + 1):

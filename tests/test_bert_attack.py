@@ -17,17 +17,17 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from dogood.build import BuildError, build  # noqa: E402
-from dogood.document import Document, Entity, PageImage, Word  # noqa: E402
-from dogood.errors import RecipeError  # noqa: E402
+from dogood.pipeline.build import BuildError, build  # noqa: E402
+from dogood.core.document import Document, Entity, PageImage, Word  # noqa: E402
+from dogood.core.errors import RecipeError  # noqa: E402
 from dogood.models import ModelError  # noqa: E402
-from dogood.recipe import parse_recipe  # noqa: E402
+from dogood.pipeline.recipe import parse_recipe  # noqa: E402
 from dogood.shifts.text import bert_attack as ba  # noqa: E402
 from dogood.shifts.base import make_shift  # noqa: E402
 from dogood.shifts.text.bert_attack import BertAttack, best_combinations, masked_lm  # noqa: E402
-from dogood.text.lexicons import stopwords  # noqa: E402
-from dogood.text.selection import word_labels  # noqa: E402
-from dogood.text.words import split_word  # noqa: E402
+from dogood.language.lexicons import stopwords  # noqa: E402
+from dogood.language.selection import word_labels  # noqa: E402
+from dogood.language.words import split_word  # noqa: E402
 
 MAX_LENGTH = 64  # the tiny model's limit: long words and long windows are cut to it
 
@@ -264,10 +264,10 @@ def test_the_model_loads_once_and_a_document_takes_few_forward_passes(docs, mode
 
 
 def test_render_redraws_only_when_asked(docs, model_dir, monkeypatch):
-    import dogood.render
+    import dogood.page.render
 
     seen = []
-    monkeypatch.setattr(dogood.render, "render_words", lambda doc, indices, original=None: seen.append(list(indices)) or doc)
+    monkeypatch.setattr(dogood.page.render, "render_words", lambda doc, indices, original=None: seen.append(list(indices)) or doc)
     out, counts, _ = BertAttack(model=model_dir).apply(docs[0], np.random.default_rng(0))
     assert seen == []
     out, counts, _ = BertAttack(model=model_dir, render=True).apply(docs[0], np.random.default_rng(0))
@@ -323,8 +323,8 @@ def test_a_session_that_ran_torch_builds_again_with_a_process_pool(model_dir, fu
 
     script = textwrap.dedent(f"""
         import torch
-        from dogood.build import build
-        from dogood.recipe import parse_recipe
+        from dogood.pipeline.build import build
+        from dogood.pipeline.recipe import parse_recipe
         torch.set_num_threads(2)
         torch.ones(512, 512) @ torch.ones(512, 512)  # the driver's OpenMP threads have run
         recipe = parse_recipe({{"name": "t", "version": "1.0.0", "source": {{"kind": "funsd"}},

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dogood.boxes import boxes_intersect, clip_box, denormalize_box, dilate_box, normalize_box, union_boxes
+from dogood.core.boxes import boxes_intersect, clip_box, denormalize_box, dilate_box, normalize_box, union_boxes
 
 # -- normalize_box ----------------------------------------------------------------
 

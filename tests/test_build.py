@@ -10,10 +10,10 @@ import datasets
 import pytest
 from PIL import Image
 
-from dogood.build import BuildError, build
-from dogood.recipe import load_recipe, parse_recipe
-from dogood.schema import document_to_row, row_to_document
-from dogood.sources.hf import HFDatasetSource
+from dogood.pipeline.build import BuildError, build
+from dogood.pipeline.recipe import load_recipe, parse_recipe
+from dogood.core.schema import document_to_row, row_to_document
+from dogood.sources.hf_dataset import HFDatasetSource
 
 EXPECTED_TAGS = {
     "B-HEADER": 119,
@@ -204,7 +204,7 @@ def test_interrupted_build_leaves_no_dataset(funsd_dir, tmp_path, monkeypatch):
 
 
 def test_existing_output_is_kept_unless_overwrite(funsd_dir, tmp_path):
-    from dogood.errors import DogoodError
+    from dogood.core.errors import DogoodError
 
     out = tmp_path / "out"
     build(load_recipe("funsd"), out, source_path=funsd_dir, limit=2, progress=False)

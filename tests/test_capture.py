@@ -1,4 +1,4 @@
-"""Captured-page I2 (`capture`, dogood.capture): exact boxes through the camera, a surface behind, levels, seeds."""
+"""Captured-page I2 (`capture`, dogood.page.camera): exact boxes through the camera, a surface behind, levels, seeds."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import datasets
 import numpy as np
 import pytest
 
-from dogood.build import build
-from dogood.capture import nonrigid_displacement, word_contrast
-from dogood.document import Document, Entity, PageImage, Word
-from dogood.recipe import load_recipe
+from dogood.pipeline.build import build
+from dogood.page.camera import nonrigid_displacement, word_contrast
+from dogood.core.document import Document, Entity, PageImage, Word
+from dogood.pipeline.recipe import load_recipe
 from dogood.shifts import CapturePage, make_shift
 
 

@@ -7,12 +7,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from dogood import stats
-from dogood.document import ShiftRecord
-from dogood.papers import CITATIONS, Cites
-from dogood.recipe import list_recipes, load_recipe
+from dogood.pipeline import stats
+from dogood.core.document import ShiftRecord
+from dogood.core.papers import CITATIONS, Cites
+from dogood.pipeline.recipe import list_recipes, load_recipe
 from dogood.shifts import SHIFTS
-from dogood.writer import render_card
+from dogood.pipeline.card import render_card
 
 
 def _card(recipe, stats_by_config=None, credits=None):

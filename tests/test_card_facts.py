@@ -10,8 +10,8 @@ import pytest
 import yaml
 from datasets import load_dataset
 
-from dogood.build import build
-from dogood.recipe import load_recipe
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import load_recipe
 from dogood.shifts import SHIFTS
 
 
@@ -67,7 +67,7 @@ def test_words_line_says_where_the_words_come_from(funsd_i):
 
 
 def test_parameters_are_the_full_resolved_ones_in_one_order(funsd_i):
-    from dogood.writer import render_card_from_build
+    from dogood.pipeline.card import render_card_from_build
 
     text, _, record = _card(funsd_i)
     params = record["chain_params"]["natural"][0]["params"]
@@ -129,7 +129,7 @@ def test_rvl_cdip_cards_speak_of_no_entities(data_dir, tmp_path):
 
 
 def test_push_results_list_only_published_configs():
-    from dogood.writer import _result_table
+    from dogood.pipeline.card import _result_table
 
     report = {"model": "m", "metric": "f1", "datasets": [
         {"dataset": "funsd/original", "role": "id", "split": "test", "value": 0.7},

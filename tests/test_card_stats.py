@@ -1,10 +1,10 @@
-"""dogood.stats: one document's statistics, added up, read back from shard records (old ones too), credits."""
+"""dogood.pipeline.stats: one document's statistics, added up, read back from shard records (old ones too), credits."""
 
 from __future__ import annotations
 
 
-from dogood import stats
-from dogood.document import ShiftRecord
+from dogood.pipeline import stats
+from dogood.core.document import ShiftRecord
 
 
 def test_shift_stats_keep_counts_and_tallies_per_shift():
@@ -54,7 +54,7 @@ def test_credits_come_from_each_shifts_tallies_over_the_splits():
 
 
 def test_document_stats_of_an_unshifted_document(funsd_test):
-    from dogood.schema import document_to_row
+    from dogood.core.schema import document_to_row
 
     doc = funsd_test.load(funsd_test.ids()[0])
     row = document_to_row(doc, "funsd")

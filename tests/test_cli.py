@@ -40,8 +40,8 @@ def test_seed_option_is_recorded(funsd_dir, tmp_path):
     out = tmp_path / "s"
     assert main(["build", "funsd-l", "--source", str(funsd_dir), "--out", str(out), "--limit", "1", "--seed", "7", "--config", "merge", "--quiet"]) == 0
     ds = datasets.load_dataset(str(out), "merge", split="test")
-    from dogood.recipe import load_recipe
-    from dogood.seeds import step_seed
+    from dogood.pipeline.recipe import load_recipe
+    from dogood.core.seeds import step_seed
 
     key = load_recipe("funsd-l").chain("merge")[0].step_key()
     assert ds[0]["dogood"]["provenance"][0]["seed"] == step_seed(7, ds[0]["id"], 0, key)
@@ -95,9 +95,9 @@ def test_preview_writes_both_pages(funsd_dir, funsd_test, tmp_path, capsys):
 
 def test_console_script_runs():
     env = dict(os.environ)
-    res = subprocess.run([sys.executable, "-m", "dogood.cli", "--version"], capture_output=True, text=True, env=env)
+    res = subprocess.run([sys.executable, "-m", "dogood", "--version"], capture_output=True, text=True, env=env)
     assert res.returncode == 0 and res.stdout.startswith("dogood ")
-    res = subprocess.run([sys.executable, "-m", "dogood.cli", "build"], capture_output=True, text=True, env=env)
+    res = subprocess.run([sys.executable, "-m", "dogood", "build"], capture_output=True, text=True, env=env)
     assert res.returncode == 2 and "recipe" in res.stderr
 
 
@@ -105,13 +105,13 @@ def test_list_needs_no_data(tmp_path):
     """`dogood list` reads recipes only: it runs with no NLTK data and no dogood data folder."""
     from pathlib import Path
 
-    from dogood.recipe import list_recipes
+    from dogood.pipeline.recipe import list_recipes
 
     repo = Path(__file__).resolve().parents[1]
     env = {k: v for k, v in os.environ.items() if k not in ("NLTK_DATA", "DOGOOD_DATA_DIR")}
     env["PYTHONPATH"] = str(repo)
     env["HOME"] = str(tmp_path)  # no ~/nltk_data either
-    done = subprocess.run([sys.executable, "-m", "dogood.cli", "list"], cwd=tmp_path, env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "dogood", "list"], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     printed = {line.split()[0] for line in done.stdout.splitlines() if line.strip()}
@@ -131,7 +131,7 @@ def no_hub(request, tmp_path, monkeypatch):
     """An empty Hub cache and a Hub that cannot be reached: HF_HUB_OFFLINE=1, or an endpoint on a closed port."""
     from huggingface_hub import constants
 
-    from dogood.models import loading
+    from dogood.core import hub as loading
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
     monkeypatch.setattr(loading, "_PROBED", {})
@@ -177,7 +177,7 @@ def test_an_unreachable_hub_model_fails_at_once_naming_the_config_and_the_way_ou
 def test_a_cached_hub_model_is_read_from_the_cache_when_the_hub_is_unreachable(no_hub):
     from huggingface_hub import constants
 
-    from dogood.models.loading import HubUnreachable, check_hub_model, hub_options
+    from dogood.core.hub import HubUnreachable, check_hub_model, hub_options
 
     with pytest.raises(HubUnreachable, match="'bert-base-uncased' is not on this machine"):
         check_hub_model("bert-base-uncased")
@@ -204,7 +204,7 @@ def _diff_lines(text: str) -> list[str]:
 
 def test_show_diff_lists_exactly_the_words_a_text_shift_changed(funsd_dir, funsd_test, capsys):
     from dogood.pipeline.worker import apply_chain
-    from dogood.recipe import load_recipe
+    from dogood.pipeline.recipe import load_recipe
 
     recipe = load_recipe("funsd-t")
     doc = funsd_test.load("82092117")
@@ -251,8 +251,8 @@ def test_show_diff_of_a_built_folder_compares_its_row_with_the_source_document(f
 
 
 def test_preview_of_a_built_folder_puts_its_row_beside_the_source_document(funsd_dir, funsd_test, tmp_path, capsys):
-    from dogood.preview import render_preview
-    from dogood.sources.hf import HFDatasetSource
+    from dogood.measures.preview import render_preview
+    from dogood.sources.hf_dataset import HFDatasetSource
 
     out = tmp_path / "b"
     assert main(["build", "funsd-t", "--source", str(funsd_dir), "--out", str(out), "--limit", "1", "--config",

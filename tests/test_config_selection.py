@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from dogood.cli import main
-from dogood.errors import RecipeError
-from dogood.recipe import load_recipe
+from dogood.core.errors import RecipeError
+from dogood.pipeline.recipe import load_recipe
 
 
 def test_globs_comma_lists_and_exclusions_select_configs_in_recipe_order():

@@ -12,10 +12,10 @@ import datasets
 import pytest
 
 from dogood import cli
-from dogood.build import build
-from dogood.errors import RecipeError
-from dogood.recipe import parse_recipe
-from dogood.schema import FUNSD_NER_TAGS
+from dogood.pipeline.build import build
+from dogood.core.errors import RecipeError
+from dogood.pipeline.recipe import parse_recipe
+from dogood.core.schema import FUNSD_NER_TAGS
 
 RENAME = {"question": "menu.nm", "answer": "menu.price", "header": "total", "other": "other"}
 CORD_TAGS = ["O", "B-MENU.NM", "I-MENU.NM", "B-MENU.PRICE", "I-MENU.PRICE", "B-TOTAL", "I-TOTAL"]  # sorted labels
@@ -116,7 +116,7 @@ def test_a_test_only_folder_builds(folders, tmp_path, capsys):
 
 
 def test_hf_source_round_trips_other_labels(folders, tmp_path):
-    from dogood.sources.hf import HFDatasetSource
+    from dogood.sources.hf_dataset import HFDatasetSource
 
     _, cord, ids = folders
     build(recipe(), tmp_path / "c", source_path=cord, progress=False)
@@ -142,7 +142,7 @@ def test_hf_source_round_trips_other_labels(folders, tmp_path):
 
 
 def test_eval_scores_with_the_datasets_labels(folders, tmp_path, gold_scorer):
-    from dogood.evaluate import evaluate
+    from dogood.eval import evaluate
 
     _, cord, _ = folders
     build(recipe(), tmp_path / "c", source_path=cord, progress=False)

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from dogood.cli import main
-from dogood.describe import describe_shift, short_name, shift_table_markdown
-from dogood.papers import CITATIONS
+from dogood.shifts.describe import describe_shift, short_name, shift_table_markdown
+from dogood.core.papers import CITATIONS
 from dogood.shifts import SHIFTS, Shift
 
 
@@ -40,7 +40,7 @@ def test_describe_char_deletion_prints_every_declared_fact(capsys):
 
 
 def test_describe_shows_inspired_by_with_the_difference(monkeypatch):
-    from dogood.papers import Cites
+    from dogood.core.papers import Cites
 
     cls = SHIFTS["char_deletion"]
     monkeypatch.setattr(cls, "papers", cls.papers + (Cites("moradi", "4.1", inspired_by="one deletion per word."),))
@@ -60,7 +60,7 @@ def test_describe_lists_every_shift_with_family_and_summary(capsys):
 def test_unknown_shift_is_a_usage_error_without_traceback(tmp_path):
     repo = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(repo)}
-    done = subprocess.run([sys.executable, "-m", "dogood.cli", "describe", "nope"], cwd=tmp_path, env=env,
+    done = subprocess.run([sys.executable, "-m", "dogood", "describe", "nope"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2
     assert done.stderr.startswith("dogood: error: unknown shift 'nope'; known shifts: bert_attack, ")
@@ -92,7 +92,7 @@ def test_short_names():
 
 
 def test_shifts_registered_outside_dogood_are_not_listed():
-    from dogood.describe import shift_list
+    from dogood.shifts.describe import shift_list
 
     class Probe(Shift):
         """A shift a test registers."""

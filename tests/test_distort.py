@@ -1,4 +1,4 @@
-"""Geometric distortion (`distort`, dogood.warp): maps, exact box re-projection, agreement with Tesseract."""
+"""Geometric distortion (`distort`, dogood.page.warp): maps, exact box re-projection, agreement with Tesseract."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import cv2
 import numpy as np
 import pytest
 
-from dogood.document import Document, Entity, PageImage, QAPair, Word
-from dogood.errors import DocumentError, RecipeError
+from dogood.core.document import Document, Entity, PageImage, QAPair, Word
+from dogood.core.errors import DocumentError, RecipeError
 from dogood.shifts import make_shift
 from dogood.shifts.image.distort import DistortPage  # importing registers the shift
-from dogood.warp import (
+from dogood.page.warp import (
     KINDS,
     apply_map,
     distortion_map,
@@ -278,7 +278,7 @@ def _best(text, box, ocr) -> float:
 
 def _tesseract(image: PageImage, scale: int = 3):
     """Tesseract's words, read at 3x (about 300 dpi for FUNSD's ~100 dpi scans), boxes scaled back."""
-    from dogood.ocr import ocr_words
+    from dogood.page.ocr import ocr_words
 
     big = cv2.resize(image.to_array(), None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
     words = ocr_words(PageImage.from_array(big), cache=False)

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dogood.document import Document, Entity, PageImage, QAPair, ShiftRecord, Word, words_from_pairs
-from dogood.errors import DocumentError, DogoodError
+from dogood.core.document import Document, Entity, PageImage, QAPair, ShiftRecord, Word, words_from_pairs
+from dogood.core.errors import DocumentError, DogoodError
 
 DATA = Path(os.environ.get("DOGOOD_DATA_DIR") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
 FUNSD_PNG = DATA / "funsd" / "dataset" / "testing_data" / "images" / "82092117.png"

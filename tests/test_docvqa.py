@@ -8,13 +8,13 @@ import shutil
 import numpy as np
 import pytest
 
-from dogood.build import build
-from dogood.errors import DocumentError, SourceError
-from dogood.recipe import parse_recipe
-from dogood.text.budget import change_fraction
-from dogood.text.selection import answer_words, eligible_words
+from dogood.pipeline.build import build
+from dogood.core.errors import DocumentError, SourceError
+from dogood.pipeline.recipe import parse_recipe
+from dogood.language.budget import change_fraction
+from dogood.language.selection import answer_words, eligible_words
 from dogood.sources import open_source
-from dogood.sources.hf import HFDatasetSource
+from dogood.sources.hf_dataset import HFDatasetSource
 
 PAGES = 3
 
@@ -105,7 +105,7 @@ def test_bad_files_are_named(docvqa_root, tmp_path):
 
 
 def test_docvqa_t_changes_text_around_the_answers_only(docvqa_root, tmp_path):
-    from dogood.recipe import load_recipe
+    from dogood.pipeline.recipe import load_recipe
 
     configs = ["homoglyph_swap", "char_deletion", "number_swap"]
     out = tmp_path / "docvqa-t"

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dogood.build import build
+from dogood.pipeline.build import build
 from dogood.cli import main
-from dogood.evaluate import (EvalError, EvalReport, as_datasets, blind_spot, bootstrap_values, evaluate, families_of,
+from dogood.eval import (EvalError, EvalReport, as_datasets, blind_spot, bootstrap_values, evaluate, families_of,
                              percentile_interval)
-from dogood.predictions import Prediction
-from dogood.recipe import load_recipe
+from dogood.models.predictions import Prediction
+from dogood.pipeline.recipe import load_recipe
 
 # -- an image-shift config against the full ID set: a pixel-blind model drops exactly 0 ---------------------
 
@@ -250,7 +250,7 @@ def test_families_and_blind_spots():
 
 def test_hf_adapters_derive_what_they_see_from_their_inputs():
     from dogood.models.baseline import BaselineTagger
-    from dogood.models.hf import _HFModel
+    from dogood.models.hf_model import _HFModel
 
     def sees(*inputs):
         return _HFModel.sees.fget(SimpleNamespace(inputs=frozenset(inputs)))
@@ -268,8 +268,8 @@ def test_hf_adapters_derive_what_they_see_from_their_inputs():
 def _docvqa(qas: dict[str, list[tuple[str, list[str]]]], shift: str | None = None):
     import datasets
 
-    from dogood.document import Document, PageImage, QAPair, ShiftRecord
-    from dogood.schema import document_to_row, features_for
+    from dogood.core.document import Document, PageImage, QAPair, ShiftRecord
+    from dogood.core.schema import document_to_row, features_for
 
     png = _png()
     rows = []
@@ -314,7 +314,7 @@ def test_docvqa_anls_paired_with_the_convention_named():
 def _hub_rvl(labels: dict[str, str]):
     import datasets
 
-    from dogood.schema import RVL_CDIP_CLASSES
+    from dogood.core.schema import RVL_CDIP_CLASSES
 
     png = _png()
     features = datasets.Features({
@@ -343,7 +343,7 @@ class Classifier:
 
 
 def test_accuracy_interval_by_hand_and_an_image_only_model_on_a_text_shift(monkeypatch):
-    import dogood.evaluate as ev
+    import dogood.eval as ev
 
     gold = {"1": "memo", "2": "form", "3": "letter", "4": "email"}
     model = Classifier({"1": "memo", "2": "form", "3": "memo", "4": "memo"})  # 2 of 4 right
@@ -361,7 +361,7 @@ def test_accuracy_interval_by_hand_and_an_image_only_model_on_a_text_shift(monke
 
 
 def _with_shift(doc, shift):
-    from dogood.document import ShiftRecord
+    from dogood.core.document import ShiftRecord
 
     return doc.with_shift(ShiftRecord(shift, {}, 0))
 

@@ -11,13 +11,13 @@ import pytest
 from PIL import Image
 from seqeval.metrics import f1_score
 
-from dogood.build import build
+from dogood.pipeline.build import build
 from dogood.cli import main
-from dogood.evaluate import EvalError, evaluate, resolve_datasets
+from dogood.eval import EvalError, evaluate, resolve_datasets
 from dogood.models import ModelError, PredictionsFile
-from dogood.predictions import Prediction
-from dogood.recipe import load_recipe
-from dogood.schema import iob_tags
+from dogood.models.predictions import Prediction
+from dogood.pipeline.recipe import load_recipe
+from dogood.core.schema import iob_tags
 
 LIMIT = 8
 
@@ -192,7 +192,7 @@ def test_cli_eval_errors_exit_1_with_a_message(built, tmp_path, capsys):
 
 
 def test_baseline_scores_equal_the_metric_on_its_own_predictions(built, trained_baseline, funsd_test):
-    from dogood.metrics import funsd_entity_scores
+    from dogood.eval.metrics import funsd_entity_scores
 
     id_set = resolve_datasets(str(built / "funsd"))[0]
     ood_set = resolve_datasets(str(built / "funsd-l"))[0]

@@ -29,7 +29,7 @@ def merge_build(funsd_dir, tmp_path_factory) -> Path:
 
 
 def _built(folder: Path, config: str):
-    from dogood.sources.hf import HFDatasetSource
+    from dogood.sources.hf_dataset import HFDatasetSource
 
     src = HFDatasetSource(name=str(folder), config=config, split="test")
     return [src.load(i) for i in src.ids()]
@@ -147,7 +147,7 @@ def test_export_is_complete_or_absent_and_never_replaces_what_is_not_ours(merge_
     one_line_error("is not a dataset folder dogood built")
 
     # a failure half-way leaves neither a destination nor a partial folder
-    import dogood.export as export_module
+    import dogood.share.export as export_module
 
     def broken(docs, config_dir, split, level):
         (config_dir / split).mkdir(parents=True)

@@ -10,15 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dogood.document import Document, Entity, PageImage, Word
-from dogood.schema import iob_tags
+from dogood.core.document import Document, Entity, PageImage, Word
+from dogood.core.schema import iob_tags
 from dogood.shifts import SkipDocument, make_shift
 from dogood.shifts import BackgroundAdversarial, BackgroundSynonym, BackgroundTypo, KeyDrop, ValueTextAugment
-from dogood.text.chars import typo
-from dogood.text.lexicons import all_sense_synonyms as synonyms
-from dogood.text.selection import background_words, value_neighbours
-from dogood.text.words import MAX_WORD_LENGTH
-from dogood.text.values import data_type, split_into
+from dogood.language.chars import typo
+from dogood.language.lexicons import all_sense_synonyms as synonyms
+from dogood.language.selection import background_words, value_neighbours
+from dogood.language.words import MAX_WORD_LENGTH
+from dogood.language.values import data_type, split_into
 
 BACKGROUND = {"other", "header", None}
 PAPER_DATE_FORMATS = ("%m/%d/%y", "%y-%m-%d", "%d/%B/%y", "%d/%b/%y")
@@ -377,8 +377,8 @@ def test_text_shifts_keep_boxes_labels_and_never_crash(doc, seed, p):
 def test_card_names_the_faker_version(funsd_dir, tmp_path):
     from importlib.metadata import version
 
-    from dogood.build import build
-    from dogood.recipe import load_recipe
+    from dogood.pipeline.build import build
+    from dogood.pipeline.recipe import load_recipe
 
     build(load_recipe("funsd-t"), tmp_path / "t", configs=["value_text_augment", "bg_typo"], source_path=funsd_dir,
           limit=2, progress=False)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from dogood.document import PageImage
-from dogood.download import download, extract_zip, sha256_file
-from dogood.errors import DocumentError, SourceError
+from dogood.core.document import PageImage
+from dogood.core.downloads import download, extract_zip, sha256_file
+from dogood.core.errors import DocumentError, SourceError
 from dogood.sources.funsd import (
     FUNSD_LABELS,
     FUNSD_SHA256,

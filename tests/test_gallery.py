@@ -14,8 +14,8 @@ import pytest
 from PIL import Image
 
 from dogood.cli import main
-from dogood.document import Document, Entity, PageImage, Word
-from dogood.preview import label_colour
+from dogood.core.document import Document, Entity, PageImage, Word
+from dogood.measures.preview import label_colour
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -30,7 +30,7 @@ def built(funsd_dir, tmp_path_factory) -> Path:
 
 
 def _shifted(folder: Path, config: str) -> list[Document]:
-    from dogood.sources.hf import HFDatasetSource
+    from dogood.sources.hf_dataset import HFDatasetSource
 
     src = HFDatasetSource(name=str(folder), config=config, split="test")
     return [src.load(i) for i in src.ids()]
@@ -134,7 +134,7 @@ def test_gallery_page_content(built, tmp_path):
 
 def test_gallery_escapes_document_text():
     """Words, ids and labels from a dataset are untrusted: they reach the page as text, never as markup."""
-    from dogood import gallery
+    from dogood.share import gallery
 
     evil = "<img src=x onerror=alert(1)>"
     doc = Document("d</h3><script>x()</script>", PageImage.from_array(np.full((40, 60), 255, np.uint8)),
@@ -171,7 +171,7 @@ def test_gallery_originals_only_from_the_source_the_build_read(built, funsd_dir,
 
 
 def test_gallery_shows_an_eval_report_that_scored_the_folder(built, gold_scorer, tmp_path, capsys):
-    from dogood.evaluate import evaluate
+    from dogood.eval import evaluate
 
     report = evaluate(gold_scorer, f"{built}:merge", [str(built)], resamples=0)
     report.write(Path("eval") / "gold")  # tests run in a working folder of their own

@@ -28,10 +28,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from dogood.document import Document, PageImage, QAPair, Word
-from dogood.download import extract_zip
-from dogood.errors import DocumentError, RecipeError, SourceError
-from dogood.recipe import load_recipe, parse_recipe
+from dogood.core.document import Document, PageImage, QAPair, Word
+from dogood.core.downloads import extract_zip
+from dogood.core.errors import DocumentError, RecipeError, SourceError
+from dogood.pipeline.recipe import load_recipe, parse_recipe
 from dogood.shifts import SHIFTS, make_shift
 from dogood.sources.funsd import FunsdSource, parse_funsd
 

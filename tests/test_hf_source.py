@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dogood.errors import DocumentError, SourceError
-from dogood.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, document_to_row
-from dogood.sources.hf import HFDatasetSource
+from dogood.core.errors import DocumentError, SourceError
+from dogood.core.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, document_to_row
+from dogood.sources.hf_dataset import HFDatasetSource
 
 
 HUB_FUNSD_FEATURES = datasets.Features({
@@ -117,7 +117,7 @@ def _png():
 
 def test_dogood_rows_old_and_new_layout_rebuild_the_exact_record(funsd_test, tmp_path):
     """dogood 0.2 keeps the full record in the `dogood` struct; rows of dogood 0.1 had it at the top level."""
-    from dogood.schema import FULL_COLUMN, features_for
+    from dogood.core.schema import FULL_COLUMN, features_for
 
     docs = [funsd_test.load(i) for i in funsd_test.ids()[:2]]
     new_rows = [document_to_row(d, "funsd") for d in docs]

@@ -18,10 +18,10 @@ import pytest
 from datasets import load_dataset
 from PIL import Image
 
-from dogood.build import build
-from dogood.errors import RecipeError
-from dogood.recipe import load_recipe, parse_recipe
-from dogood.schema import FULL_COLUMN, FUNSD_NER_TAGS, features_for, token_boxes
+from dogood.pipeline.build import build
+from dogood.core.errors import RecipeError
+from dogood.pipeline.recipe import load_recipe, parse_recipe
+from dogood.core.schema import FULL_COLUMN, FUNSD_NER_TAGS, features_for, token_boxes
 
 # Columns the Hub's FUNSD, RVL-CDIP and DocVQA loaders use for something else than dogood would put there.
 HUB_COLUMNS = {"words", "boxes", "bbox", "image_path", "path", "width", "height", "entities", "questionId",
@@ -173,7 +173,7 @@ def test_segment_level_on_ocr_data_is_refused(tmp_path, data_dir):
 
 def test_merge_at_segment_level_merges_segments(funsd_test):
     """Under segment boxes `merge` takes entities as units: tokens of one entity always share one box."""
-    from dogood.schema import document_to_row
+    from dogood.core.schema import document_to_row
     from dogood.shifts import make_shift
 
     doc = funsd_test.load(funsd_test.ids()[3])
@@ -207,8 +207,8 @@ def _layout_shifts():
 def test_each_layout_shift_under_each_convention(name, funsd_test, gold_scorer):
     """Word level: each token its own shifted box. Segment level: the tokens of an entity share the union of their
     shifted boxes. A convention a shift does not declare is refused with a reason."""
-    from dogood.boxes import normalize_box
-    from dogood.schema import BOX_LEVELS, document_to_row, iob_tags
+    from dogood.core.boxes import normalize_box
+    from dogood.core.schema import BOX_LEVELS, document_to_row, iob_tags
     from dogood.shifts import SHIFTS, make_shift
 
     spec = {"shift": name, **({"level": "entity"} if name == "merge" else {}),

@@ -4,7 +4,7 @@ import cv2
 import numpy as np
 import pytest
 
-from dogood.ink import composite, ink_matte
+from dogood.page.ink import composite, ink_matte
 
 
 def synthetic_page(paper=235, ink=40):
@@ -93,7 +93,7 @@ def test_bad_region():
 def test_ink_core_mask_is_the_mattes_half_coverage(funsd_test):
     """``ink_core_mask`` (what box re-projection reads) is exactly ``ink_matte(...).alpha_image() >= 0.5``
     on real FUNSD pages, with and without padding, and holds ink in most word boxes."""
-    from dogood.ink import ink_core_mask
+    from dogood.page.ink import ink_core_mask
 
     for doc_id in list(funsd_test.ids())[:4]:
         doc = funsd_test.load(doc_id)

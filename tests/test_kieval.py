@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dogood.document import Entity
-from dogood.kieval import (
+from dogood.core.document import Entity
+from dogood.eval.kieval import (
     as_entity,
     combine,
     funsd_entities,

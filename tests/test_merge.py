@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dogood.document import Document, Entity, PageImage, Word
+from dogood.core.document import Document, Entity, PageImage, Word
 from dogood.shifts import MergeBoxes, SkipDocument, make_shift
 from dogood.shifts.layout.merge import merge_boxes
 
@@ -115,7 +115,7 @@ def test_bad_parameters_are_refused():
         MergeBoxes(lambda_x=-1)
     with pytest.raises(ValueError):
         MergeBoxes(level="line")
-    from dogood.errors import RecipeError
+    from dogood.core.errors import RecipeError
 
     with pytest.raises(RecipeError, match="has no parameter lambda"):
         make_shift({"shift": "merge", "lambda": 3})

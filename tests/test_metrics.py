@@ -1,4 +1,4 @@
-"""dogood.metrics: entity scores against seqeval, Do-GOOD error rates, accuracy, ANLS, linking, ARI."""
+"""dogood.eval.metrics: entity scores against seqeval, Do-GOOD error rates, accuracy, ANLS, linking, ARI."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dogood.document import Document, Entity, PageImage, Word
-from dogood.metrics import (
+from dogood.core.document import Document, Entity, PageImage, Word
+from dogood.eval.metrics import (
     accuracy,
     anls,
     document_iob,
@@ -28,7 +28,7 @@ from dogood.metrics import (
     word_groups,
     word_grouping_ari,
 )
-from dogood.schema import FUNSD_NER_TAGS
+from dogood.core.schema import FUNSD_NER_TAGS
 
 seqeval = pytest.importorskip("seqeval.metrics")
 from seqeval.metrics import classification_report, f1_score, precision_score, recall_score  # noqa: E402
@@ -302,7 +302,7 @@ def test_accuracy_hand_case():
 def test_accuracy_equals_sklearn(pairs):
     from sklearn.metrics import accuracy_score, recall_score
 
-    from dogood.schema import RVL_CDIP_CLASSES
+    from dogood.core.schema import RVL_CDIP_CLASSES
 
     y_true = [RVL_CDIP_CLASSES[t] for t, _ in pairs]
     y_pred = [RVL_CDIP_CLASSES[p] for _, p in pairs]

@@ -18,15 +18,15 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-from dogood.boxes import normalize_box  # noqa: E402
-from dogood.build import build  # noqa: E402
-from dogood.document import Document, Entity, PageImage, Word  # noqa: E402
-from dogood.metrics import funsd_entity_scores  # noqa: E402
+from dogood.core.boxes import normalize_box  # noqa: E402
+from dogood.pipeline.build import build  # noqa: E402
+from dogood.core.document import Document, Entity, PageImage, Word  # noqa: E402
+from dogood.eval.metrics import funsd_entity_scores  # noqa: E402
 from dogood.models import ModelError, load_model  # noqa: E402
-from dogood.models.hf import HFDocumentClassifier, HFTokenClassifier, load_hf_model  # noqa: E402
-from dogood.recipe import load_recipe  # noqa: E402
-from dogood.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, iob_tags  # noqa: E402
-from dogood.sources.hf import HFDatasetSource  # noqa: E402
+from dogood.models.hf_model import HFDocumentClassifier, HFTokenClassifier, load_hf_model  # noqa: E402
+from dogood.pipeline.recipe import load_recipe  # noqa: E402
+from dogood.core.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, iob_tags  # noqa: E402
+from dogood.sources.hf_dataset import HFDatasetSource  # noqa: E402
 
 EXTRA_WORDS = "Date Name Address Phone TO FROM SUBJECT Total Amount Signature Company Inc. R&D No. Fax".split()
 FUNSD_IDS = {t: i for i, t in enumerate(FUNSD_NER_TAGS)}
@@ -294,7 +294,7 @@ def test_long_documents_are_cut_into_chunks_that_fit_and_lose_no_word(docs, ques
 @pytest.mark.parametrize("box_level", [None, "segment", "word"])
 def test_layoutlmv3_gets_the_image_and_normalized_boxes_in_its_convention(docs, layoutlmv3_dir, box_level):
     """Segment boxes by default (the LayoutLMv3 FUNSD fine-tuning data), word boxes on request."""
-    from dogood.schema import token_boxes
+    from dogood.core.schema import token_boxes
 
     model = load_hf_model(layoutlmv3_dir, batch_size=1, **({"box_level": box_level} if box_level else {}))
     assert model.box_level == (box_level or "segment") and model.takes_boxes
@@ -518,7 +518,7 @@ def test_task_comes_from_the_architecture_or_the_argument(layoutlmv3_dir, tmp_pa
 
 
 def test_importing_the_adapters_does_not_import_torch():
-    code = "import sys, dogood.models.hf; sys.exit(int('torch' in sys.modules or 'transformers' in sys.modules))"
+    code = "import sys, dogood.models.hf_model; sys.exit(int('torch' in sys.modules or 'transformers' in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

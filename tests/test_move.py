@@ -8,10 +8,10 @@ import shutil
 import numpy as np
 import pytest
 
-from dogood.document import Document, Entity, PageImage, Word
-from dogood.errors import RecipeError
-from dogood.predictions import Prediction
-from dogood.schema import iob_tags
+from dogood.core.document import Document, Entity, PageImage, Word
+from dogood.core.errors import RecipeError
+from dogood.models.predictions import Prediction
+from dogood.core.schema import iob_tags
 from dogood.shifts import MoveEntities, make_shift
 from dogood.shifts.layout.move import (
     cached_entity_strength,
@@ -87,7 +87,7 @@ def test_strength_counts_unchanged_shuffles(two_entities):
     strength = entity_strength(doc, scorer, shuffles=60, seed=0)
     assert strength[0] == 1.0 and 0.3 < strength[1] < 1.0 and 0.3 < strength[2] < 1.0
     # by hand: "value" keeps ANSWER exactly in the shuffles that give it a left box
-    from dogood.seeds import derive_seed
+    from dogood.core.seeds import derive_seed
     from dogood.shifts.layout.move import shuffled_layouts
 
     variants = shuffled_layouts(doc, 60, np.random.default_rng(derive_seed("move-strength", 0, doc.id)))
@@ -216,9 +216,9 @@ def test_funsd_moves_pass_the_threshold_and_keep_words_with_their_pixels(funsd_t
 def test_funsd_l_move_config_builds_and_loads_offline(funsd_dir, trained_baseline, tmp_path):
     import datasets
 
-    from dogood.build import build
+    from dogood.pipeline.build import build
     from dogood.models import default_baseline_path
-    from dogood.recipe import load_recipe
+    from dogood.pipeline.recipe import load_recipe
 
     default_baseline_path().parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(trained_baseline.source, default_baseline_path())  # the scorer `baseline` names

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dogood.build import build
-from dogood.coco import coco_photos
-from dogood.document import Document, PageImage
-from dogood.halo import edge_steps, halo_test, random_rectangles
-from dogood.ink import composite, gray, ink_matte
-from dogood.recipe import load_recipe
+from dogood.pipeline.build import build
+from dogood.page.photos import coco_photos
+from dogood.core.document import Document, PageImage
+from dogood.measures.halo import edge_steps, halo_test, random_rectangles
+from dogood.page.ink import composite, gray, ink_matte
+from dogood.pipeline.recipe import load_recipe
 from dogood.shifts import NaturalBackground
 from dogood.shifts.image.natural_background import fit_photo, guard_reach, readability_guard
 

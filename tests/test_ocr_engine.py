@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
-from dogood import ocr
-from dogood.document import PageImage
-from dogood.errors import SourceError
+from dogood.page import ocr
+from dogood.core.document import PageImage
+from dogood.core.errors import SourceError
 
 pytestmark = pytest.mark.skipif(shutil.which("tesseract") is None, reason="the tesseract binary is not installed")
 
@@ -160,7 +160,7 @@ def test_each_worker_process_makes_its_own_engine(in_process, pages):
     assert len(ocr._ENGINES) >= 1
     with pytest.raises(TypeError, match="never pickled"):
         pickle.dumps(next(iter(ocr._ENGINES.values())))
-    from dogood.document import Document
+    from dogood.core.document import Document
     from dogood.shifts import make_shift
 
     shift = make_shift({"shift": "reocr"})
@@ -189,7 +189,7 @@ def test_engines_are_ended_by_release_and_at_exit(in_process, pages, tmp_path):
     page = tmp_path / "page.tif"
     page.write_bytes(pages["80035521.tif"])
     script = (
-        "import atexit; from dogood import ocr; from dogood.document import PageImage\n"
+        "import atexit; from dogood.page import ocr; from dogood.core.document import PageImage\n"
         f"ocr.ocr_records(PageImage.from_file({str(page)!r}), cache=False)\n"
         "assert len(ocr._ENGINES) == 1\n"
         "atexit._run_exitfuncs(); assert ocr._ENGINES == {}; print('ended')\n"
@@ -204,8 +204,8 @@ def test_engines_are_ended_by_release_and_at_exit(in_process, pages, tmp_path):
 def test_a_build_that_ocrs_is_byte_identical_with_either_engine(in_process, data_dir, tmp_path, monkeypatch):
     """RVL-CDIP-I1 `natural` (source OCR, then `reocr` on the shifted page): the same bytes through the binary
     in this process and in-process in 2 forked workers, each with an OCR cache of its own."""
-    from dogood.build import build
-    from dogood.recipe import load_recipe
+    from dogood.pipeline.build import build
+    from dogood.pipeline.recipe import load_recipe
 
     def files(out):
         return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*.parquet"))}

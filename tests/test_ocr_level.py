@@ -7,12 +7,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from dogood.document import Document, Entity, PageImage, Word
-from dogood.errors import RecipeError
-from dogood.schema import iob_tags
+from dogood.core.document import Document, Entity, PageImage, Word
+from dogood.core.errors import RecipeError
+from dogood.core.schema import iob_tags
 from dogood.shifts import SkipDocument, make_shift
-from dogood.text.selection import background_words, value_neighbours
-from dogood.layout import key_value_pairs
+from dogood.language.selection import background_words, value_neighbours
+from dogood.shifts.layout._relayout import key_value_pairs
 
 ALL = ["center_shift", "box_stretch", "margin_padding", "global_shuffle", "neighbor_shuffle", "non_neighbor_shuffle",
        "bg_drop", "neighbor_bg_drop", "value_location_augment"]

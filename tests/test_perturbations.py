@@ -9,17 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dogood.document import Document, Entity, PageImage, Word
-from dogood.errors import RecipeError
-from dogood.schema import iob_tags
+from dogood.core.document import Document, Entity, PageImage, Word
+from dogood.core.errors import RecipeError
+from dogood.core.schema import iob_tags
 from dogood.shifts import make_shift
 from dogood.shifts.text.char_perturbation import CharPerturbation
 from dogood.shifts.text.word_perturbation import WORD_KINDS, WordPerturbation
-from dogood.text.chars import CHAR_KINDS, KEYBOARD_NEIGHBOURS, MISSPELLINGS
-from dogood.text.edits import Edits, apply_edits
-from dogood.text.lexicons import first_sense_synonyms as synonyms
-from dogood.text.selection import text_samples
-from dogood.text.words import MAX_WORD_LENGTH, core_problem, split_word
+from dogood.language.chars import CHAR_KINDS, KEYBOARD_NEIGHBOURS, MISSPELLINGS
+from dogood.language.edits import Edits, apply_edits
+from dogood.language.lexicons import first_sense_synonyms as synonyms
+from dogood.language.selection import text_samples
+from dogood.language.words import MAX_WORD_LENGTH, core_problem, split_word
 
 # -- helpers ----------------------------------------------------------------------------------
 
@@ -71,8 +71,8 @@ def changed_pairs(before, after):
 @pytest.fixture(scope="module")
 def wordnet():
     """NLTK's WordNet (``NLTK_DATA`` or ``$DOGOOD_DATA_DIR/nltk_data``); skipped when missing, except on CI."""
-    from dogood.errors import SourceError
-    from dogood.text.lexicons import require, wordnet
+    from dogood.core.errors import SourceError
+    from dogood.language.lexicons import require, wordnet
 
     try:
         require("synonym", "lemminflect", "wordnet", "stopwords")
@@ -395,7 +395,7 @@ def test_word_order_moves_texts_over_the_same_boxes(funsd_docs):
 
 
 def test_render_redraws_only_the_changed_words(monkeypatch):
-    import dogood.render
+    import dogood.page.render
 
     calls = []
 
@@ -403,7 +403,7 @@ def test_render_redraws_only_the_changed_words(monkeypatch):
         calls.append((doc, list(indices), original))
         return doc
 
-    monkeypatch.setattr(dogood.render, "render_words", fake_render)
+    monkeypatch.setattr(dogood.page.render, "render_words", fake_render)
     doc = form(("question", "Name:"), ("answer", "John Smith"))
     out = WordPerturbation(kind="repetition", labels=("answer",), render=True, fraction=1.0)(doc, 1)
     (_, indices, original), = calls
@@ -426,7 +426,7 @@ def test_render_changes_pixels_only_in_changed_boxes(funsd_docs):
     try:
         out = WordPerturbation(kind="deletion", fraction=0.2, render=True)(doc, 0)
     except NotImplementedError:
-        pytest.skip("dogood.render.render_words is not written yet")
+        pytest.skip("dogood.page.render.render_words is not written yet")
     assert out.provenance[-1].counts["deleted"] > 0
     before, after = doc.image.to_array(), out.image.to_array()
     inside = np.zeros(before.shape[:2], bool)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dogood.build import build
-from dogood.errors import SourceError
-from dogood.recipe import parse_recipe
+from dogood.pipeline.build import build
+from dogood.core.errors import SourceError
+from dogood.pipeline.recipe import parse_recipe
 
 
 def recipe():

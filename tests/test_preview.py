@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dogood.document import ShiftRecord, Word
-from dogood.preview import PALETTE, default_title, draw_document, label_colour, render_preview, save_preview
+from dogood.core.document import ShiftRecord, Word
+from dogood.measures.preview import PALETTE, default_title, draw_document, label_colour, render_preview, save_preview
 from dogood.sources.funsd import FunsdSource
 
 DATA = Path(os.environ.get("DOGOOD_DATA_DIR") or Path(__file__).resolve().parents[2] / "shared" / "data")
@@ -165,7 +165,7 @@ def test_save_preview_writes_a_png_that_reopens(doc, tmp_path):
 
 def _shifted(doc, recipe: str, config: str):
     from dogood.pipeline.worker import apply_chain
-    from dogood.recipe import load_recipe
+    from dogood.pipeline.recipe import load_recipe
 
     r = load_recipe(recipe)
     return apply_chain(doc, r.chain(config), r.seed)
@@ -181,7 +181,7 @@ def _ring(out: np.ndarray, box, dx: int, dy: int, inner: int, outer: int) -> np.
 
 
 def test_text_shift_preview_highlights_the_changed_words_on_both_pages_and_lists_them(doc):
-    from dogood.preview import HIGHLIGHT
+    from dogood.measures.preview import HIGHLIGHT
 
     shifted = _shifted(doc, "funsd-t", "char_deletion")
     changed = [i for i, (a, b) in enumerate(zip(doc.words, shifted.words)) if a.text != b.text]

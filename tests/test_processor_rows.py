@@ -18,8 +18,8 @@ pytest.importorskip("tokenizers")
 
 from datasets import load_dataset  # noqa: E402
 
-from dogood.build import build  # noqa: E402
-from dogood.recipe import load_recipe  # noqa: E402
+from dogood.pipeline.build import build  # noqa: E402
+from dogood.pipeline.recipe import load_recipe  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "train_layoutlmv3.py"
 

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import pytest
 
 from dogood import cli
-from dogood.build import build
-from dogood.progress import one_time_step, silenced
-from dogood.recipe import load_recipe
+from dogood.pipeline.build import build
+from dogood.core.progress import one_time_step, silenced
+from dogood.pipeline.recipe import load_recipe
 
 needs_tesseract = pytest.mark.skipif(shutil.which("tesseract") is None, reason="the tesseract binary is not installed")
 
@@ -32,7 +32,7 @@ def test_a_step_says_what_where_and_how_long(capsys):
 
 
 def test_counter_fitted_vectors_are_announced_once(data_dir, tmp_path, monkeypatch, capsys):
-    from dogood.text.embeddings import counter_fitted_glove
+    from dogood.language.embeddings import counter_fitted_glove
 
     monkeypatch.setenv("DOGOOD_CACHE", str(tmp_path / "cache"))
     vectors = counter_fitted_glove(1000, neighbours=5)
@@ -71,23 +71,25 @@ def test_a_build_that_ocrs_says_how_many_pages_and_how_long(data_dir, tmp_path, 
 
 
 def test_interrupting_eval_does_not_speak_of_resuming_a_build(monkeypatch, tmp_path, capsys):
-    import dogood.evaluate
+    import dogood.eval
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(dogood.evaluate, "resolve_datasets", interrupted)
+    monkeypatch.setattr(dogood.eval, "resolve_datasets", interrupted)
     assert cli.main(["eval", "--id", "x", "--ood", "y", "--out", str(tmp_path / "report")]) == 130
     err = capsys.readouterr().err
     assert err == "dogood: interrupted; no report was written (an earlier report in the --out folder is left as it " \
                   "was)\n"
-    monkeypatch.setattr(cli, "cmd_build", interrupted)
+    from dogood.cli import build_command
+
+    monkeypatch.setattr(build_command, "cmd_build", interrupted)
     assert cli.main(["build", "funsd"]) == 130
     assert "finished shards are kept" in capsys.readouterr().err
 
 
 def test_an_interrupted_report_write_leaves_the_old_report(tmp_path):
-    from dogood.evaluate import EvalReport
+    from dogood.eval import EvalReport
 
     def fake(png):
         return SimpleNamespace(to_markdown=lambda: "# new\n", to_csv=lambda: "new\n", to_json=lambda: "{}\n",

@@ -15,7 +15,7 @@ draw into the image, and must keep the invariants of ``DESIGN.md``:
 
 - ``shift(doc, seed)`` never raises for a valid document; a skip leaves the
   document unchanged and says why in the provenance;
-- the output is a valid :class:`~dogood.document.Document` (validated again
+- the output is a valid :class:`~dogood.core.document.Document` (validated again
   here: boxes inside the page, entity word ids that exist) whose image has
   the size the document says;
 - the word count is kept, unless the shift's docstring says it adds or
@@ -55,7 +55,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw, ImageFont
 
-from dogood.document import Document, Entity, PageImage, Word
+from dogood.core.document import Document, Entity, PageImage, Word
 from dogood.shifts import SHIFTS, Shift
 
 FUNSD_LABELS = ("header", "question", "answer", "other")
@@ -241,7 +241,7 @@ def tiny_mlm(tmp_path_factory):
     pytest.importorskip("transformers")
     from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
-    from dogood.text.lexicons import stopwords as english_stopwords
+    from dogood.language.lexicons import stopwords as english_stopwords
 
     try:
         stop = sorted(english_stopwords())

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dogood.publish import PublishError, load_manifest, local_oids, push, same_content
+from dogood.share.publish import PublishError, load_manifest, local_oids, push, same_content
 
 
 def write_manifest(folder: Path, body: str) -> Path:

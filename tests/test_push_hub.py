@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from dogood.cli import main as cli
-from dogood.publish import PublishError, push
+from dogood.share.publish import PublishError, push
 from hub_server import HubServer, hub_environment
 
 TOKEN = "hf_test"

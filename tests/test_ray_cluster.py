@@ -23,12 +23,12 @@ from hub_server import HubServer, hub_environment  # noqa: E402
 from huggingface_hub import HfApi  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from dogood.build import build  # noqa: E402
-from dogood.errors import DogoodError  # noqa: E402
-from dogood.recipe import load_recipe, parse_recipe  # noqa: E402
+from dogood.pipeline.build import build  # noqa: E402
+from dogood.core.errors import DogoodError  # noqa: E402
+from dogood.pipeline.recipe import load_recipe, parse_recipe  # noqa: E402
 from dogood.shifts import params  # noqa: E402
 from dogood.shifts.base import Shift  # noqa: E402
-from dogood.sources.hf import HFDatasetSource  # noqa: E402
+from dogood.sources.hf_dataset import HFDatasetSource  # noqa: E402
 
 DOCS = 8
 NODE_ENV = "DOGOOD_TEST_NODE"  # set on each node of the cluster (its own folder); unset in this process

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dogood.describe import REGENERATE, TABLE_END, TABLE_START, readme_path, readme_with_table
+from dogood.shifts.describe import REGENERATE, TABLE_END, TABLE_START, readme_path, readme_with_table
 
 
 def test_readme_shift_table_is_generated_from_the_declarations():
@@ -12,7 +12,7 @@ def test_readme_shift_table_is_generated_from_the_declarations():
 
 
 def test_write_readme_puts_the_table_between_the_markers(tmp_path):
-    from dogood.describe import main, shift_table_markdown
+    from dogood.shifts.describe import main, shift_table_markdown
 
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n\n{TABLE_START}\nold table\n{TABLE_END}\n\nafter\n", encoding="utf-8")

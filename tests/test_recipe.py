@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dogood.errors import RecipeError
-from dogood.recipe import list_recipes, load_recipe, parse_recipe
-from dogood.seeds import derive_seed, step_key, step_seed
+from dogood.core.errors import RecipeError
+from dogood.pipeline.recipe import list_recipes, load_recipe, parse_recipe
+from dogood.core.seeds import derive_seed, step_key, step_seed
 
 BASE = {"name": "x", "version": "1.0.0", "source": {"kind": "funsd"}, "configs": {"a": []}}
 
@@ -82,7 +82,7 @@ def test_combinations_expand_pairs_and_triples_in_order():
 
 
 def test_a_recipes_folder_where_dogood_runs_adds_names_but_never_shadows_a_shipped_recipe(tmp_path, monkeypatch):
-    from dogood.recipe import list_recipes, load_recipe
+    from dogood.pipeline.recipe import list_recipes, load_recipe
 
     (tmp_path / "recipes").mkdir()
     (tmp_path / "recipes" / "funsd-l.yaml").write_text(
@@ -97,7 +97,7 @@ def test_a_recipes_folder_where_dogood_runs_adds_names_but_never_shadows_a_shipp
 
 
 def test_shard_size_follows_the_split_size_unless_set():
-    from dogood.recipe import auto_shard_size
+    from dogood.pipeline.recipe import auto_shard_size
 
     assert [auto_shard_size(n) for n in (0, 3, 24, 50, 149, 5000, 40000)] == [5, 5, 5, 5, 15, 500, 500]
     assert auto_shard_size(50, 500) == 500  # a recipe's shard_size: is kept

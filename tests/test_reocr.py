@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dogood.document import Document, Entity, PageImage, Word
+from dogood.core.document import Document, Entity, PageImage, Word
 from dogood.shifts import ReOCR
 from dogood.shifts.image.reocr import transfer_owners
 

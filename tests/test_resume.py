@@ -10,14 +10,14 @@ import textwrap
 import time
 from pathlib import Path
 
-from dogood.build import build
-from dogood.recipe import load_recipe
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import load_recipe
 
 SCRIPT = textwrap.dedent(
     """
     import sys, time
-    from dogood.build import build
-    from dogood.recipe import load_recipe
+    from dogood.pipeline.build import build
+    from dogood.pipeline.recipe import load_recipe
     from dogood.shifts.layout.merge import MergeBoxes
 
     slow = MergeBoxes.apply
@@ -91,8 +91,8 @@ def test_a_work_folder_of_another_build_is_not_reused(funsd_dir, tmp_path, capsy
 FUNSD_SIZE = textwrap.dedent(
     """
     import sys, time
-    from dogood.build import build
-    from dogood.recipe import load_recipe
+    from dogood.pipeline.build import build
+    from dogood.pipeline.recipe import load_recipe
     from dogood.sources.funsd import FunsdSource
 
     slow = FunsdSource.load

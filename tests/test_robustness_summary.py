@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dogood.build import build
+from dogood.pipeline.build import build
 from dogood.cli import main
-from dogood.evaluate import evaluate
-from dogood.recipe import load_recipe
-from dogood.robustness import (corruption_error, mean_relative_drop, relative_corruption_error, split_severity,
+from dogood.eval import evaluate
+from dogood.pipeline.recipe import load_recipe
+from dogood.eval.robustness import (corruption_error, mean_relative_drop, relative_corruption_error, split_severity,
                                sweep_family)
 
 # -- the formulas, by hand -------------------------------------------------------------------------------------

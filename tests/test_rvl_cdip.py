@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from dogood import ocr
-from dogood.document import PageImage
-from dogood.errors import DocumentError, SourceError
+from dogood.page import ocr
+from dogood.core.document import PageImage
+from dogood.core.errors import DocumentError, SourceError
 from dogood.sources.rvl_cdip import RVL_CDIP_CLASSES, RvlCdipSource, read_labels
 
 DATA = Path(os.environ.get("DOGOOD_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -347,9 +347,9 @@ def test_missing_tesseract_is_a_source_error(monkeypatch):
 
 
 def test_rvl_cdip_t_keeps_labels_and_changes_a_tenth_of_the_ocr_words(data_dir, tmp_path):
-    from dogood.build import build
-    from dogood.recipe import load_recipe
-    from dogood.sources.hf import HFDatasetSource
+    from dogood.pipeline.build import build
+    from dogood.pipeline.recipe import load_recipe
+    from dogood.sources.hf_dataset import HFDatasetSource
     from dogood.sources.rvl_cdip import RvlCdipSource
 
     out = tmp_path / "rvl-cdip-t"

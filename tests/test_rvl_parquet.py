@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dogood.errors import DocumentError, SourceError
+from dogood.core.errors import DocumentError, SourceError
 from dogood.sources.rvl_cdip import RVL_CDIP_CLASSES, RvlCdipSource
 
 needs_tesseract = pytest.mark.skipif(shutil.which("tesseract") is None, reason="the tesseract binary is not installed")
@@ -88,8 +88,8 @@ def test_rvl_cdip_l_from_parquet_equals_the_folder_build(pages, tmp_path):
     """The same rows from both layouts, but the ``id`` (``<file stem>/<row>`` vs the labels file's path), the
     image cell's ``path`` (made from the id) and each step's seed in the provenance (seeds are hashed from the id;
     ``merge`` draws nothing): the same OCR words, merged boxes, labels and image bytes."""
-    from dogood.build import build
-    from dogood.recipe import load_recipe
+    from dogood.pipeline.build import build
+    from dogood.pipeline.recipe import load_recipe
 
     folder, shards = pages
     recipe = load_recipe("rvl-cdip-l")

@@ -31,12 +31,12 @@ import datasets
 import pytest
 from PIL import Image
 
-from dogood.build import build
+from dogood.pipeline.build import build
 from dogood.cli import main
-from dogood.document import PageImage
-from dogood.errors import DocumentError, DogoodError, RecipeError
-from dogood.publish import PublishEntry, PublishError, ensure_build, load_manifest, push
-from dogood.recipe import load_recipe, parse_recipe
+from dogood.core.document import PageImage
+from dogood.core.errors import DocumentError, DogoodError, RecipeError
+from dogood.share.publish import PublishEntry, PublishError, ensure_build, load_manifest, push
+from dogood.pipeline.recipe import load_recipe, parse_recipe
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -100,7 +100,7 @@ HOLDER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from dogood.safety import output_lock
+    from dogood.pipeline.safety import output_lock
     with output_lock(Path(sys.argv[1])):
         print("locked", flush=True)
         sys.stdin.readline()
@@ -140,7 +140,7 @@ def test_wait_queues_behind_the_other_build(tiny, source, tmp_path):
     out = tmp_path / "out" / "tiny"
     holder = hold_lock(out)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    waiting = subprocess.Popen([sys.executable, "-m", "dogood.cli", "build", str(tiny), "--source", str(source),
+    waiting = subprocess.Popen([sys.executable, "-m", "dogood", "build", str(tiny), "--source", str(source),
                                 "--out", str(out), "--quiet", "--wait"], env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     release(holder)
@@ -458,7 +458,7 @@ def parquet_with_path_cell(tmp_path, path: str, tags=("O",)) -> Path:
 
 
 def test_a_dataset_cannot_make_dogood_open_local_files(tmp_path):
-    from dogood.sources.hf import HFDatasetSource
+    from dogood.sources.hf_dataset import HFDatasetSource
 
     src = HFDatasetSource(name=str(parquet_with_path_cell(tmp_path, "/etc/passwd")), split="test")
     with pytest.raises(DocumentError, match="names a local file '/etc/passwd'.*allow_local_paths") as err:
@@ -579,7 +579,7 @@ def test_float_and_boolean_entity_ids_are_refused(bad):
 
 @pytest.mark.parametrize("tag", [True, 1.0])
 def test_float_and_boolean_tags_are_refused_by_the_hf_source(tmp_path, tag):
-    from dogood.sources.hf import HFDatasetSource
+    from dogood.sources.hf_dataset import HFDatasetSource
 
     page = png_file(tmp_path / "p.png")
     import pyarrow as pa
@@ -645,7 +645,7 @@ def test_a_read_only_output_folder(tiny, source, tmp_path, capsys):
 
 
 def test_a_read_only_output_folder_even_as_root(tiny, source, tmp_path, monkeypatch, capsys):
-    import dogood.safety
+    import dogood.pipeline.safety
 
     real = os.open
 
@@ -654,7 +654,7 @@ def test_a_read_only_output_folder_even_as_root(tiny, source, tmp_path, monkeypa
             raise PermissionError(13, "Permission denied", str(path))
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(dogood.safety.os, "open", read_only)
+    monkeypatch.setattr(dogood.pipeline.safety.os, "open", read_only)
     assert run_build(tiny, source, tmp_path / "ro" / "out") == 1
     clean_error(capsys, str(tmp_path / "ro"), "Permission denied")
 
@@ -712,7 +712,7 @@ def test_train_baseline_does_not_replace_a_file_that_is_not_a_model(tmp_path, ca
 @pytest.mark.parametrize("line", [b"[1, 2]", b"{", b"[" * 100_000, b"\xff\xfe",
                                   b'{"id": "a", "ner_tags": ["O"], "confidences": 5}'])
 def test_bad_prediction_lines(tmp_path, line):
-    from dogood.predictions import PredictionError, read_predictions
+    from dogood.models.predictions import PredictionError, read_predictions
 
     path = tmp_path / "p.jsonl"
     path.write_bytes(line + b"\n")
@@ -741,12 +741,12 @@ def test_hub_and_network_failures(tmp_path, monkeypatch, capsys):
 
 
 def test_an_interrupt_is_exit_130_with_one_line(monkeypatch, capsys):
-    import dogood.cli as cli
+    from dogood.cli import list_command
 
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "cmd_list", interrupted)
+    monkeypatch.setattr(list_command, "cmd_list", interrupted)
     assert main(["list"]) == 130
     err = capsys.readouterr().err
     assert err.startswith("dogood: interrupted") and err.count("\n") == 1

@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("augraphy")
 
-from dogood.box_ink import box_ink  # noqa: E402
-from dogood.recipe import load_recipe  # noqa: E402
-from dogood.severity import contrast_under_ink  # noqa: E402
+from dogood.measures.box_ink import box_ink  # noqa: E402
+from dogood.pipeline.recipe import load_recipe  # noqa: E402
+from dogood.measures.effects import contrast_under_ink  # noqa: E402
 from dogood.shifts import ScanQuality, make_shift  # noqa: E402
 from dogood.shifts.image.scan_quality import KINDS  # noqa: E402
 
@@ -33,7 +33,7 @@ def rvl_page(data_dir):
 
 
 def check_boxes(doc, out):
-    """Words and boxes unchanged, same page size; the box check of :mod:`dogood.box_ink` over the words with ink."""
+    """Words and boxes unchanged, same page size; the box check of :mod:`dogood.measures.box_ink` over the words with ink."""
     assert out.words == doc.words and out.entities == doc.entities and out.label == doc.label
     before, after = doc.image.to_array(), out.image.to_array()
     assert after.shape == before.shape

@@ -9,12 +9,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from dogood.errors import RecipeError
-from dogood.recipe import load_recipe, parse_recipe
-from dogood.seeds import step_seed
-from dogood.severity import LEVELS, base_name, effects, expand_severities, measured
+from dogood.core.errors import RecipeError
+from dogood.pipeline.recipe import load_recipe, parse_recipe
+from dogood.core.seeds import step_seed
+from dogood.shifts.levels import LEVELS, base_name, expand_severities
+from dogood.measures.effects import effects, measured
 from dogood.shifts import SHIFTS, make_shift
-from dogood.stats import add, word_changes
+from dogood.pipeline.stats import add, word_changes
 
 BASE = {"name": "sev", "version": "1.0.0", "source": {"kind": "funsd"}, "seed": 0}
 
@@ -34,7 +35,7 @@ def test_every_declared_level_is_a_valid_setting_of_its_shift():
 
 
 def _measure(step: dict, level: int, docs, scorer=None) -> dict:
-    """The build's measured effects (:func:`dogood.severity.measured`) of ``step`` at ``level`` over ``docs``, and
+    """The build's measured effects (:func:`dogood.measures.effects.measured`) of ``step`` at ``level`` over ``docs``, and
     the shift's own counts summed (``counts``); ``scorer`` stands in for ``move``'s model."""
     shift = make_shift({**step, **SHIFTS[step["shift"]].severities[level]})
     if scorer is not None:
@@ -89,8 +90,8 @@ def test_effects_of_a_drop_and_a_reordering_count_the_words_and_no_move(funsd_te
     only reordered: the places another word took, nothing moved; dropped and moved: no box measure."""
     import numpy as np
 
-    from dogood.layout import with_boxes
-    from dogood.text.edits import delete_words, reorder_words
+    from dogood.shifts.layout._relayout import with_boxes
+    from dogood.language.edits import delete_words, reorder_words
 
     doc = funsd_test.load(funsd_test.ids()[0])
     n = len(doc.words)
@@ -120,7 +121,7 @@ def test_move_moves_more_entities_and_further_with_each_level(funsd_test, gold_s
 
 def test_levels_leave_the_seeds_of_level_less_configs_as_they_were():
     """Declaring levels adds no parameter: a step's content, which its seed is hashed from, is what it was."""
-    from dogood.recipe import load_recipe
+    from dogood.pipeline.recipe import load_recipe
 
     keys = {config: load_recipe(recipe).chain(config)[0].step_key()
             for recipe, config in [("funsd-fa", "bg_drop"), ("funsd-fa", "key_drop"), ("funsd-l", "move")]}
@@ -191,8 +192,8 @@ def _rows(folder: Path, config: str) -> list[dict]:
 
 
 def test_a_severity_build_loads_by_name_and_equals_the_plain_config_of_its_level(funsd_dir, tmp_path):
-    """``merge@3`` draws exactly what a config written with level 3's values does (seeds come from the step's
-    content); its folder and Hub config name carry the ``@``; the card gives the level and its measured effect;
+    """``merge@3`` (a shift that draws nothing) gives the rows of a config written with level 3's values (but the
+    step's seed in the provenance: a level is seeded as its config); its folder and Hub config name carry the ``@``; the card gives the level and its measured effect;
     a config without levels in the same recipe is built as in a recipe without ``severities:``."""
     import datasets
 
@@ -209,7 +210,9 @@ def test_a_severity_build_loads_by_name_and_equals_the_plain_config_of_its_level
     build(recipe, tmp_path / "sev", source_path=funsd_dir, limit=3)
     build(plain, tmp_path / "plain", source_path=funsd_dir, limit=3)
     assert sorted(p.name for p in (tmp_path / "sev" / "data").iterdir()) == ["merge@1", "merge@3", "shuffle"]
-    assert _rows(tmp_path / "sev", "merge@3") == _rows(tmp_path / "plain", "merge_x20_y10")
+    visible = ("id", "tokens", "bboxes", "ner_tags", "image")
+    assert ([{k: r[k] for k in visible} for r in _rows(tmp_path / "sev", "merge@3")]
+            == [{k: r[k] for k in visible} for r in _rows(tmp_path / "plain", "merge_x20_y10")])
     assert _rows(tmp_path / "sev", "shuffle") == _rows(tmp_path / "plain", "shuffle")
 
     record = json.loads((tmp_path / "sev" / "dogood_build.json").read_text())
@@ -230,9 +233,37 @@ def test_a_severity_build_loads_by_name_and_equals_the_plain_config_of_its_level
 
 
 def test_describe_lists_the_levels():
-    from dogood.describe import describe_shift
+    from dogood.shifts.describe import describe_shift
 
     text = describe_shift("distort")
     assert "Severity levels" in text and "  1: strength=0.1\n" in text and "  5: strength=1\n" in text
     assert "Severity levels" not in describe_shift("global_shuffle")
     assert "  5: fraction=1\n" in describe_shift("key_drop")
+
+
+def test_the_levels_of_a_config_share_its_draws(funsd_test):
+    """Every level of a config is seeded as the config's own step (ImageNet-C: the same image at every level), so
+    ``char_deletion@1`` changes a subset of the words ``char_deletion@5`` changes, each to the same text."""
+    from dogood.pipeline.worker import apply_chain
+
+    recipe = load_recipe("funsd-c")
+    base = make_shift(dict(recipe.level_bases["char_deletion@1"][0])).step_key()
+    assert {recipe.chain(f"char_deletion@{s}")[0].seed_key() for s in LEVELS} == {base}
+    assert len({recipe.chain(f"char_deletion@{s}")[0].step_key() for s in LEVELS}) == 5
+    for doc in (funsd_test.load(i) for i in funsd_test.ids()[:3]):
+        low, high = (apply_chain(doc, recipe.chain(f"char_deletion@{s}"), recipe.seed) for s in (1, 5))
+        changed = [{i: b.text for i, (a, b) in enumerate(zip(doc.words, d.words)) if a.text != b.text}
+                   for d in (low, high)]
+        assert changed[0] and len(changed[0]) < len(changed[1])
+        assert changed[0].items() <= changed[1].items()
+
+
+def test_a_set_override_reaches_the_draws_of_every_level():
+    """``--set 'cd@*.PARAM=...'`` overrides of a parameter the levels do not set change the draws
+    of every level alike; one the levels set leaves the shared draws alone."""
+    recipe = parse_recipe({**BASE, "severities": [1, 2], "configs": {"cd": [{"shift": "char_deletion"}]}})
+    before = recipe.chain("cd@1")[0].seed_key()
+    changed = recipe.with_overrides(["cd@*.skip_first_char=true"])
+    assert changed.chain("cd@1")[0].seed_key() == changed.chain("cd@2")[0].seed_key() != before
+    swept = recipe.with_overrides(["cd@1.fraction=0.3"])
+    assert swept.chain("cd@1")[0].seed_key() == before and swept.chain("cd@1")[0].fraction == 0.3

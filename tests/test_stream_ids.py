@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 
 from dogood.pipeline.plan import plan_build
 from dogood.pipeline.shards import ShardTasks, list_shards
-from dogood.recipe import parse_recipe
+from dogood.pipeline.recipe import parse_recipe
 from dogood.sources.ids import IdsView, first_ids, ids_sha256
 from dogood.sources.synthetic import PageIds
 
@@ -48,7 +48,7 @@ def test_limit_plan_key_and_shards_stream(tmp_path):
 
 
 def test_a_limited_build_of_a_large_lazy_source_writes_the_first_rows(tmp_path):
-    from dogood.build import build
+    from dogood.pipeline.build import build
 
     report = build(synthetic_recipe(1_000_000, shard_size=4), tmp_path / "out", limit=10, num_proc=2, progress=False)
     assert report.documents == {"test": 10}

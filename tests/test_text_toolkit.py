@@ -1,4 +1,4 @@
-"""The text toolkit (dogood.text): one word splitter, Latin check, case copier, budget draw and deletion engine."""
+"""The text toolkit (dogood.language): one word splitter, Latin check, case copier, budget draw and deletion engine."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import sys
 
 import numpy as np
 
-from dogood.text.budget import budget, draw_until
-from dogood.text.chars import deletions, pick
-from dogood.text.words import case_like, core_problem, is_latin, split_word
+from dogood.language.budget import budget, draw_until
+from dogood.language.chars import deletions, pick
+from dogood.language.words import case_like, core_problem, is_latin, split_word
 
 
 def test_split_word_keeps_punctuation_around_the_core():
@@ -60,7 +60,7 @@ def test_text_shifts_construct_without_any_data():
     env = {k: v for k, v in os.environ.items() if k not in ("NLTK_DATA", "DOGOOD_DATA_DIR")}
     env["HOME"] = "/nonexistent"
     code = (
-        "from dogood.errors import SourceError\n"
+        "from dogood.core.errors import SourceError\n"
         "from dogood.shifts import SHIFTS\n"
         "for name, cls in SHIFTS.items():\n"
         "    if cls.family == 'text': cls()\n"
@@ -79,7 +79,7 @@ def test_text_shifts_construct_without_any_data():
 def test_rate_knob_is_fraction_and_old_p_is_accepted():
     import pytest
 
-    from dogood.errors import RecipeError
+    from dogood.core.errors import RecipeError
     from dogood.shifts import make_shift
 
     for name in ("bg_typo", "bg_synonym", "bg_adversarial", "value_text_augment", "key_drop"):
@@ -93,7 +93,7 @@ def test_rate_knob_is_fraction_and_old_p_is_accepted():
 def test_every_text_shift_caps_words_at_the_one_word_length_cap():
     """One word-length cap for every text shift (was 25, 40 and 64): a longer word is never changed."""
     from dogood.shifts import SHIFTS
-    from dogood.text.words import MAX_WORD_LENGTH
+    from dogood.language.words import MAX_WORD_LENGTH
 
     caps = {name: cls.max_word_length for name, cls in SHIFTS.items()
             if cls.family == "text" and hasattr(cls, "max_word_length")}

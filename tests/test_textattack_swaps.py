@@ -17,16 +17,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dogood.errors import SourceError  # noqa: E402
-from dogood.text.lexicons import import_textattack  # noqa: E402
+from dogood.core.errors import SourceError  # noqa: E402
+from dogood.language.lexicons import import_textattack  # noqa: E402
 
 try:
     import_textattack()  # quietly, offline; needs NLTK's stopwords (NLTK_DATA or $DOGOOD_DATA_DIR/nltk_data)
 except SourceError as exc:
     pytest.skip(f"TextAttack cannot be used here: {exc}", allow_module_level=True)
 
-from dogood.document import Document, Entity, PageImage, Word  # noqa: E402
-from dogood.text.embeddings import (  # noqa: E402
+from dogood.core.document import Document, Entity, PageImage, Word  # noqa: E402
+from dogood.language.embeddings import (  # noqa: E402
     ANTONYM_FILES,
     SYNONYM_FILES,
     counter_fitted_glove,
@@ -37,14 +37,14 @@ from dogood.text.embeddings import (  # noqa: E402
     save_word_vectors,
     similar_pairs,
 )
-from dogood.paths import cache_dir  # noqa: E402
+from dogood.core.paths import cache_dir  # noqa: E402
 from dogood.shifts import SHIFTS, make_shift  # noqa: E402
-from dogood.text.words import split_word  # noqa: E402
+from dogood.language.words import split_word  # noqa: E402
 from dogood.shifts.text.char_deletion import CharacterDeletion  # noqa: E402
 from dogood.shifts.text.embedding_swap import EmbeddingSwap  # noqa: E402
 from dogood.shifts.text.homoglyph_swap import HOMOGLYPHS, HomoglyphSwap  # noqa: E402
 from dogood.shifts.text.number_swap import NumberSwap  # noqa: E402
-from dogood.text.selection import word_labels  # noqa: E402
+from dogood.language.selection import word_labels  # noqa: E402
 
 VOCAB = 10_000
 NAMES = ("embedding_swap", "homoglyph_swap", "number_swap", "char_deletion")
@@ -362,7 +362,7 @@ def test_empty_document_is_counted_not_skipped():
 
 
 def test_render_redraws_only_changed_words(docs, monkeypatch):
-    import dogood.render
+    import dogood.page.render
 
     calls = []
 
@@ -370,7 +370,7 @@ def test_render_redraws_only_changed_words(docs, monkeypatch):
         calls.append((list(indices), original))
         return doc
 
-    monkeypatch.setattr(dogood.render, "render_words", fake_render)
+    monkeypatch.setattr(dogood.page.render, "render_words", fake_render)
     doc = docs[0]
     out = HomoglyphSwap(render=True)(doc, seed=0)
     assert calls == [(changed(doc, out), doc)]

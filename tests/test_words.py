@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dogood.document import Document, Entity, PageImage, Word
-from dogood.schema import iob_tags
-from dogood.text.edits import box_beside, delete_words, insert_words, reorder_words, replace_texts
+from dogood.core.document import Document, Entity, PageImage, Word
+from dogood.core.schema import iob_tags
+from dogood.language.edits import box_beside, delete_words, insert_words, reorder_words, replace_texts
 
 
 def _doc():

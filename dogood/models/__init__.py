@@ -1,10 +1,10 @@
 """Models that score documents: one small protocol, a few kinds behind it.
 
-A model takes documents and returns one :class:`~dogood.predictions.Prediction`
+A model takes documents and returns one :class:`~dogood.models.predictions.Prediction`
 per document id:
 
 - ``task == "token"``: ``tags`` (one IOB tag name per token word, i.e. the
-  words with non-blank text, in order, as :func:`dogood.schema.iob_tags`) and
+  words with non-blank text, in order, as :func:`dogood.core.schema.iob_tags`) and
   ``confidences`` (one probability per token word);
 - ``task == "document"``: ``label`` (a class name) and ``confidence``;
 - ``task == "qa"``: ``answers`` (question id -> answer text).
@@ -16,13 +16,13 @@ Kinds:
 - :class:`dogood.models.doc_baseline.DocumentBaseline`: dogood's own page
   classifier (TF-IDF words + page thumbnail, logistic regressions), trained
   offline on an RVL-CDIP train split (``dogood train-baseline --task document``);
-- :mod:`dogood.models.hf`: Hugging Face token / sequence / image
+- :mod:`dogood.models.hf_model`: Hugging Face token / sequence / image
   classification models by name or path (LayoutLMv3, LiLT, BROS, DiT, ...);
 - :class:`PredictionsFile`: predictions made elsewhere, read from JSONL.
 
 The protocol, :class:`ModelError` and the default baseline paths live in
 :mod:`dogood.models.base`, the model-zip reader in :mod:`dogood.models.model_zip`
-and the Hugging Face loading helpers in :mod:`dogood.models.loading`: leaf
+and the Hugging Face loading helpers in :mod:`dogood.core.hub`: leaf
 modules, which the submodules and the shifts import instead of this package.
 
 :func:`load_model` turns what a user types (``baseline``, a file, a folder or
@@ -35,16 +35,16 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from dogood.document import Document
+from dogood.core.document import Document
 from dogood.models.base import Model, ModelError, default_baseline_path, default_document_baseline_path
-from dogood.predictions import TASKS, Prediction, check_against, read_predictions
+from dogood.models.predictions import TASKS, Prediction, check_against, read_predictions
 
 __all__ = ["Model", "ModelError", "PredictionsFile", "baseline_kind", "default_baseline_path",
            "default_document_baseline_path", "load_model"]
 
 
 class PredictionsFile:
-    """Predictions made elsewhere, read from a JSONL file (see :mod:`dogood.predictions`).
+    """Predictions made elsewhere, read from a JSONL file (see :mod:`dogood.models.predictions`).
 
     ``path`` is one file, or a folder holding one ``<name>.jsonl`` per
     evaluated dataset; ``predict`` then reads the file named by ``dataset``.
@@ -110,7 +110,7 @@ def load_model(spec: str | Path, task: str | None = None, **options) -> Model:
 
 def _load_hf(name: str, task: str | None, options: dict) -> Model:
     """A Hugging Face model: its architecture decides its task; ``task`` only fills in when it cannot."""
-    from dogood.models.hf import load_hf_model
+    from dogood.models.hf_model import load_hf_model
 
     try:
         return load_hf_model(name, **options)

@@ -6,14 +6,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from dogood.document import Document
-from dogood.errors import DogoodError
-from dogood.paths import cache_dir
-from dogood.predictions import Prediction
-
-
-class ModelError(DogoodError):
-    """A model cannot be found, loaded or applied to the documents."""
+from dogood.core.document import Document
+from dogood.core.errors import ModelError
+from dogood.core.paths import cache_dir
+from dogood.models.predictions import Prediction
 
 
 @runtime_checkable

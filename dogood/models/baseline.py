@@ -1,8 +1,8 @@
 """dogood's offline baseline: a linear-chain CRF over word text and layout.
 
 The baseline tags FUNSD-style token words (the words with non-blank text, in
-the order of :func:`dogood.schema.iob_tags`) with the 7 IOB tags of
-:data:`dogood.schema.FUNSD_NER_TAGS`. It needs no GPU, no network and no
+the order of :func:`dogood.core.schema.iob_tags`) with the 7 IOB tags of
+:data:`dogood.core.schema.FUNSD_NER_TAGS`. It needs no GPU, no network and no
 pretrained weights: :func:`train_baseline` fits it on FUNSD train in 5-15 s
 on two cores, and :class:`BaselineTagger` saves it as one file (about 1 MB).
 It is the model ``dogood eval --model baseline`` scores, and the
@@ -74,13 +74,13 @@ from typing import Any
 import numpy as np
 import pycrfsuite
 
-from dogood.document import Document
+from dogood.core.document import Document
 from dogood.models.base import ModelError, default_baseline_path
 from dogood.models.model_zip import read_model_zip
-from dogood.predictions import Prediction
-from dogood.schema import FUNSD_NER_TAGS, iob_tags
-from dogood.paths import write_zip_atomic
-from dogood.progress import one_time_step
+from dogood.models.predictions import Prediction
+from dogood.core.schema import FUNSD_NER_TAGS, iob_tags
+from dogood.core.paths import write_zip_atomic
+from dogood.core.progress import one_time_step
 
 MODEL_NAME = "dogood-crf-baseline"
 FORMAT_NAME = "dogood-crf-baseline"
@@ -340,7 +340,7 @@ class BaselineTagger:
     task : str
         ``"token"``.
     labels : tuple of str
-        The tags the model knows, in :data:`~dogood.schema.FUNSD_NER_TAGS`
+        The tags the model knows, in :data:`~dogood.core.schema.FUNSD_NER_TAGS`
         order (all 7 for a model trained on FUNSD); the columns of
         :meth:`marginals`.
     meta : dict
@@ -442,7 +442,7 @@ class BaselineTagger:
             marginal probability of each chosen tag). Tags are not repaired:
             the CRF learns to avoid ``I-X`` after ``O`` or after another type,
             but may still emit it; seqeval's default chunking (and
-            :func:`dogood.metrics.entity_scores`) reads it as the start of a
+            :func:`dogood.eval.metrics.entity_scores`) reads it as the start of a
             new ``X`` entity.
 
         Raises
@@ -549,7 +549,7 @@ def train_baseline(
     Parameters
     ----------
     docs : iterable of Document
-        Training documents; their gold tags are :func:`dogood.schema.iob_tags`.
+        Training documents; their gold tags are :func:`dogood.core.schema.iob_tags`.
         Documents without token words are skipped.
     c1, c2 : float
         L1 and L2 regularisation coefficients, chosen by 5-fold

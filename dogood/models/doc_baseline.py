@@ -1,6 +1,6 @@
 """dogood's offline document-classification baseline (RVL-CDIP-style): words + page thumbnail, late fusion.
 
-It classifies a page into the 16 RVL-CDIP classes (:data:`dogood.schema.RVL_CDIP_CLASSES`)
+It classifies a page into the 16 RVL-CDIP classes (:data:`dogood.core.schema.RVL_CDIP_CLASSES`)
 without a GPU, network or pretrained weights, so that RVL-CDIP-T/L/I1/I2-style
 datasets can be scored end to end (``dogood train-baseline --task document``,
 then ``dogood eval --model baseline`` on a document-classification ID set).
@@ -39,12 +39,12 @@ from typing import Any
 import cv2
 import numpy as np
 
-from dogood.document import Document
+from dogood.core.document import Document
 from dogood.models.base import ModelError
 from dogood.models.model_zip import read_model_zip
-from dogood.predictions import Prediction
-from dogood.schema import RVL_CDIP_CLASSES
-from dogood.paths import write_zip_atomic
+from dogood.models.predictions import Prediction
+from dogood.core.schema import RVL_CDIP_CLASSES
+from dogood.core.paths import write_zip_atomic
 
 MODEL_NAME = "dogood-doc-baseline"
 FORMAT_NAME = "dogood-doc-baseline"

@@ -2,7 +2,7 @@
 
 - :mod:`dogood.pipeline.plan`: check the arguments, open the sources, make and prepare the chains;
 - :mod:`dogood.pipeline.worker`: one document through every config's chain, to rows and statistics
-  (:mod:`dogood.stats`);
+  (:mod:`dogood.pipeline.stats`);
 - :mod:`dogood.pipeline.pool`: the worker over the documents in this process or a process pool, results in
   document order;
 - :mod:`dogood.pipeline.ray_data`: whole shards read, shifted and written by Ray actors (``--ray``);

@@ -8,7 +8,7 @@ from typing import Any
 
 from dogood.pipeline.plan import BuildPlan
 from dogood.pipeline.shards import BuildError, ShardRecord, drop_empty_shard, num_shards
-from dogood import stats as card_stats
+from dogood.pipeline import stats as card_stats
 
 @dataclass
 class BuildTotals:

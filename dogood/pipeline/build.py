@@ -6,7 +6,7 @@ are written in source order, so the output is byte-identical for any
 folder next to ``out`` and renamed into place only when complete: an
 interrupted build never leaves a folder that looks like a finished dataset.
 
-What the user owns is never lost (:mod:`dogood.safety`): a build holds a lock on
+What the user owns is never lost (:mod:`dogood.pipeline.safety`): a build holds a lock on
 ``out`` for its whole run, refuses an ``out`` that overlaps the source or that
 no dogood build wrote, keeps an old build until the new one is in place (and
 puts it back after a crash between the renames), keys resumes on the content
@@ -22,16 +22,16 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from dogood.ocr import ocr_cache_folder, report_tesseract_runs
+from dogood.page.ocr import ocr_cache_folder, report_tesseract_runs
 from dogood.pipeline.aggregate import aggregate
 from dogood.pipeline.card import write_card
 from dogood.pipeline.plan import BuildPlan, plan_build
 from dogood.pipeline.pool import run_pool
 from dogood.pipeline.shards import (BuildError, Shard, ShardRecord, ShardTasks, is_resumable, list_shards,
                                     seal_work_folder, work_folder, write_shards)
-from dogood.progress import say, silenced
-from dogood.recipe import Recipe
-from dogood.safety import check_out, commit, output_lock, recover
+from dogood.core.progress import say, silenced
+from dogood.pipeline.recipe import Recipe
+from dogood.pipeline.safety import check_out, commit, output_lock, recover
 
 __all__ = ["BuildError", "BuildReport", "build"]
 
@@ -75,19 +75,19 @@ def build(
     on_error : ``"raise"`` stops at the first bad document with an error naming it;
         ``"skip"`` leaves it out and lists it in the card and ``dogood_build.json``.
     configs : build only these configs (default: all).
-    overwrite : replace an existing ``out``, if a dogood build wrote it (:func:`dogood.safety.check_out`).
+    overwrite : replace an existing ``out``, if a dogood build wrote it (:func:`dogood.pipeline.safety.check_out`).
     wait : when another build holds ``out``'s lock, wait for it rather than stop.
     ray : run the shards on Ray (:func:`dogood.pipeline.ray_data.write_shards_on_ray`) with
         ``num_proc`` actors, each reading, shifting and writing whole shards (no shared disk needed):
         ``"local"`` starts Ray on this machine, ``"auto"`` or ``"ray://host:port"`` joins a cluster.
         The output is byte-identical to a local build.
     box_level : the convention of the ``bboxes`` column, ``"segment"`` or ``"word"``
-        (:mod:`dogood.schema`); overrides the recipe's, which defaults to the schema's.
+        (:mod:`dogood.core.schema`); overrides the recipe's, which defaults to the schema's.
     splits : build these splits (e.g. ``["train"]``) instead of the recipe's.
     copies : rows per source document and config, each shifted with its own draws (overrides the recipe's
         ``copies``, default 1); copy ``j`` has the id ``<document id>#<j>``, copy 0 draws what a one-copy build does.
     """
-    with silenced(not progress):  # the one-time steps' lines (:mod:`dogood.progress`), the resume line
+    with silenced(not progress):  # the one-time steps' lines (:mod:`dogood.core.progress`), the resume line
         plan = plan_build(recipe, out, source_path=source_path, seed=seed, num_proc=num_proc, limit=limit,
                           on_error=on_error, configs=configs, overwrite=overwrite, box_level=box_level,
                           splits=splits, copies=copies)

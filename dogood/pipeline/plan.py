@@ -11,12 +11,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from dogood.errors import DocumentError, DogoodError, RecipeError
+from dogood.core.errors import DocumentError, DogoodError, RecipeError
 from dogood.pipeline.worker import WorkerSpec
-from dogood.recipe import Recipe, auto_shard_size
-from dogood.safety import check_name, check_out, portable, source_fingerprint
-from dogood.schema import DEFAULT_BOX_LEVEL, FUNSD_LABELS, check_box_level, label_order, ner_tag_names
-from dogood.seeds import shared_prefixes
+from dogood.pipeline.recipe import Recipe, auto_shard_size
+from dogood.pipeline.safety import check_name, check_out, portable, source_fingerprint
+from dogood.core.schema import DEFAULT_BOX_LEVEL, FUNSD_LABELS, check_box_level, label_order, ner_tag_names
+from dogood.core.seeds import shared_prefixes
 from dogood.sources import Source, open_source
 from dogood.sources.ids import first_ids, ids_sha256
 from dogood.version import __version__
@@ -38,11 +38,11 @@ class BuildPlan:
     limit: int | None
     on_error: str
     notes: dict[str, list[str]]  # config -> its shifts' lines for the card
-    shared_draws: dict[str, dict[str, int]]  # :func:`dogood.seeds.shared_prefixes`
+    shared_draws: dict[str, dict[str, int]]  # :func:`dogood.core.seeds.shared_prefixes`
     labels: tuple[str, ...] | None = None  # FUNSD-style: the entity labels that name ``ner_tags``
 
     def shard_size(self, split: str) -> int:
-        """Documents per shard of ``split`` (:func:`dogood.recipe.auto_shard_size`)."""
+        """Documents per shard of ``split`` (:func:`dogood.pipeline.recipe.auto_shard_size`)."""
         return auto_shard_size(len(self.ids[split]), self.recipe.shard_size)
 
     @property
@@ -103,7 +103,7 @@ def plan_build(recipe: Recipe, out: str | Path, *, source_path: str | Path | Non
     prepare_chains(recipe.name, chains)
     notes = {name: [line for shift in chain for line in shift.card_notes(schema=schema)]
              for name, chain in chains.items()}
-    shared = shared_prefixes({name: [shift.step_key() for shift in chain] for name, chain in chains.items()})
+    shared = shared_prefixes({name: [shift.seed_key() for shift in chain] for name, chain in chains.items()})
     ids = {split: first_ids(src.ids(), limit) for split, src in sources.items()}  # views: --limit copies nothing
     return BuildPlan(recipe=recipe, out=out, seed=seed, configs=names, chains=chains, sources=sources, ids=ids,
                      schema=schema, box_level=box_level, limit=limit, on_error=on_error, notes=notes,
@@ -111,9 +111,9 @@ def plan_build(recipe: Recipe, out: str | Path, *, source_path: str | Path | Non
 
 
 def resolve_labels(recipe: Recipe, sources: dict[str, Source], schema: str) -> tuple[str, ...] | None:
-    """FUNSD-style data's entity labels, which name ``ner_tags`` (:func:`dogood.schema.ner_tag_names`): the
+    """FUNSD-style data's entity labels, which name ``ner_tags`` (:func:`dogood.core.schema.ner_tag_names`): the
     recipe's ``labels:``, else the sources' (declared, or found in their annotations; several splits' found
-    labels are merged by :func:`dogood.schema.label_order`). ``None`` for other schemas."""
+    labels are merged by :func:`dogood.core.schema.label_order`). ``None`` for other schemas."""
     if schema != "funsd":
         if recipe.labels is not None:
             raise RecipeError(f"recipe {recipe.name!r}: labels: applies to FUNSD-style data, not {schema}-style")

@@ -8,7 +8,7 @@ statistics, file sizes: one small object). The driver then copies each file
 from the actor, in chunks of :data:`CHUNK_BYTES`, to the output: no row or
 statistic crosses Ray one by one, and no node needs a disk the driver can see.
 The files are the bytes a local build writes (the same rows through the same
-:class:`~dogood.writer.ShardFile`), and each shard's record is written when its
+:class:`~dogood.pipeline.parquet_writer.ShardFile`), and each shard's record is written when its
 files are in place, so a stopped build resumes as a local one does.
 
 Shifts travel as their parameters (:meth:`dogood.shifts.base.Shift.__getstate__`):
@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dogood.errors import DogoodError
+from dogood.core.errors import DogoodError
 from dogood.pipeline.worker import Task, WorkerSpec, init_worker, process_document
 
 #: Object store of a Ray instance that :func:`ensure_ray` starts itself (bytes): what crosses it is a shard's
@@ -94,9 +94,9 @@ class _ShardWriter:
     def write(self, split: str, k: int, tasks: list[Task], configs: list[str], schema: str, labels) -> bytes:
         """Write shard ``k`` of ``split``; return its pickled ``(record, errors, (OCR pages, seconds))``,
         ``errors`` being ``(doc_id, (message, traceback))`` of each failed document."""
-        from dogood.ocr import tesseract_runs
+        from dogood.page.ocr import tesseract_runs
         from dogood.pipeline.shards import close_files, write_rows
-        from dogood.writer import ShardFile
+        from dogood.pipeline.parquet_writer import ShardFile
 
         if self.failure is not None:  # a shift that could not prepare on this node
             return pickle.dumps((None, self.failure, None))
@@ -175,7 +175,7 @@ def write_shards_on_ray(plan, work: Path, shards: list, progress, ocr: list, num
     not depend on either. A failed document stops the build (``on_error="raise"``) or is listed as skipped.
     """
     from dogood.pipeline.shards import _skip, write_record
-    from dogood.writer import shard_path
+    from dogood.pipeline.parquet_writer import shard_path
 
     if not shards:
         return []

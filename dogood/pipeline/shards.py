@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dogood import stats as card_stats
-from dogood.errors import DogoodError
-from dogood.paths import write_atomic
+from dogood.pipeline import stats as card_stats
+from dogood.core.errors import DogoodError
+from dogood.core.paths import write_atomic
 from dogood.pipeline.plan import BuildPlan
 from dogood.pipeline.worker import Task, TaskResult
-from dogood.safety import OutputError, is_dogood_build
-from dogood.writer import ShardFile, shard_path
+from dogood.pipeline.safety import OutputError, is_dogood_build
+from dogood.pipeline.parquet_writer import ShardFile, shard_path
 
 KEY_FILE = ".dogood-build-key.json"
 STATE_DIR = ".shards"

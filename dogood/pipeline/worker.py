@@ -9,12 +9,12 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass
 
-from dogood.document import Document
-from dogood.errors import DogoodError
-from dogood.ocr import release_engines, tesseract_runs
-from dogood.stats import document_stats
-from dogood.schema import document_to_row
-from dogood.seeds import step_seed
+from dogood.core.document import Document
+from dogood.core.errors import DogoodError
+from dogood.page.ocr import release_engines, tesseract_runs
+from dogood.pipeline.stats import document_stats
+from dogood.core.schema import document_to_row
+from dogood.core.seeds import step_seed
 from dogood.sources import Source
 
 #: ``(split, index in the split, document id)``
@@ -54,16 +54,17 @@ def release_worker() -> None:
 
 
 def apply_chain(doc: Document, chain, recipe_seed: int, copy: int = 0) -> Document:
-    """Apply a chain of shifts to one document, step k seeded by :func:`dogood.seeds.step_seed`.
+    """Apply a chain of shifts to one document, step k seeded by :func:`dogood.core.seeds.step_seed`.
 
     The seeds depend on the recipe seed, the document id and each step's
-    position and content, not on the config's name, so configs whose chains
-    share a prefix draw the same numbers for it. ``copy`` (of a build with
+    position and content (:meth:`~dogood.shifts.base.Shift.seed_key`: a severity level's step draws what its
+    config's own step draws), not on the config's name, so configs whose chains share a prefix draw the same
+    numbers for it. ``copy`` (of a build with
     ``copies: k``) draws that copy's numbers; copy 0 draws those of a one-copy build.
     """
     doc_id = doc.id
     for k, shift in enumerate(chain):
-        doc = shift(doc, step_seed(recipe_seed, doc_id, k, shift.step_key(), copy))
+        doc = shift(doc, step_seed(recipe_seed, doc_id, k, shift.seed_key(), copy))
     return doc
 
 

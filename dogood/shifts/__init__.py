@@ -1,9 +1,9 @@
-"""Shifts: image, text and layout distribution shifts on :class:`~dogood.document.Document`.
+"""Shifts: image, text and layout distribution shifts on :class:`~dogood.core.document.Document`.
 
 One shift per module, ``dogood/shifts/<family>/<recipe key>.py`` (``image/``,
 ``layout/``, ``text/``); each registers itself under its ``name`` for recipes
 when imported here. Shared machinery lives outside the shift modules
-(:mod:`dogood.text`, :mod:`dogood.layout`, :mod:`dogood.warp`, :mod:`dogood.ink`).
+(:mod:`dogood.language`, :mod:`dogood.shifts.layout._relayout`, :mod:`dogood.page.warp`, :mod:`dogood.page.ink`).
 """
 
 from dogood.shifts.base import SHIFTS, Shift, SkipDocument, make_shift

@@ -9,10 +9,10 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from pydantic import ValidationError
 
-from dogood.document import Document, ShiftRecord
-from dogood.errors import RecipeError
-from dogood.papers import Cites
-from dogood.seeds import step_key
+from dogood.core.document import Document, ShiftRecord
+from dogood.core.errors import RecipeError
+from dogood.core.papers import Cites
+from dogood.core.seeds import step_key
 from dogood.shifts import params as declared
 
 SHIFTS: dict[str, type[Shift]] = {}
@@ -60,13 +60,13 @@ class Shift:
     family: ClassVar[str] = ""
     #: The declared parameters (a :class:`dogood.shifts.params.Params` model).
     Params: ClassVar[type[declared.Params]] = declared.Params
-    #: The papers the shift comes from (:mod:`dogood.papers`), with the section and, where it follows only the
+    #: The papers the shift comes from (:mod:`dogood.core.papers`), with the section and, where it follows only the
     #: paper's idea, how it differs.
     papers: ClassVar[tuple[Cites, ...]] = ()
     #: Whether the shift re-reads the words from the shifted page (OCR), so the card says where words come from.
     reads_words: ClassVar[bool] = False
     #: What the shift's output means under each convention of the ``bboxes`` column
-    #: (:data:`dogood.schema.BOX_LEVELS`): ``word`` gives each token its own box,
+    #: (:data:`dogood.core.schema.BOX_LEVELS`): ``word`` gives each token its own box,
     #: ``segment`` its entity's box, derived after the chain from the shifted words.
     #: A convention missing here cannot be used with the shift (the build says so).
     box_levels: ClassVar[dict[str, str]] = {
@@ -213,9 +213,19 @@ class Shift:
             allowed = ", ".join(f"{k} ({v})" for k, v in self.box_levels.items())
             raise ValueError(f"shift {self.name!r} cannot be written with box_level {box_level!r}; it supports {allowed}")
 
+    #: The content key this step's draws are seeded from when it is not its own (:meth:`seed_key`): a severity
+    #: config's step (``merge@3``) draws what its config's own step draws, so the levels of one config share their
+    #: draws (photo, warp shape, fold positions, noise pattern, words picked) and differ only in magnitude.
+    draw_key: str | None = None
+
     def step_key(self) -> str:
-        """This step's content (name and full parameters) as canonical JSON: what its seed is hashed from."""
+        """This step's content (name and full parameters) as canonical JSON."""
         return step_key(self.name, self.params())
+
+    def seed_key(self) -> str:
+        """What this step's seed is hashed from: :attr:`draw_key` when set (a severity level), else
+        :meth:`step_key`."""
+        return self.draw_key or self.step_key()
 
     def params(self) -> dict[str, Any]:
         """The parameters and their current values (what the step's seed is hashed from)."""

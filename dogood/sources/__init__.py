@@ -1,4 +1,4 @@
-"""Sources: read a dataset and produce :class:`~dogood.document.Document` records.
+"""Sources: read a dataset and produce :class:`~dogood.core.document.Document` records.
 
 A source is bound to one split. It lists its document ids cheaply
 (:meth:`ids`) and loads one document at a time (:meth:`load`), so a build can
@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from dogood.document import Document
-from dogood.errors import RecipeError
+from dogood.core.document import Document
+from dogood.core.errors import RecipeError
 
 
 class Source(Protocol):
@@ -58,7 +58,7 @@ def open_source(spec: Mapping[str, Any], split: str, path: str | Path | None = N
     elif kind == "docvqa":
         from dogood.sources.docvqa import DocVQASource as cls
     elif kind == "hf":
-        from dogood.sources.hf import HFDatasetSource as cls
+        from dogood.sources.hf_dataset import HFDatasetSource as cls
     elif kind == "synthetic":
         from dogood.sources.synthetic import SyntheticSource as cls
     else:

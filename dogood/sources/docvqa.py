@@ -6,8 +6,8 @@ One folder per split, as the RRC download unpacks::
     ROOT/{split}/documents/<page>.png   page images (``image`` in the JSON is relative to the split folder)
     ROOT/{split}/ocr_results/<page>.json  Microsoft Read OCR: recognitionResults[].lines[].words[]
 
-One :class:`~dogood.document.Document` per page, with every question about
-it as a :class:`~dogood.document.QAPair` (``id`` = ``questionId``). Words
+One :class:`~dogood.core.document.Document` per page, with every question about
+it as a :class:`~dogood.core.document.QAPair` (``id`` = ``questionId``). Words
 come from the page's OCR file (each word's 8-number polygon becomes its
 axis-aligned box, clipped to the page); a page without one is read with
 Tesseract (``ocr=True``) or has no words. The test split has no answers:
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dogood.document import Document, PageImage, QAPair, Word
-from dogood.errors import DocumentError, SourceError
-from dogood.paths import data_dir
+from dogood.core.document import Document, PageImage, QAPair, Word
+from dogood.core.errors import DocumentError, SourceError
+from dogood.core.paths import data_dir
 
 
 @dataclass
@@ -95,7 +95,7 @@ class DocVQASource:
         if ocr_path.is_file():
             words = read_ocr_words(ocr_path, image.width, image.height, doc_id)
         elif self.ocr:
-            from dogood.ocr import ocr_words
+            from dogood.page.ocr import ocr_words
 
             words = ocr_words(image)
         else:

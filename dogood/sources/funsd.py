@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dogood.document import Document, Entity, PageImage, Word
-from dogood.download import download, extract_zip
-from dogood.errors import DocumentError, SourceError
-from dogood.paths import cache_dir, data_dir
-from dogood.progress import one_time_step
-from dogood.schema import FUNSD_LABELS, label_order  # noqa: F401 (FUNSD_LABELS: imported from here too)
+from dogood.core.document import Document, Entity, PageImage, Word
+from dogood.core.downloads import download, extract_zip
+from dogood.core.errors import DocumentError, SourceError
+from dogood.core.paths import cache_dir, data_dir
+from dogood.core.progress import one_time_step
+from dogood.core.schema import FUNSD_LABELS, label_order  # noqa: F401 (FUNSD_LABELS: imported from here too)
 
 FUNSD_URL = "https://guillaumejaume.github.io/FUNSD/dataset.zip"
 FUNSD_SHA256 = "c31735649e4f441bcbb4fd0f379574f7520b42286e80b01d80b445649d54761f"
@@ -125,7 +125,7 @@ class FunsdSource:
 
     def entity_labels(self) -> tuple[str, ...]:
         """The entity labels of this split, in tag order: the declared ``labels``, else those its annotations use
-        (:func:`dogood.schema.label_order`: FUNSD's order when they are all FUNSD's, else sorted). Unreadable
+        (:func:`dogood.core.schema.label_order`: FUNSD's order when they are all FUNSD's, else sorted). Unreadable
         annotations are passed over here; loading their document reports them."""
         if self.labels is not None:
             return tuple(self.labels)

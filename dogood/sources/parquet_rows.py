@@ -1,6 +1,6 @@
 """Rows of Parquet shards as documents' raw cells: files listed, rows counted from the footers, rows read by
 row group (pyarrow), for the RVL-CDIP source's ``parquet:`` option (:mod:`dogood.sources.rvl_cdip`) and the
-``hf`` source's ``streaming: true`` (:mod:`dogood.sources.hf`).
+``hf`` source's ``streaming: true`` (:mod:`dogood.sources.hf_dataset`).
 
 The files are local paths (a file, a folder, a glob) or any fsspec URL (``hf://datasets/aharley/rvl_cdip/...``
 through ``huggingface_hub``'s file system, ``s3://``, ``https://``...). A split's files are those named for it as
@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from dogood.errors import DocumentError, SourceError
+from dogood.core.errors import DocumentError, SourceError
 
 _SPLIT_NAMES = {"val": ("val", "validation"), "validation": ("val", "validation"), "dev": ("val", "validation", "dev")}
 _KNOWN_SPLITS = ("train", "val", "validation", "dev", "test")

@@ -14,7 +14,7 @@ The document id is the path as the labels file writes it, without its
 extension (``images/80035521``; ``imagesa/a/a/a/aaa06d00/aaa06d00`` in the
 official files): stable, unique within a labels file (duplicates are an
 error) and known without touching the images. ``Document.label`` is the class
-name; words come from Tesseract (:func:`dogood.ocr.ocr_words`, cached on
+name; words come from Tesseract (:func:`dogood.page.ocr.ocr_words`, cached on
 disk) unless ``ocr=False``.
 
 RVL-CDIP is 38 GB and is never downloaded by dogood: a user downloads it from
@@ -38,10 +38,10 @@ from pathlib import Path, PurePosixPath
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
-from dogood.document import Document, PageImage
-from dogood.schema import RVL_CDIP_CLASSES
-from dogood.errors import DocumentError, DogoodError, SourceError
-from dogood.paths import data_dir
+from dogood.core.document import Document, PageImage
+from dogood.core.schema import RVL_CDIP_CLASSES
+from dogood.core.errors import DocumentError, DogoodError, SourceError
+from dogood.core.paths import data_dir
 from dogood.sources.ids import IdTuple
 from dogood.sources.parquet_rows import ParquetRows, is_url, looks_like_parquet
 
@@ -196,7 +196,7 @@ class RvlCdipSource:
             ) from None
         words = ()
         if self.ocr:
-            from dogood.ocr import ocr_words
+            from dogood.page.ocr import ocr_words
 
             words = ocr_words(image, lang=self.lang)
         return Document(
@@ -228,13 +228,13 @@ class RvlCdipSource:
             raise DocumentError(exc.reason, doc_id=doc_id, path=where) from None
         words = ()
         if self.ocr:
-            from dogood.ocr import ocr_words
+            from dogood.page.ocr import ocr_words
 
             words = ocr_words(image, lang=self.lang)
         return Document(id=doc_id, image=image, words=words, label=RVL_CDIP_CLASSES[label], source=where)
 
     def fingerprint_files(self, ids: Iterable[str]) -> Iterator[Path]:
-        """The local files :func:`dogood.safety.source_fingerprint` hashes for ``ids``: the labels file and each
+        """The local files :func:`dogood.pipeline.safety.source_fingerprint` hashes for ``ids``: the labels file and each
         image, or the Parquet files that hold them (none for a remote URL)."""
         if self.parquet is None:
             yield Path(self.labels_path)
@@ -255,7 +255,7 @@ class RvlCdipSource:
             return 0
         if self.parquet is not None:
             return 0  # counting would read every row: the build reports the pages Tesseract read
-        from dogood.ocr import ocr_cache_path
+        from dogood.page.ocr import ocr_cache_path
 
         pending = 0
         for doc_id in ids:
@@ -294,7 +294,7 @@ class RvlCdipSource:
             ),
         }
         if self.ocr:
-            from dogood.ocr import tesseract_version
+            from dogood.page.ocr import tesseract_version
 
             try:
                 version = tesseract_version()

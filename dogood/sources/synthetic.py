@@ -45,9 +45,9 @@ from typing import Any, NamedTuple
 import cv2
 import numpy as np
 
-from dogood.document import Document, Entity, PageImage, QAPair, Word
-from dogood.errors import DocumentError, SourceError
-from dogood.schema import RVL_CDIP_CLASSES, SCHEMAS
+from dogood.core.document import Document, Entity, PageImage, QAPair, Word
+from dogood.core.errors import DocumentError, SourceError
+from dogood.core.schema import RVL_CDIP_CLASSES, SCHEMAS
 
 #: Bumped whenever the pages a (seed, split, index) gives change.
 GENERATOR_VERSION = 1

@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 from pydantic import Field, Strict
 
-from dogood.capture import (
+from dogood.page.camera import (
     STEP,
     Camera,
     HeightField,
@@ -24,13 +24,13 @@ from dogood.capture import (
     surface_homography,
     texture,
 )
-from dogood.coco import photo_credits
-from dogood.document import Document, PageImage, Word
-from dogood.papers import Cites
-from dogood.resources import resource
+from dogood.page.photos import photo_credits
+from dogood.core.document import Document, PageImage, Word
+from dogood.core.papers import Cites
+from dogood.shifts.resources import resource
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
-from dogood.warp import INTERPOLATIONS, coarse_grid, ink_mask, reproject_boxes, upsample_grid
+from dogood.page.warp import INTERPOLATIONS, coarse_grid, ink_mask, reproject_boxes, upsample_grid
 
 #: Strength of the sharpening after bilinear resampling (``interpolation: sharpened``): closest to bicubic on FUNSD.
 SHARPEN = 0.1
@@ -55,13 +55,13 @@ class CapturePage(Shift):
     Do-GOOD's I2 (He et al. 2023, section 3.1) shows distorted pages on
     black; real captures (DocUNet's benchmark photos, Ma et al. CVPR 2018)
     show curved paper lit from one side, lying on a surface, slightly out of
-    focus. Here (:mod:`dogood.capture`) the page is a height field (one
+    focus. Here (:mod:`dogood.page.camera`) the page is a height field (one
     cosine bend and ``folds`` DocUNet creases) resting on a surface, a COCO
     photo (``surface: photo``) or a drawn desk texture (``texture``), seen
     by a pinhole camera with a drawn pose (tilt about a random axis, roll,
     ``distance``). Every output pixel's ray is met with the lifted page, giving
     one dense backward map through which the page is resampled and every word
-    box re-projected exactly (:func:`dogood.warp.reproject_boxes`; ``ink``: the
+    box re-projected exactly (:func:`dogood.page.warp.reproject_boxes`; ``ink``: the
     bounds of the word's warped ink, as OCR draws boxes; ``box``: of its whole
     box); the surface is drawn through the same camera's homography of its
     plane. The light: Lambertian shading from the page's normals under one
@@ -144,7 +144,7 @@ class CapturePage(Shift):
 
     #: Levels 1-5 (the default is level 2). Measured on the 50 FUNSD test pages (``bench/measure_capture.py``):
     #: the page's mean non-rigid displacement (beyond the best similarity) 0.0027, 0.0047, 0.0068, 0.0132, 0.0209
-    #: page widths; the ink's contrast kept (:func:`dogood.capture.word_contrast`) 0.88, 0.85, 0.78, 0.42, 0.27;
+    #: page widths; the ink's contrast kept (:func:`dogood.page.camera.word_contrast`) 0.88, 0.85, 0.78, 0.42, 0.27;
     #: median IoU of the re-projected boxes with Tesseract's words 0.86, 0.84, 0.77, 0, 0 (Tesseract reads 77, 75,
     #: 68, 34, 3% of the words it read on the scan). Defocus costs Tesseract most at FUNSD's ~100 dpi.
     severities: ClassVar[dict[int, dict[str, Any]]] = {

@@ -7,12 +7,12 @@ from typing import Annotated, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
-from dogood.document import Document, PageImage, Word
-from dogood.errors import DocumentError
-from dogood.papers import Cites
+from dogood.core.document import Document, PageImage, Word
+from dogood.core.errors import DocumentError
+from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
-from dogood.warp import (
+from dogood.page.warp import (
     CANVASES,
     INTERPOLATIONS,
     KINDS,
@@ -33,11 +33,11 @@ class DistortPage(Shift):
 
     Do-GOOD (He et al. 2023, section 3.1) built RVL-CDIP-I2 from
     "DocGeoNet-distorted images" and lost the word boxes. Here the page is
-    warped through one dense backward map (:mod:`dogood.warp`): DocUNet folds
+    warped through one dense backward map (:mod:`dogood.page.warp`): DocUNet folds
     and curves (Ma et al., CVPR 2018), a page curl near one edge and a random
     perspective, composed and fitted so the whole page stays inside the
     canvas (``border_value`` around it). Every word box is re-projected
-    through the same map (:func:`~dogood.warp.reproject_boxes`): the new box
+    through the same map (:func:`~dogood.page.warp.reproject_boxes`): the new box
     bounds the warped ink inside the word's box (``reproject="ink"``, ink by
     Otsu's threshold within each box: a tight box, as OCR draws it) or the
     whole warped box (``"box"``: for a rotated or curved word, larger than
@@ -66,7 +66,7 @@ class DistortPage(Shift):
 
     name = "distort"
     family = "image"
-    #: Severity levels (:mod:`dogood.severity`): the displacements' scale; measured by the warp's mean
+    #: Severity levels (:mod:`dogood.shifts.levels`): the displacements' scale; measured by the warp's mean
     #: displacement in page widths (``bench/measure_severity.py``) and the words' mean box displacement.
     severities: ClassVar[dict[int, dict]] = {1: {"strength": 0.1}, 2: {"strength": 0.3}, 3: {"strength": 0.5},
                                              4: {"strength": 0.75}, 5: {"strength": 1.0}}
@@ -95,11 +95,11 @@ class DistortPage(Shift):
                                                                  "the warped word box")
         encoding: Literal["jpeg", "png"] = Field("jpeg", description="how the new page is stored (jpeg: quality 95)")
         interpolation: Literal[tuple(INTERPOLATIONS)] = Field("cubic", description="pixel interpolation of the "
-                                                                                   "warp (dogood.warp.apply_map)")
+                                                                                   "warp (dogood.page.warp.apply_map)")
         canvas: Literal[CANVASES] = Field("page", description="page: the output keeps the page's size and the "
                                                               "page shrinks to fit; grow: the canvas grows around it")
         map_provider: Annotated[params.Text | None, params.Expect("null or a string")] = Field(None, description=(
-            "a registered map provider (dogood.warp.register_map_provider or the dogood.map_providers entry "
+            "a registered map provider (dogood.page.warp.register_map_provider or the dogood.map_providers entry "
             "points), e.g. a learned warping model; its map replaces the synthetic one (kinds, strength, folds, "
             "margin and canvas are then unused) and may change the page size"))
 

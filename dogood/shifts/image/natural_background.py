@@ -8,11 +8,11 @@ import cv2
 import numpy as np
 from pydantic import Field, Strict
 
-from dogood.coco import photo_credits
-from dogood.document import PageImage
-from dogood.ink import InkMatte, composite, gray, ink_matte
-from dogood.papers import Cites
-from dogood.resources import resource
+from dogood.page.photos import photo_credits
+from dogood.core.document import PageImage
+from dogood.page.ink import InkMatte, composite, gray, ink_matte
+from dogood.core.papers import Cites
+from dogood.shifts.resources import resource
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
 
@@ -33,11 +33,11 @@ class NaturalBackground(Shift):
     pixels keep the page's exact value). What it changes: only the
     background. In particular the background carries no trace of the word
     *boxes*: nothing in it is box-shaped (see the guard below and
-    :mod:`dogood.halo`, which tests for it).
+    :mod:`dogood.measures.halo`, which tests for it).
 
     Where dogood differs from the paper:
 
-    - Stage 1 uses a soft matte (:func:`dogood.ink.ink_matte`: Otsu within
+    - Stage 1 uses a soft matte (:func:`dogood.page.ink.ink_matte`: Otsu within
       each word box, alpha solved from paper and ink tone, so anti-aliased
       edges and ink tone survive); Do-GOOD took every non-white pixel inside
       an OCR box.
@@ -53,7 +53,7 @@ class NaturalBackground(Shift):
       (dilated from the ink matte by three word heights, feathered by a
       Gaussian one word height wide), so it is a soft cloud that follows
       the text lines; it has no edge at or near any word box (on the 50
-      FUNSD test pages the box-edge statistic of :mod:`dogood.halo` at the
+      FUNSD test pages the box-edge statistic of :mod:`dogood.measures.halo` at the
       word boxes matches random rectangles; the guard before it drew a pale
       rectangle under every word), and pixels farther than
       :func:`guard_reach` from the ink are the photo's exactly. Busy or dark
@@ -71,7 +71,7 @@ class NaturalBackground(Shift):
 
     name = "natural_background"
     family = "image"
-    #: Severity levels (:mod:`dogood.severity`): the readability guard's target, level 5 without the guard (the
+    #: Severity levels (:mod:`dogood.shifts.levels`): the readability guard's target, level 5 without the guard (the
     #: paper's); measured by the photo's contrast under the ink, and the ink's against the photo.
     severities: ClassVar[dict[int, dict]] = {1: {"min_contrast": 150}, 2: {"min_contrast": 100},
                                              3: {"min_contrast": 60}, 4: {"min_contrast": 30}, 5: {"min_contrast": 0}}
@@ -118,7 +118,7 @@ class NaturalBackground(Shift):
     # -- the photo pool -------------------------------------------------------
     @property
     def pool(self):
-        """The COCO photo pool, the resource ``coco-photos`` (:mod:`dogood.resources`; cached per process)."""
+        """The COCO photo pool, the resource ``coco-photos`` (:mod:`dogood.shifts.resources`; cached per process)."""
         return resource("coco-photos", annotations=self.annotations, licenses=self.licenses, min_size=self.min_size,
                         categories=self.categories)
 
@@ -229,7 +229,7 @@ def readability_guard(
     raised once (up to 2x). The map is brought back to the page's size by
     cubic interpolation and applied in floating point, so it has no kink
     or 1/255 step either. Nothing in it is aligned with a word box
-    (:mod:`dogood.halo` tests for that); pixels farther than
+    (:mod:`dogood.measures.halo` tests for that); pixels farther than
     :func:`guard_reach` from every ink pixel are left exactly as they were.
     Returns the new background and how many words were guarded.
     """

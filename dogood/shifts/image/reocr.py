@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from dogood.document import Entity
-from dogood.papers import Cites
-from dogood.resources import resource
+from dogood.core.document import Entity
+from dogood.core.papers import Cites
+from dogood.shifts.resources import resource
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
 
@@ -19,7 +19,7 @@ class ReOCR(Shift):
     model sees carries the OCR errors the image shift causes. Put this shift
     after an image shift to do the same; without it, the source's words are
     kept and their boxes re-projected, which is exact. Results are cached
-    per image by :func:`dogood.ocr.ocr_words`.
+    per image by :func:`dogood.page.ocr.ocr_words`.
 
     Entity labels follow the words: each OCR word joins the entity of the old
     word that covers most of it (at least ``min_overlap`` of its area); links
@@ -56,7 +56,7 @@ class ReOCR(Shift):
         resource("tesseract")  # a clear error now when Tesseract is missing, not in a worker
 
     def card_notes(self, schema: str = "funsd") -> list[str]:
-        from dogood.ocr import tesseract_version
+        from dogood.page.ocr import tesseract_version
 
         labels = (f"; entity labels pass to OCR words that an old word covers by at least {self.min_overlap:.0%}"
                   if schema == "funsd" else "")
@@ -64,7 +64,7 @@ class ReOCR(Shift):
                 f"{', config `' + self.config + '`' if self.config else ''}) on the shifted page{labels}."]
 
     def apply(self, doc, rng):
-        from dogood.ocr import ocr_words
+        from dogood.page.ocr import ocr_words
 
         words = ocr_words(doc.image, lang=self.lang, config=self.config)
         entity_of_word = doc.word_entity()

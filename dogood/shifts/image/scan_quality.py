@@ -8,9 +8,9 @@ import cv2
 import numpy as np
 from pydantic import Field
 
-from dogood.augraphy_seeded import augraphy, run_augmentations
-from dogood.document import PageImage
-from dogood.papers import Cites
+from dogood.page.augraphy_seeded import augraphy, run_augmentations
+from dogood.core.document import PageImage
+from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
 
@@ -74,7 +74,7 @@ class ScanQuality(Shift):
 
     augraphy's own augmentations do the work; their random draws (Python's
     and numpy's global generators) are seeded from the document's generator
-    and the global states restored (:mod:`dogood.augraphy_seeded`). None
+    and the global states restored (:mod:`dogood.page.augraphy_seeded`). None
     changes geometry, so the words, boxes, entities and label are kept
     exactly: each word's box still holds its own ink, unshifted (the pixel
     check of ``tests/test_scan_quality.py``). The page keeps its mode
@@ -100,7 +100,7 @@ class ScanQuality(Shift):
     tallies_help: ClassVar[dict[str, str]] = {"kind": "the scan-quality kind drawn for each page (pick: one)"}
 
     #: Levels 1-5: ``strength`` 0.2 ... 1.0. Measured by the ink's contrast lost in each word's box
-    #: (:mod:`dogood.severity`, in the card); that and Tesseract's word recall per level and kind on the 50 FUNSD test
+    #: (:mod:`dogood.shifts.levels`, in the card); that and Tesseract's word recall per level and kind on the 50 FUNSD test
     #: forms are in ``bench/RESULTS.md`` (``bench/measure_scan.py``).
     severities: ClassVar[dict[int, dict[str, Any]]] = {level: {"strength": round(0.2 * level, 1)}
                                                        for level in range(1, 6)}

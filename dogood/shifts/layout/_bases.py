@@ -1,6 +1,6 @@
 """Base classes the layout shifts share (machinery, no shift): box jitter, and the neighbour-zone shuffle.
 
-They live in the shifts package, not in :mod:`dogood.layout`, because they
+They live in the shifts package, not in :mod:`dogood.shifts.layout._relayout`, because they
 are :class:`~dogood.shifts.base.Shift` classes: a module outside the package
 that imports the base would be half-loaded when ``dogood.shifts`` imports
 the shifts.
@@ -13,11 +13,11 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field
 
-from dogood.document import Document
-from dogood.layout import changed_boxes, shuffle_among, with_boxes
+from dogood.core.document import Document
+from dogood.shifts.layout._relayout import changed_boxes, shuffle_among, with_boxes
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
-from dogood.text.selection import value_neighbours
+from dogood.language.selection import value_neighbours
 
 
 class BoxJitter(Shift):
@@ -32,7 +32,7 @@ class BoxJitter(Shift):
 
     family = "layout"
     box_levels = {"word": "each token gets its own jittered box (the paper's LayoutLM took word boxes)"}
-    #: Severity levels (:mod:`dogood.severity`): the moves' standard deviation, in box sizes; measured by the
+    #: Severity levels (:mod:`dogood.shifts.levels`): the moves' standard deviation, in box sizes; measured by the
     #: mean box displacement.
     severities: ClassVar[dict[int, dict]] = {1: {"delta": 0.05}, 2: {"delta": 0.1}, 3: {"delta": 0.2},
                                              4: {"delta": 0.4}, 5: {"delta": 0.8}}
@@ -53,7 +53,7 @@ class BoxJitter(Shift):
         return Outcome(with_boxes(doc, new), counts)
 
 
-#: Severity levels of the neighbour zone (:mod:`dogood.severity`): ``r`` and ``n`` grow together, level 3 the
+#: Severity levels of the neighbour zone (:mod:`dogood.shifts.levels`): ``r`` and ``n`` grow together, level 3 the
 #: paper's (0.02, 2). Each level's zone holds the previous level's, so the neighbours are a growing set: Neighbor
 #: Shuffle and Neighbor BG Drop act on more words per level, Non-neighbor Shuffle takes the levels in reverse.
 ZONE_LEVELS: dict[int, dict] = {1: {"r": 0.0, "n": 1}, 2: {"r": 0.01, "n": 2}, 3: {"r": 0.02, "n": 2},
@@ -61,7 +61,7 @@ ZONE_LEVELS: dict[int, dict] = {1: {"r": 0.0, "n": 1}, 2: {"r": 0.01, "n": 2}, 3
 
 
 class NeighbourZone(params.Params):
-    """The parameters of a value's neighbour zone (:func:`~dogood.text.selection.value_neighbours`)."""
+    """The parameters of a value's neighbour zone (:func:`~dogood.language.selection.value_neighbours`)."""
 
     value_labels: params.Names = Field(("answer",), description="entity labels that are values")
     r: params.Real = Field(0.02, ge=0, description="neighbour zone growth, as a fraction of the page width/height "

@@ -7,10 +7,10 @@ from typing import ClassVar
 import numpy as np
 from pydantic import AliasChoices, Field
 
-from dogood.document import Document
-from dogood.layout import drop_words
-from dogood.text.selection import BACKGROUND_LABELS, background_words
-from dogood.papers import Cites
+from dogood.core.document import Document
+from dogood.shifts.layout._relayout import drop_words
+from dogood.language.selection import BACKGROUND_LABELS, background_words
+from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
 
@@ -19,15 +19,15 @@ class BackgroundDrop(Shift):
     """BG Drop: background words vanish with their boxes, as if OCR missed them (form-attack paper).
 
     The paper removes each background word with probability ``p``; like
-    :func:`~dogood.text.budget.change_words` we drop exactly
+    :func:`~dogood.language.budget.change_words` we drop exactly
     ``round(fraction * n)`` of the ``n`` background token words, drawn in
     random order, so the measured share is ``fraction`` (the paper's ``p``). Background on FUNSD: words of
     ``other`` and ``header`` entities and words in no entity; key
     (``question``) and value (``answer``) words are never dropped. An entity
     left without words goes, with its links
-    (:func:`~dogood.text.edits.delete_words`). By default the pixels stay
+    (:func:`~dogood.language.edits.delete_words`). By default the pixels stay
     (OCR missed a word that is on the page); ``render=True`` inpaints the
-    dropped words' ink (:func:`dogood.render.render_words` with blank text),
+    dropped words' ink (:func:`dogood.page.render.render_words` with blank text),
     so image and words agree. Counts: ``eligible`` (background words),
     ``changed`` (words dropped).
 
@@ -36,7 +36,7 @@ class BackgroundDrop(Shift):
 
     name = "bg_drop"
     family = "layout"
-    #: Severity levels (:mod:`dogood.severity`): the share of background words dropped, level 1 the paper's p;
+    #: Severity levels (:mod:`dogood.shifts.levels`): the share of background words dropped, level 1 the paper's p;
     #: measured by the share of all words dropped.
     severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.1}, 2: {"fraction": 0.2}, 3: {"fraction": 0.4},
                                              4: {"fraction": 0.6}, 5: {"fraction": 0.8}}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dogood.document import Document
-from dogood.papers import Cites
+from dogood.core.document import Document
+from dogood.core.papers import Cites
 from dogood.shifts.layout._bases import BoxJitter
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dogood.document import Document
-from dogood.layout import shuffle_among
-from dogood.papers import Cites
+from dogood.core.document import Document
+from dogood.shifts.layout._relayout import shuffle_among
+from dogood.core.papers import Cites
 from dogood.shifts.base import Outcome, Shift, SkipDocument
 
 
@@ -16,10 +16,10 @@ class GlobalShuffle(Shift):
     Only the order of the word sequence changes (a uniform random
     permutation): texts, boxes and pixels stay, and each entity keeps its
     words (renumbered, in the entity's own order, so IOB tags stay with the
-    same words; :func:`~dogood.text.edits.reorder_words`). Counts:
+    same words; :func:`~dogood.language.edits.reorder_words`). Counts:
     ``eligible`` (words), ``changed`` (words whose place changed). No parameters, so no severity levels
-    (:mod:`dogood.severity`): every level would reorder all words (about 99% of places change); a share of words
-    to shuffle would be a new parameter, changing the seed of every existing config (:func:`dogood.seeds.step_key`).
+    (:mod:`dogood.shifts.levels`): every level would reorder all words (about 99% of places change); a share of words
+    to shuffle would be a new parameter, changing the seed of every existing config (:func:`dogood.core.seeds.step_key`).
     """
 
     name = "global_shuffle"

@@ -7,9 +7,9 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field
 
-from dogood.document import Document, PageImage
-from dogood.layout import with_boxes
-from dogood.papers import Cites
+from dogood.core.document import Document, PageImage
+from dogood.shifts.layout._relayout import with_boxes
+from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
 
@@ -31,7 +31,7 @@ class MarginPadding(Shift):
 
     name = "margin_padding"
     family = "layout"
-    #: Severity levels (:mod:`dogood.severity`): the largest margin, in page sizes; measured by the mean box
+    #: Severity levels (:mod:`dogood.shifts.levels`): the largest margin, in page sizes; measured by the mean box
     #: displacement.
     severities: ClassVar[dict[int, dict]] = {1: {"r": 0.05}, 2: {"r": 0.1}, 3: {"r": 0.2}, 4: {"r": 0.3},
                                              5: {"r": 0.5}}

@@ -35,10 +35,10 @@ from scipy.sparse.csgraph import connected_components
 
 from pydantic import Field
 
-from dogood.boxes import boxes_intersect, dilate_box
-from dogood.document import Document
-from dogood.layout import with_boxes
-from dogood.papers import Cites
+from dogood.core.boxes import boxes_intersect, dilate_box
+from dogood.core.document import Document
+from dogood.shifts.layout._relayout import with_boxes
+from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Shift, SkipDocument
 
@@ -150,7 +150,7 @@ class MergeBoxes(Shift):
 
     name = "merge"
     family = "layout"
-    #: Severity levels (:mod:`dogood.severity`): the dilation (λ1, λ2) in pixels, level 2 the FUNSD-L recipe's;
+    #: Severity levels (:mod:`dogood.shifts.levels`): the dilation (λ1, λ2) in pixels, level 2 the FUNSD-L recipe's;
     #: measured by the mean box displacement (merged boxes grow: their edges move out).
     severities: ClassVar[dict[int, dict]] = {1: {"lambda_x": 5, "lambda_y": 2}, 2: {"lambda_x": 10, "lambda_y": 5},
                                              3: {"lambda_x": 20, "lambda_y": 10}, 4: {"lambda_x": 40, "lambda_y": 20},

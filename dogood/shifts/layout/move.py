@@ -21,7 +21,7 @@ What the paper leaves open, and what we chose:
   ``baseline`` (dogood's CRF, trained on FUNSD train and cached on first use
   when missing), a ``.dogood-model`` file, or a Hugging Face model, loaded in
   ``prepare()`` as the declared resource ``token-scorer``
-  (:mod:`dogood.resources`; this module imports no model code). Scores
+  (:mod:`dogood.shifts.resources`; this module imports no model code). Scores
   are cached per model and document (:func:`strength_cache_path`); the
   shuffles are seeded from ``(score_seed, document id)``, not from the
   shift's seed, so every config and seed shares them.
@@ -94,10 +94,10 @@ import numpy as np
 
 from pydantic import Field
 
-from dogood.document import Document, PageImage, Word
-from dogood.papers import Cites
-from dogood.paths import cache_dir, write_atomic
-from dogood.resources import resource
+from dogood.core.document import Document, PageImage, Word
+from dogood.core.papers import Cites
+from dogood.core.paths import cache_dir, write_atomic
+from dogood.shifts.resources import resource
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
 
@@ -135,7 +135,7 @@ def entity_strength(doc: Document, model, shuffles: int = 10, seed: int = 0) -> 
     -------
     ``(len(doc.entities),)`` float array in [0, 1]; NaN for an entity with no token word.
     """
-    from dogood.seeds import derive_seed
+    from dogood.core.seeds import derive_seed
 
     token_of = {}
     for i, w in enumerate(doc.words):
@@ -364,7 +364,7 @@ class MoveEntities(Shift):
         "ink_components_texture": "specks of a shaded background near a moved entity (left in place)",
     }
 
-    #: Severity levels (:mod:`dogood.severity`): the most entities moved per page (the paper gives no number;
+    #: Severity levels (:mod:`dogood.shifts.levels`): the most entities moved per page (the paper gives no number;
     #: level 3 is the default); measured by the mean box displacement. FUNSD test has about 9 strong entities a
     #: page under the baseline, so every level's cap is reached on most pages.
     severities: ClassVar[dict[int, dict]] = {1: {"max_moves": 1}, 2: {"max_moves": 2}, 3: {"max_moves": 3},

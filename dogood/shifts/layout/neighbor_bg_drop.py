@@ -7,11 +7,11 @@ from typing import ClassVar
 import numpy as np
 from pydantic import AliasChoices, Field
 
-from dogood.document import Document
-from dogood.layout import drop_words
-from dogood.text.selection import BACKGROUND_LABELS, background_words, value_neighbours
+from dogood.core.document import Document
+from dogood.shifts.layout._relayout import drop_words
+from dogood.language.selection import BACKGROUND_LABELS, background_words, value_neighbours
 from dogood.shifts.layout._bases import ZONE_LEVELS, NeighbourZone
-from dogood.papers import Cites
+from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
 
@@ -37,7 +37,7 @@ class NeighborBackgroundDrop(Shift):
                                 "with the zone) or near it in the word order (the paper: Tesseract's reading order)"),)
 
     label_params = ("value_labels",)
-    #: Severity levels (:mod:`dogood.severity`): the neighbour zone grows (:data:`ZONE_LEVELS`, level 3 the
+    #: Severity levels (:mod:`dogood.shifts.levels`): the neighbour zone grows (:data:`ZONE_LEVELS`, level 3 the
     #: paper's); measured by the share of words dropped.
     severities: ClassVar[dict[int, dict]] = ZONE_LEVELS
 

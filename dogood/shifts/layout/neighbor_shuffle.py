@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 from dogood.shifts.layout._bases import ZONE_LEVELS, ZoneShuffle
-from dogood.papers import Cites
+from dogood.core.papers import Cites
 
 
 class NeighborShuffle(ZoneShuffle):
     """Neighbor Shuffle: the values' neighbour words shuffled among their own places (form-attack paper).
 
-    Neighbours (:func:`~dogood.text.selection.value_neighbours`): words
+    Neighbours (:func:`~dogood.language.selection.value_neighbours`): words
     overlapping a value's box grown by ``r`` of the page width/height, and
     the ``n`` token words before and after each value in the word order.
     The paper shuffles "each value's neighbors and keeps the order of the
@@ -27,7 +27,7 @@ class NeighborShuffle(ZoneShuffle):
 
     name = "neighbor_shuffle"
     neighbours_move = True
-    #: Severity levels (:mod:`dogood.severity`): the neighbour zone grows (:data:`ZONE_LEVELS`, level 3 the
+    #: Severity levels (:mod:`dogood.shifts.levels`): the neighbour zone grows (:data:`ZONE_LEVELS`, level 3 the
     #: paper's); measured by the share of words reordered.
     severities: ClassVar[dict[int, dict]] = ZONE_LEVELS
     papers = (Cites("form-attacks", "OCR level transformations: Neighbor Shuffle and Non-neighbor Shuffle",

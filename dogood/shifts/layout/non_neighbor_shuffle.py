@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from dogood.shifts.layout._bases import ZONE_LEVELS, ZoneShuffle
-from dogood.papers import Cites
+from dogood.core.papers import Cites
 
 
 class NonNeighborShuffle(ZoneShuffle):
@@ -22,7 +22,7 @@ class NonNeighborShuffle(ZoneShuffle):
 
     name = "non_neighbor_shuffle"
     neighbours_move = False
-    #: Severity levels (:mod:`dogood.severity`): the neighbour zone shrinks (:data:`ZONE_LEVELS` in reverse,
+    #: Severity levels (:mod:`dogood.shifts.levels`): the neighbour zone shrinks (:data:`ZONE_LEVELS` in reverse,
     #: level 3 the paper's), so more words are shuffled; measured by the share of words reordered.
     severities: ClassVar[dict[int, dict]] = {6 - level: values for level, values in ZONE_LEVELS.items()}
     papers = (Cites("form-attacks", "OCR level transformations: Neighbor Shuffle and Non-neighbor Shuffle",

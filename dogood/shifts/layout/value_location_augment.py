@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from dogood.document import Document, PageImage
-from dogood.layout import changed_boxes, derangement, key_value_pairs, paste_words, with_boxes
-from dogood.papers import Cites
+from dogood.core.document import Document, PageImage
+from dogood.shifts.layout._relayout import changed_boxes, derangement, key_value_pairs, paste_words, with_boxes
+from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
 
@@ -16,7 +16,7 @@ class ValueLocationAugment(Shift):
     """Value Location Augment: key-value pairs trade places on the page (form-attack paper).
 
     Pairs are one-to-one linked key (``question``) and value (``answer``)
-    entities (:func:`~dogood.layout.key_value_pairs`). As the paper does, only pairs with
+    entities (:func:`~dogood.shifts.layout._relayout.key_value_pairs`). As the paper does, only pairs with
     the same number of key words and the same number of value words trade:
     pairs are grouped by (key word count, value word count) and, within each
     group of two or more, permuted with no pair left in place (a random
@@ -36,7 +36,7 @@ class ValueLocationAugment(Shift):
     boxes only. Counts: ``pairs``, ``eligible`` (pairs in groups of two or
     more), ``moved`` (pairs that changed place), ``changed`` (words moved).
 
-    No severity levels (:mod:`dogood.severity`): no parameter sets how much moves (every pair in a group of two
+    No severity levels (:mod:`dogood.shifts.levels`): no parameter sets how much moves (every pair in a group of two
     or more trades places; ``move_pixels`` only says whether the pixels follow).
 
     Parameters: :class:`ValueLocationAugment.Params`.

@@ -2,5 +2,5 @@
 
 One module per shift, named by its recipe key. Their shared machinery (word
 splitting, lexicons, selection, the word budget, edits, value generators,
-character edits) is in :mod:`dogood.text`.
+character edits) is in :mod:`dogood.language`.
 """

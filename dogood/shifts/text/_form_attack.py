@@ -3,11 +3,11 @@
 Xue et al. (2021), form-level transformations, "Background manipulation":
 BG Typo, BG Synonyms and BG Adversarial select each background word with
 probability p and replace it. Here ``round(fraction * n)`` of the ``n``
-eligible background words change (:mod:`dogood.text.budget`), so the measured
-share meets ``fraction`` (the paper's p; ``p`` is still accepted); background on FUNSD is :func:`dogood.text.selection.background_words`.
+eligible background words change (:mod:`dogood.language.budget`), so the measured
+share meets ``fraction`` (the paper's p; ``p`` is still accepted); background on FUNSD is :func:`dogood.language.selection.background_words`.
 Like the paper, these shifts change the OCR words only (boxes, labels, IOB
 tags and links stay); with ``render=True`` the changed words are also redrawn
-in the page image. Words longer than :data:`dogood.text.words.MAX_WORD_LENGTH` characters are
+in the page image. Words longer than :data:`dogood.language.words.MAX_WORD_LENGTH` characters are
 left alone and counted ``unchangeable``, with words the shift cannot change.
 """
 
@@ -19,13 +19,13 @@ from typing import ClassVar
 import numpy as np
 from pydantic import AliasChoices, Field
 
-from dogood.document import Document
+from dogood.core.document import Document
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
-from dogood.text.budget import change_words
-from dogood.text.edits import with_texts
-from dogood.text.selection import BACKGROUND_LABELS, background_words
-from dogood.text.words import MAX_WORD_LENGTH
+from dogood.language.budget import change_words
+from dogood.language.edits import with_texts
+from dogood.language.selection import BACKGROUND_LABELS, background_words
+from dogood.language.words import MAX_WORD_LENGTH
 
 
 class BackgroundWordShift(Shift):
@@ -38,7 +38,7 @@ class BackgroundWordShift(Shift):
 
     family = "text"
     max_word_length: ClassVar[int] = MAX_WORD_LENGTH
-    #: Severity levels (:mod:`dogood.severity`): the share of background words changed; measured by the share
+    #: Severity levels (:mod:`dogood.shifts.levels`): the share of background words changed; measured by the share
     #: of words whose text changed.
     severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.05}, 2: {"fraction": 0.1}, 3: {"fraction": 0.2},
                                              4: {"fraction": 0.3}, 5: {"fraction": 0.5}}

@@ -7,7 +7,7 @@ caps how many perturbations one sample gets. On a document:
 - *Sample.* The text of one entity (FUNSD: a header, question, answer or
   other field), made of its eligible token words; for words in no entity
   (RVL-CDIP OCR, or documents without entities) one text line
-  (:func:`dogood.text.selection.text_samples`).
+  (:func:`dogood.language.selection.text_samples`).
 - *Fraction.* ``fraction`` is the share of a document's eligible words that
   are changed, the knob every text shift shares (Do-GOOD changes 10% of the
   words). Samples are drawn in random order and each gets up to
@@ -15,7 +15,7 @@ caps how many perturbations one sample gets. On a document:
   words are changed (the last sample gets only as many as are missing); a
   drawn sample none of whose words can be perturbed is counted
   ``unchangeable`` and the next one takes its place
-  (:mod:`dogood.text.budget`). ``word_order`` may pass the budget by up to
+  (:mod:`dogood.language.budget`). ``word_order`` may pass the budget by up to
   ``span - 1`` words per document, since a shuffle moves a whole window.
 - *Per sample.* ``per_sample=k`` perturbs up to ``k`` distinct words of each
   drawn sample, one perturbation each (the paper's PPS); a sample with fewer
@@ -28,7 +28,7 @@ caps how many perturbations one sample gets. On a document:
   (``empty``) or more than :attr:`SamplePerturbation.max_word_length`
   characters (``too_long``) are never changed; the words of drawn samples
   left alone for these reasons are counted under those names
-  (:func:`dogood.text.words.core_problem`).
+  (:func:`dogood.language.words.core_problem`).
 - *Layout.* The perturbed word keeps its box, entity and links. The page
   image still shows the original text unless ``render=True``, which redraws
   the changed words and erases deleted ones.
@@ -49,13 +49,13 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field
 
-from dogood.document import Document
+from dogood.core.document import Document
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
-from dogood.text.budget import budget, draw_until
-from dogood.text.edits import Edits, apply_edits, redraw_edits
-from dogood.text.selection import text_samples
-from dogood.text.words import MAX_WORD_LENGTH, core_problem, split_word
+from dogood.language.budget import budget, draw_until
+from dogood.language.edits import Edits, apply_edits, redraw_edits
+from dogood.language.selection import text_samples
+from dogood.language.words import MAX_WORD_LENGTH, core_problem, split_word
 
 
 def perturb_samples(
@@ -128,7 +128,7 @@ class SamplePerturbation(Shift):
 
     family = "text"
     max_word_length: ClassVar[int] = MAX_WORD_LENGTH
-    #: Severity levels (:mod:`dogood.severity`): the share of eligible words changed, and the perturbations a
+    #: Severity levels (:mod:`dogood.shifts.levels`): the share of eligible words changed, and the perturbations a
     #: sample may take (the paper's PPS 1 to 4, so that a page's samples do not cap the share); measured by the
     #: share of words whose text changed.
     severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.05, "per_sample": 1}, 2: {"fraction": 0.1, "per_sample": 1},

@@ -4,7 +4,7 @@ TextAttack's transformations act on a whole ``AttackedText`` and draw
 randomness from Python's ``random`` and numpy's global state. dogood asks a
 transformation for *all* candidates of one word (``_get_replacement_words``,
 deterministic) and picks one with the shift's ``numpy.random.Generator``
-(:func:`dogood.text.chars.pick`), so output depends only on the seed.
+(:func:`dogood.language.chars.pick`), so output depends only on the seed.
 :class:`WordSwapShift` does the rest: it splits a word into leading
 punctuation, core and trailing punctuation (``"Date:"`` -> ``"Date"`` +
 ``":"``), swaps the core only, keeps one word in and one word out (boxes and
@@ -20,13 +20,13 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field
 
-from dogood.document import Document
+from dogood.core.document import Document
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
-from dogood.text.budget import change_fraction
-from dogood.text.edits import with_texts
-from dogood.text.lexicons import import_textattack
-from dogood.text.words import MAX_WORD_LENGTH, is_latin, split_word
+from dogood.language.budget import change_fraction
+from dogood.language.edits import with_texts
+from dogood.language.lexicons import import_textattack
+from dogood.language.words import MAX_WORD_LENGTH, is_latin, split_word
 
 
 class WordSwapShift(Shift):
@@ -40,7 +40,7 @@ class WordSwapShift(Shift):
     family = "text"
     max_word_length: ClassVar[int] = MAX_WORD_LENGTH
     uses_textattack: ClassVar[bool] = True
-    #: Severity levels (:mod:`dogood.severity`): the share of eligible words changed; measured by the share of
+    #: Severity levels (:mod:`dogood.shifts.levels`): the share of eligible words changed; measured by the share of
     #: words whose text changed.
     severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.05}, 2: {"fraction": 0.1}, 3: {"fraction": 0.2},
                                              4: {"fraction": 0.3}, 5: {"fraction": 0.5}}

@@ -9,7 +9,7 @@ pixels, with ``render=True``).
 How one word is replaced
 ------------------------
 1. The words to change are drawn with
-   :func:`~dogood.text.budget.change_fraction`: ``round(fraction *
+   :func:`~dogood.language.budget.change_fraction`: ``round(fraction *
    eligible)`` of the token words whose entity label is in ``labels``; a word
    that cannot change is counted and the next drawn word takes its place.
 2. The word is split into leading punctuation, a core and trailing
@@ -72,7 +72,7 @@ What the papers leave open, and what we chose
   words. We use ``transformers`` directly, with the same candidate rules.
 
 The model is loaded once per process and device (:func:`masked_lm`) by Hub
-name or folder, as :mod:`dogood.models.hf` loads models; a missing model
+name or folder, as :mod:`dogood.models.hf_model` loads models; a missing model
 raises :class:`~dogood.models.ModelError` naming it, which a build reports.
 torch and transformers are imported only then.
 """
@@ -90,16 +90,16 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
-from dogood.document import Document
-from dogood.models.base import ModelError
-from dogood.papers import Cites
+from dogood.core.document import Document
+from dogood.core.errors import ModelError
+from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
-from dogood.text.budget import budget, change_fraction
-from dogood.text.edits import with_texts
-from dogood.text.lexicons import require, stopwords
-from dogood.text.selection import eligible_words
-from dogood.text.words import case_like, is_latin, split_word
+from dogood.language.budget import budget, change_fraction
+from dogood.language.edits import with_texts
+from dogood.language.lexicons import require, stopwords
+from dogood.language.selection import eligible_words
+from dogood.language.words import case_like, is_latin, split_word
 
 #: Rows (context windows) per forward pass.
 BATCH_ROWS = 32
@@ -114,7 +114,7 @@ _MODELS: dict[tuple[str, str], MaskedLM] = {}
 
 def masked_lm(name_or_path: str | Path, device: str = "cpu") -> MaskedLM:
     """The masked language model ``name_or_path`` on ``device``, loaded once per process."""
-    from dogood.models.loading import is_local_model
+    from dogood.core.hub import is_local_model
 
     name = str(name_or_path)
     key = (str(Path(name).expanduser().resolve()) if is_local_model(name) else name, str(device))
@@ -135,7 +135,7 @@ class MaskedLM:
         import torch
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-        from dogood.models.loading import hub_options, load_hf_config, model_source, tokenizer_with_prefix_space
+        from dogood.core.hub import hub_options, load_hf_config, model_source, tokenizer_with_prefix_space
 
         self.name = str(name_or_path)
         hint = "bert_attack needs a Hugging Face masked language model: give model= a Hub id (online) or a local folder"
@@ -306,7 +306,7 @@ class BertAttack(Shift):
 
     name = "bert_attack"
     family = "text"
-    #: Severity levels (:mod:`dogood.severity`): the share of eligible words changed, as the other word swaps;
+    #: Severity levels (:mod:`dogood.shifts.levels`): the share of eligible words changed, as the other word swaps;
     #: measured by the share of words whose text changed.
     severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.05}, 2: {"fraction": 0.1}, 3: {"fraction": 0.2},
                                              4: {"fraction": 0.3}, 5: {"fraction": 0.5}}
@@ -330,7 +330,7 @@ class BertAttack(Shift):
     def prepare(self) -> None:
         # The model itself loads on first use in each worker (masked_lm), where a build reports a failure by config;
         # a Hub id that is not cached while the Hub cannot be reached fails here, at once.
-        from dogood.models.loading import check_hub_model
+        from dogood.core.hub import check_hub_model
 
         require(self.name, "stopwords")
         check_hub_model(self.model)

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from dogood.document import Document
-from dogood.papers import Cites
+from dogood.core.document import Document
+from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, SkipDocument
-from dogood.text.edits import with_texts
+from dogood.language.edits import with_texts
 from dogood.shifts.text._form_attack import BackgroundWordShift
-from dogood.text.lexicons import require
-from dogood.text.selection import background_words, value_neighbours
-from dogood.text.values import faker_for, faker_note, random_value
+from dogood.language.lexicons import require
+from dogood.language.selection import background_words, value_neighbours
+from dogood.language.values import faker_for, faker_note, random_value
 
 
 class BackgroundAdversarial(BackgroundWordShift):
@@ -22,11 +22,11 @@ class BackgroundAdversarial(BackgroundWordShift):
     Adds distractors of the values' data types. Background on FUNSD: words of
     ``other`` and ``header`` entities and words in no entity; ``question``
     (key) and ``answer`` (value) words are never touched, and neither are
-    the neighbours of values (:func:`dogood.text.selection.value_neighbours`:
+    the neighbours of values (:func:`dogood.language.selection.value_neighbours`:
     overlapping the value box grown by ``r`` of the page size, or among the
     ``n`` words before or after it), which the paper protects as strong
     indicators; they are counted as ``protected`` and are not eligible. Each
-    replacement draws its type uniformly (:func:`dogood.text.values.random_value`):
+    replacement draws its type uniformly (:func:`dogood.language.values.random_value`):
     a Faker date from 2001-2021 in ``mm/dd/yy``, ``yy-mm-dd``, ``dd/month/yy``
     or ``dd/mon/yy``; a number of 3-12 digits; or money from 1 to 10,000,000
     as ``1,234.56`` with a random ``$``. One word becomes one word in the same box.

@@ -6,10 +6,10 @@ import re
 
 import numpy as np
 
-from dogood.papers import Cites
+from dogood.core.papers import Cites
 from dogood.shifts.text._form_attack import BackgroundWordShift
-from dogood.text.lexicons import all_sense_synonyms, require
-from dogood.text.words import case_like, is_latin
+from dogood.language.lexicons import all_sense_synonyms, require
+from dogood.language.words import case_like, is_latin
 
 #: A word of letters (inner ``-`` or ``'`` allowed) between punctuation: ``"(Date:"``.
 _LETTER_WORD = re.compile(r"^(\W*)([^\W\d_]+(?:[-'][^\W\d_]+)*)(\W*)$")
@@ -34,7 +34,7 @@ class BackgroundSynonym(BackgroundWordShift):
     in no entity; ``question`` (key) and ``answer`` (value) words are never
     touched. The synonym is drawn uniformly from the single-word lemmas of
     all the word's WordNet senses
-    (:func:`dogood.text.lexicons.all_sense_synonyms`), in the word's case
+    (:func:`dogood.language.lexicons.all_sense_synonyms`), in the word's case
     (``DATE`` -> ``ESCORT``), with its surrounding punctuation kept; word
     sense and grammatical number are not matched, as in the TextAttack and
     nlpaug WordNet augmenters. Unchangeable (counted): words with no synonym

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from dogood.papers import Cites
-from dogood.text.chars import typo
+from dogood.core.papers import Cites
+from dogood.language.chars import typo
 from dogood.shifts.text._form_attack import BackgroundWordShift
-from dogood.text.values import separated_number
-from dogood.text.words import is_latin
+from dogood.language.values import separated_number
+from dogood.language.words import is_latin
 
 
 class BackgroundTypo(BackgroundWordShift):
@@ -16,7 +16,7 @@ class BackgroundTypo(BackgroundWordShift):
 
     Background on FUNSD: words of ``other`` and ``header`` entities and words
     in no entity; keys (``question``) and values (``answer``) are never
-    touched. A typo (:func:`dogood.text.chars.typo`) swaps two adjacent
+    touched. A typo (:func:`dogood.language.chars.typo`) swaps two adjacent
     characters (edit distance 2), or deletes, adds or replaces one (distance
     1, the replacement half the time an OCR confusion such as ``0``/``O``).
     Unchangeable (counted): punctuation-only words, non-Latin words, numbers

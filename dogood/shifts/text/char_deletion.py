@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from dogood.papers import Cites
+from dogood.core.papers import Cites
 from dogood.shifts import params
-from dogood.text.chars import deletions, pick
+from dogood.language.chars import deletions, pick
 from dogood.shifts.text._word_swap import WordSwapShift
 
 
@@ -16,7 +16,7 @@ class CharacterDeletion(WordSwapShift):
 
     The candidates are those of TextAttack's ``WordSwapRandomCharacterDeletion``
     (Morris et al. 2020): the word with each character deleted in turn
-    (:func:`dogood.text.chars.deletions`); one is drawn with the shift's
+    (:func:`dogood.language.chars.deletions`); one is drawn with the shift's
     generator, so each position is equally likely, as with TextAttack's
     ``random_one``. Punctuation around a word is kept and never deleted
     (``"Date:"`` -> ``"Dte:"``). Keeps boxes, labels, entities and the word

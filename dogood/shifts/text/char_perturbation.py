@@ -1,6 +1,6 @@
 """Character-level perturbations of Moradi & Samwald (2021), section 4.1 and Table 2 (text shift).
 
-The seven kinds (:func:`dogood.text.chars.perturb_core`):
+The seven kinds (:func:`dogood.language.chars.perturb_core`):
 
 - ``insertion``: a random letter inserted at a random inner position (never
   first or last), in a word of at least three characters.
@@ -12,7 +12,7 @@ The seven kinds (:func:`dogood.text.chars.perturb_core`):
 - ``swap``: one character swapped with its left or right neighbour (a pair of
   two different characters, so the word changes).
 - ``repetition``: one inner character (not first or last) doubled.
-- ``misspelling``: a word found in :data:`~dogood.text.chars.MISSPELLINGS`
+- ``misspelling``: a word found in :data:`~dogood.language.chars.MISSPELLINGS`
   replaced by one of its common misspellings, keeping its case pattern.
 - ``letter_case``: the case of the first character, or of all characters,
   toggled (``swapcase``), each with probability 1/2.
@@ -30,10 +30,10 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from dogood.document import Document
-from dogood.papers import Cites
-from dogood.text.chars import CHAR_KINDS, perturb_core
-from dogood.text.edits import Edits
+from dogood.core.document import Document
+from dogood.core.papers import Cites
+from dogood.language.chars import CHAR_KINDS, perturb_core
+from dogood.language.edits import Edits
 from dogood.shifts.text._samples import SamplePerturbation
 
 

@@ -10,11 +10,11 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field
 
-from dogood.papers import Cites
+from dogood.core.papers import Cites
 from dogood.shifts import params
-from dogood.text.chars import pick
-from dogood.text.embeddings import counter_fitted_glove, load_word_vectors, nearest_neighbours
-from dogood.text.lexicons import import_textattack
+from dogood.language.chars import pick
+from dogood.language.embeddings import counter_fitted_glove, load_word_vectors, nearest_neighbours
+from dogood.language.lexicons import import_textattack
 from dogood.shifts.text._word_swap import WordSwapShift
 
 #: Neighbours stored per word in dogood's own build (a swap may consider at most this many).

@@ -6,9 +6,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from dogood.papers import Cites
-from dogood.text.chars import pick
-from dogood.text.lexicons import import_textattack
+from dogood.core.papers import Cites
+from dogood.language.chars import pick
+from dogood.language.lexicons import import_textattack
 from dogood.shifts.text._word_swap import WordSwapShift
 
 #: One look-alike per ASCII letter and digit, each a Unicode confusable of it (``confusables.txt``)

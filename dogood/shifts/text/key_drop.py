@@ -7,11 +7,11 @@ from typing import ClassVar
 import numpy as np
 from pydantic import AliasChoices, Field
 
-from dogood.document import Document
-from dogood.papers import Cites
+from dogood.core.document import Document
+from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
-from dogood.text.edits import without_words
+from dogood.language.edits import without_words
 
 
 class KeyDrop(Shift):
@@ -20,7 +20,7 @@ class KeyDrop(Shift):
     Keys on FUNSD are ``question`` entities. Each key entity is selected with
     probability ``fraction`` (the paper drops keys without a probability: ``fraction=1``)
     and all its words are deleted with their boxes
-    (:func:`dogood.text.edits.delete_words`); the emptied entity goes, and
+    (:func:`dogood.language.edits.delete_words`); the emptied entity goes, and
     so do the links to and from it. Other words, entities, boxes and IOB
     tags are unchanged. Counts: ``eligible`` and ``changed`` key entities,
     ``dropped`` words, ``unchangeable`` (selected keys that had no words).
@@ -33,7 +33,7 @@ class KeyDrop(Shift):
     papers = (Cites("form-attacks", "form-level transformations, Background manipulation: Key Drop"),)
 
     label_params = ("labels",)
-    #: Severity levels (:mod:`dogood.severity`): the share of key entities dropped, level 5 the paper's (all);
+    #: Severity levels (:mod:`dogood.shifts.levels`): the share of key entities dropped, level 5 the paper's (all);
     #: measured by the share of words dropped.
     severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.1}, 2: {"fraction": 0.25}, 3: {"fraction": 0.5},
                                              4: {"fraction": 0.75}, 5: {"fraction": 1.0}}

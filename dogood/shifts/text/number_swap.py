@@ -8,11 +8,11 @@ from functools import lru_cache
 import numpy as np
 from pydantic import Field
 
-from dogood.papers import Cites
+from dogood.core.papers import Cites
 from dogood.shifts import params
-from dogood.text.lexicons import import_textattack
+from dogood.language.lexicons import import_textattack
 from dogood.shifts.text._word_swap import WordSwapShift
-from dogood.text.words import case_like
+from dogood.language.words import case_like
 
 #: A number inside a word: digits not glued to letters ("12/05/98" has three, "A221" none),
 #: as TextAttack's tokenizer splits words at punctuation.

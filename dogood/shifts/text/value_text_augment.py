@@ -7,14 +7,14 @@ import re
 import numpy as np
 from pydantic import AliasChoices, Field
 
-from dogood.document import Document
-from dogood.papers import Cites
+from dogood.core.document import Document
+from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
-from dogood.text.edits import with_texts
-from dogood.text.words import MAX_WORD_LENGTH
-from dogood.text.lexicons import require
-from dogood.text.values import (
+from dogood.language.edits import with_texts
+from dogood.language.words import MAX_WORD_LENGTH
+from dogood.language.lexicons import require
+from dogood.language.values import (
     data_type,
     faker_for,
     faker_note,
@@ -28,7 +28,7 @@ from dogood.text.values import (
     split_into,
     upper_like,
 )
-from dogood.text.words import is_latin
+from dogood.language.words import is_latin
 
 
 class ValueTextAugment(Shift):
@@ -36,14 +36,14 @@ class ValueTextAugment(Shift):
 
     Values on FUNSD are ``answer`` entities (keys are ``question``). Each
     value entity is selected with probability ``fraction`` (the paper augments all
-    values: ``fraction=1``) and its text typed by :func:`dogood.text.values.data_type`:
+    values: ``fraction=1``) and its text typed by :func:`dogood.language.values.data_type`:
 
     - ``date``, ``number``, ``money``: a new value by the paper's procedure
       (as in BG Adversarial; a number keeps a ``#``/``No.`` prefix, money
       keeps or leaves out the ``$`` as the original did);
     - ``digits`` (phone numbers, codes, ratios such as ``(212) 403- 1000``):
       every digit redrawn, separators and spacing kept;
-    - ``other``: when the linked key's text suggests it (:data:`dogood.text.values.KEY_HINTS`:
+    - ``other``: when the linked key's text suggests it (:data:`dogood.language.values.KEY_HINTS`:
       ``Name:``, ``TO:``, ``Company:``, ``Address:``, ``City:``), a Faker
       name, company, address or city with the same number of words (as the
       paper does for SROIE; up to 30 draws, else unchangeable), in capitals
@@ -51,7 +51,7 @@ class ValueTextAugment(Shift):
       a tick), the text is kept (counted unchangeable).
 
     Boxes and word counts are kept: the new value is cut into one piece per
-    old token word (:func:`dogood.text.values.split_into`, cutting after ``/``, ``-``, ``$`` as
+    old token word (:func:`dogood.language.values.split_into`, cutting after ``/``, ``-``, ``$`` as
     OCR does: ``March 17, 1995`` -> ``03/`` ``17/`` ``05``); a value whose
     new text would change type when cut, or is too short, stays unchanged.
     The new text always has the old type. Counts are per entity:

@@ -13,7 +13,7 @@ kinds are inspired by it, as each entry says:
 - ``repetition``: a copy of a word is inserted right after it, in its entity
   (so it is tagged ``I-``), with a box of its twin's size just right of the
   twin on the same line (left of it at the page edge:
-  :func:`dogood.text.edits.box_beside`). The copy may overlap the next word.
+  :func:`dogood.language.edits.box_beside`). The copy may overlap the next word.
 - ``synonym``: a word is replaced by a WordNet synonym (Miller 1995, through
   NLTK), inflected like the word (lemminflect). Without a tagger or sense
   disambiguation we take synonyms only from the word's most frequent sense in
@@ -61,7 +61,7 @@ Layout and labels: replaced words keep their boxes; added words join the
 entity of the word they follow; deleted words leave with their boxes; links
 between entities are kept (no entity loses all its words). Extra counts:
 ``added`` and ``deleted`` words. ``render=True`` redraws the words with new
-text (:func:`dogood.render.render_words`) and erases deleted words from the
+text (:func:`dogood.page.render.render_words`) and erases deleted words from the
 page; a repeated word or an added ``not`` is drawn in its new box, over
 whatever ink is there (the box may overlap the next word).
 """
@@ -74,13 +74,13 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from dogood.document import Document, Word
-from dogood.papers import Cites
+from dogood.core.document import Document, Word
+from dogood.core.papers import Cites
 from dogood.shifts import params
-from dogood.text.edits import Edits, box_beside
-from dogood.text.lexicons import first_sense_synonyms, inflect_verb, require, verb_forms
+from dogood.language.edits import Edits, box_beside
+from dogood.language.lexicons import first_sense_synonyms, inflect_verb, require, verb_forms
 from dogood.shifts.text._samples import SamplePerturbation, perturb_words
-from dogood.text.words import case_like, split_word
+from dogood.language.words import case_like, split_word
 
 WORD_KINDS = ("deletion", "repetition", "synonym", "negation", "singular_plural_verb", "verb_tense", "word_order")
 _NEEDS_WORDNET = ("synonym", "singular_plural_verb", "verb_tense")

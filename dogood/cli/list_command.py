@@ -1,0 +1,26 @@
+"""``dogood list``: the recipes, one line each; with a recipe, its configs and chains."""
+
+from __future__ import annotations
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("list", help="list the recipes, one line each (with RECIPE: its configs and their chains)")
+    p.add_argument("recipe", nargs="?", help="a recipe name or YAML path: list its configs")
+    p.set_defaults(func=cmd_list)
+
+
+def cmd_list(args) -> int:
+    from dogood.pipeline.recipe import list_recipes, load_recipe
+
+    if args.recipe:
+        recipe = load_recipe(args.recipe)
+        print(recipe.summary())
+        for line in recipe.config_lines():
+            print("  " + line)
+        return 0
+    recipes = list_recipes()
+    if not recipes:
+        print("no recipes found (looked in ./recipes and the recipes shipped with dogood)")
+    for recipe in recipes:
+        print(recipe.summary())
+    return 0

@@ -1,0 +1,168 @@
+"""The datasets an evaluation reads: built folders, Hub ids, source kinds, ``datasets.Dataset`` objects."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+from dogood.core.errors import DogoodError, SourceError
+
+
+#: The task each dataset schema / source kind asks of a model.
+SCHEMA_TASKS = {"funsd": "token", "rvl_cdip": "document", "docvqa": "qa"}
+
+
+#: The headline metric of each task, as Do-GOOD's Table 2 reports it.
+TASK_METRICS = {"token": ("f1", "entity F1"), "document": ("accuracy", "accuracy"), "qa": ("anls", "ANLS")}
+
+
+SOURCE_KINDS = ("funsd", "rvl_cdip")
+
+
+class EvalError(DogoodError):
+    """A dataset cannot be evaluated as asked."""
+
+
+@dataclass
+class EvalDataset:
+    """One dataset to score: a name for the report, where its documents come from, and its task."""
+
+    name: str
+    source: Any
+    task: str
+    split: str
+    config: str | None = None
+    location: str = ""
+
+
+def resolve_datasets(spec: str, split: str = "test") -> list[EvalDataset]:
+    """The datasets a command-line name stands for (see the module docstring).
+
+    A dogood folder without ``:config`` gives one dataset per config that has
+    ``split``; anything else gives one.
+    """
+    base, config = _split_config(spec)
+    path = Path(base).expanduser()
+    if not path.exists() and base in SOURCE_KINDS:
+        from dogood.sources import open_source
+
+        source = open_source({"kind": base}, split)
+        return [EvalDataset(base, source, SCHEMA_TASKS[base], split, None, f"{base} source")]
+    if path.is_dir():
+        configs = [config] if config else _folder_configs(path, split)
+        if not configs:
+            configs = [None]
+        return [_hf_dataset(str(path), path.name, c, split) for c in configs]
+    if path.exists() or base.startswith((".", "/", "~")):
+        if not path.exists():
+            raise EvalError(f"dataset {spec!r}: {path} does not exist")
+        return [_hf_dataset(str(path), path.stem, config, split)]
+    return [_hf_dataset(base, base, config, split)]
+
+
+def _split_config(spec: str) -> tuple[str, str | None]:
+    base, sep, config = spec.rpartition(":")
+    if not sep or not base or "/" in config or Path(spec).exists():
+        return spec, None
+    return base, config
+
+
+def _folder_configs(folder: Path, split: str) -> list[str]:
+    data = folder / "data"
+    if not data.is_dir():
+        return []
+    return sorted(d.name for d in data.iterdir() if d.is_dir() and any(d.glob(f"{split}-*.parquet")))
+
+
+def _hf_dataset(location: str, label: str, config: str | None, split: str) -> EvalDataset:
+    from dogood.sources.hf_dataset import HFDatasetSource
+
+    try:
+        source = HFDatasetSource(name=location, split=split, config=config)
+    except SourceError as exc:
+        raise EvalError(f"dataset {location!r}: {exc}") from None
+    name = f"{label}/{config}" if config else label
+    return EvalDataset(name, source, SCHEMA_TASKS[source.schema], split, config, location)
+
+
+def as_datasets(spec: Any, split: str = "test") -> list[EvalDataset]:
+    """Whatever names a dataset, as :class:`EvalDataset` objects.
+
+    ``spec`` is an :class:`EvalDataset`; a string or path as on the command
+    line (a built folder, ``folder:config``, a Hub id, ``funsd`` /
+    ``rvl_cdip``: see :func:`resolve_datasets`); or a ``datasets.Dataset``
+    (``DatasetDict``: its ``split``) in dogood's schema or a plain Hub
+    FUNSD / RVL-CDIP schema.
+    """
+    if isinstance(spec, EvalDataset):
+        return [spec]
+    if isinstance(spec, (str, Path)):
+        return resolve_datasets(str(spec), split)
+    try:
+        import datasets
+    except ImportError:  # pragma: no cover - datasets is a dependency
+        datasets = None
+    if datasets is not None and isinstance(spec, datasets.DatasetDict):
+        if split not in spec:
+            raise EvalError(f"the DatasetDict has no split {split!r} (it has {', '.join(spec) or 'none'})")
+        spec = spec[split]
+    if datasets is not None and isinstance(spec, datasets.Dataset):
+        from dogood.sources.hf_dataset import HFDatasetSource
+
+        label = (getattr(spec.info, "dataset_name", None) or getattr(spec.info, "config_name", None)
+                 or f"dataset@{id(spec):x}")
+        config = getattr(spec.info, "config_name", None)
+        config = None if config in (None, "default") else config
+        try:
+            source = HFDatasetSource(name=label, split=split, config=config, dataset=spec)
+        except SourceError as exc:
+            raise EvalError(f"dataset {label!r}: {exc}") from None
+        if source.schema not in SCHEMA_TASKS:
+            raise EvalError(f"dataset {label!r}: {source.schema} datasets cannot be scored by dogood eval")
+        name = f"{label}/{config}" if config and config != label else label
+        return [EvalDataset(name, source, SCHEMA_TASKS[source.schema], split, config, "datasets.Dataset object")]
+    raise EvalError(f"cannot read a dataset from a {type(spec).__name__}: give a folder, a Hub id, "
+                    "'folder:config', a datasets.Dataset or an EvalDataset")
+
+
+def is_one_dataset(spec: Any) -> bool:
+    """Whether ``spec`` names one dataset (or one folder), rather than being a collection of them."""
+    if isinstance(spec, (str, Path, EvalDataset)) or not isinstance(spec, Iterable):
+        return True
+    try:
+        import datasets
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(spec, (datasets.Dataset, datasets.DatasetDict))
+
+
+def refuse_copies(id_set: EvalDataset, ood: EvalDataset, id_ids: set[str], ood_ids: set[str]) -> None:
+    """Refuse an OOD set built with ``copies: k`` (ids ``DOC#j``) against an ID set of plain ids: pairing is one
+    row per document, and k shifted copies of one document are not k documents (their intervals would be too
+    narrow). Such sets are for training; build the test set without ``--copies``."""
+    for d in (id_set, ood):
+        k = built_copies(d)
+        if k > 1:
+            raise EvalError(f"dataset {d.name!r} was built with {k} copies of each document (ids DOC#0..DOC#{k - 1}): "
+                            "dogood eval pairs one row per document; score a test set built without --copies")
+    copies = {i for i in ood_ids - id_ids if i.rpartition("#")[0] in id_ids and i.rpartition("#")[2].isdigit()}
+    if copies:
+        example = min(copies)
+        raise EvalError(f"OOD dataset {ood.name!r} holds several shifted copies of each document (ids such as "
+                        f"{example!r}, from a build with --copies) and ID dataset {id_set.name!r} one row per "
+                        "document: dogood eval pairs one row per document; score a test set built without --copies")
+
+
+def built_copies(dataset: EvalDataset) -> int:
+    """The ``copies`` a dogood folder's ``dogood_build.json`` states (1 when it states none or is no such folder)."""
+    if not dataset.location or not Path(dataset.location).is_dir():
+        return 1
+    try:
+        record = json.loads((Path(dataset.location) / "dogood_build.json").read_text(encoding="utf-8"))
+        return int(record.get("copies", 1)) if isinstance(record, dict) else 1
+    except (OSError, ValueError, TypeError, RecursionError):
+        return 1

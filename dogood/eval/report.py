@@ -1,0 +1,452 @@
+"""The evaluation report: Do-GOOD Table 2 (ID beside each OOD set, drops with intervals) as markdown, CSV, JSON and a plot."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from dogood.core.schema import RVL_CDIP_CLASSES
+from dogood.eval.datasets import TASK_METRICS
+
+
+#: What a model must see for a shift family to reach it: (modality in ``Model.sees``, what to call it).
+FAMILY_INPUT = {"image": ("image", "pixels"), "text": ("text", "words"), "layout": ("layout", "boxes")}
+
+
+FAMILIES = ("image", "text", "layout")
+
+
+@dataclass
+class EvalReport:
+    """The scores of one model on an ID dataset and its OOD datasets, paired by document, with drops and intervals."""
+
+    model: str
+    task: str
+    id: dict
+    ood: list[dict] = field(default_factory=list)
+    box_level: str | None = None  # the box convention the model was given (Hugging Face models with boxes)
+    sees: list[str] | None = None
+    bootstrap: dict | None = None  # {"resamples", "seed", "confidence"}; None: no intervals
+    warnings: list[str] = field(default_factory=list)
+    conventions: list[str] = field(default_factory=list)
+    aggregate_ci: dict[str, list[float]] = field(default_factory=dict)  # "family:image" / "dataset:funsd-l" -> [low, high]
+    robustness: dict | None = None  # severity curves, mean relative drops, corruption errors (see _robustness)
+
+    @property
+    def metric(self) -> str:
+        return TASK_METRICS[self.task][0]
+
+    @property
+    def metric_label(self) -> str:
+        return TASK_METRICS[self.task][1]
+
+    def rows(self) -> list[dict]:
+        """ID first, then each OOD dataset, each with ``role``, ``value``, ``drop`` and ``relative_drop``.
+
+        An OOD row's ``drop`` is ``id_value - value``: the ID score on the
+        documents this OOD set shares with the ID set, minus the OOD score on
+        them.
+        """
+        out = [{"role": "id", **self.id, "value": self.id[self.metric], "drop": None, "relative_drop": None}]
+        for row in self.ood:
+            out.append({"role": "ood", **row})
+        return out
+
+    def aggregate_groups(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+        """The OOD rows (indices) of each shift family and of each OOD dataset."""
+        by_family: dict[str, list[int]] = {}
+        by_dataset: dict[str, list[int]] = {}
+        for j, r in enumerate(self.ood):
+            for f in r.get("families") or []:
+                by_family.setdefault(f, []).append(j)
+            base = r["dataset"].rsplit("/", 1)[0] if r.get("config") else r["dataset"]
+            by_dataset.setdefault(base, []).append(j)
+        return by_family, by_dataset
+
+    def aggregates(self) -> dict[str, list[dict]]:
+        """Mean drop per shift family and per OOD dataset (the folder a config comes from), over OOD configs.
+
+        A config whose shifts span two families counts in both. ``ci`` (when
+        :func:`evaluate` could compute it: bootstrap on, and every config of
+        the group scored on the same documents) is the interval of the mean
+        drop, each resample drawing the documents once for all the group's
+        configs.
+        """
+        by_family, by_dataset = self.aggregate_groups()
+
+        def table(groups, key):
+            out = []
+            for k, members in groups.items():
+                entry = {key: k, "configs": len(members), "mean_drop": float(np.mean([self.ood[j]["drop"] for j in members]))}
+                ci = self.aggregate_ci.get(f"{key}:{k}")
+                if ci is not None:
+                    entry["ci"] = ci
+                    entry["drop_excludes_zero"] = ci[0] > 0 or ci[1] < 0
+                out.append(entry)
+            return out
+
+        order = {f: i for i, f in enumerate(FAMILIES)}
+        fam = sorted(by_family.items(), key=lambda kv: (order.get(kv[0], 99), kv[0]))
+        return {"family": table(dict(fam), "family"), "dataset": table(by_dataset, "dataset")}
+
+    # -- writers ----------------------------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        payload = {"model": self.model, "task": self.task, "metric": self.metric, "box_level": self.box_level,
+                   "sees": self.sees, "bootstrap": self.bootstrap, "warnings": self.warnings,
+                   "conventions": self.conventions, "datasets": _finite(self.rows()),
+                   "aggregates": _finite(self.aggregates()), "robustness": _finite(self.robustness)}
+        return json.dumps(payload, indent=2, default=_json_default, allow_nan=False) + "\n"
+
+    def to_csv(self) -> str:
+        rows = self.rows()
+        extra: list[str] = []
+        if self.task == "token":
+            labels = sorted({k for r in rows for k in r["per_label"]})
+            groups = list(rows[0]["error_rates"])
+            extra = ["precision", "recall"] + [f"f1_{k}" for k in labels] + [f"error_rate_{g}" for g in groups]
+            kie = any("kieval" in r for r in rows)
+            if kie:
+                extra += ["kieval_entity_f1", "kieval_aligned"]
+        elif self.task == "qa":
+            extra = ["questions"]
+        else:
+            extra = [f"accuracy_{c}" for c in RVL_CDIP_CLASSES]
+        header = ["model", "dataset", "role", "split", "documents", "metric", "value", "value_low", "value_high",
+                  "id_value", "id_value_low", "id_value_high", "drop", "drop_low", "drop_high", "drop_excludes_zero",
+                  "relative_drop", "families", "note", *extra]
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(header)
+        for r in rows:
+            ci = r.get("ci") or {}
+            line = [self.model, r["dataset"], r["role"], r["split"], r["documents"], self.metric, _num(r["value"]),
+                    *_lohi(ci.get("value")), _num(r.get("id_value")), *_lohi(ci.get("id_value")), _num(r["drop"]),
+                    *_lohi(ci.get("drop")), "" if r.get("drop_excludes_zero") is None else str(r["drop_excludes_zero"]).lower(),
+                    _num(r["relative_drop"]), "+".join(r.get("families") or []), r.get("note") or ""]
+            if self.task == "token":
+                line += [_num(r["precision"]), _num(r["recall"])]
+                line += [_num(r["per_label"].get(k, {}).get("f1")) for k in labels]
+                line += [_num(r["error_rates"].get(g)) for g in groups]
+                if kie:
+                    line += [_num(r.get("kieval", {}).get("f1")), _num(r.get("kieval", {}).get("aligned"))]
+            elif self.task == "qa":
+                line += [r["questions"]]
+            else:
+                line += [_num(r["per_class"].get(c)) for c in RVL_CDIP_CLASSES]
+            writer.writerow(line)
+        return buf.getvalue()
+
+    def to_markdown(self) -> str:
+        rows = self.rows()
+        m = self.metric_label
+        ci_name = f"{round(100 * self.bootstrap['confidence'])}% CI" if self.bootstrap else None
+        lines = [f"# dogood eval: {self.model}", ""]
+        for w in self.warnings:
+            lines += [f"> **Warning:** {w}", ""]
+        lines += [
+            f"Task: {_TASK_NAMES[self.task]}. "
+            f"Metric: {m}, in percent"
+            + (" (entity-level, seqeval semantics)." if self.task == "token" else "."),
+            "Each OOD set is scored on the documents it shares with the ID set, and the ID score beside it is on "
+            "those same documents. In brackets: the change from ID, in points and relative to ID (negative: worse than ID).",
+            *([f"Intervals: {ci_name}, paired bootstrap over documents ({self.bootstrap['resamples']} resamples, "
+               f"seed {self.bootstrap['seed']}); `*` marks a change whose interval excludes 0."] if self.bootstrap else []),
+            *([f"Boxes given to the model: {self.box_level} level (`--box-level`; it should be the convention the "
+               "model was fine-tuned with)."] if self.box_level else []),
+            *([f"The model sees: {', '.join(self.sees) or 'nothing dogood knows of'}."] if self.sees is not None else []),
+            "",
+            "## ID vs OOD (Do-GOOD Table 2 layout)",
+            "",
+            "| Model | " + " | ".join(f"{r['dataset']}{' (ID)' if r['role'] == 'id' else ''}" for r in rows) + " |",
+            "|---" * (len(rows) + 1) + "|",
+            f"| {self.model} | "
+            + " | ".join(_pct(r["value"]) + ("" if r["role"] == "id" else
+                                             f" ({_signed(r['drop'])}{'*' if r.get('drop_excludes_zero') else ''}, "
+                                             f"{_signed_pct(r['relative_drop'])})")
+                         for r in rows)
+            + " |",
+            *(["", "Where an OOD set holds other documents than the ID set, its change is against the ID score on the "
+               "documents both hold, which can differ from the ID column: see the next table."]
+              if any(r.get("id_value") != self.id.get("value", self.id.get(self.metric)) for r in self.ood) else []),
+            "",
+            "## Paired by document",
+            "",
+            "| OOD dataset | Family | Docs | ID on the same docs | OOD | Change (points) | Relative change | Note |",
+            "|---|---|---:|---:|---:|---:|---:|---|",
+        ]
+        for r in rows[1:]:
+            ci = r.get("ci") or {}
+            lines.append(
+                f"| {r['dataset']} | {', '.join(r.get('families') or []) or '–'} | {r['documents']} | "
+                f"{_pct(r['id_value'])}{_ci(ci.get('id_value'))} | {_pct(r['value'])}{_ci(ci.get('value'))} | "
+                f"{_signed(r['drop'])}{_ci(ci.get('drop'), negate=True)}{' *' if r.get('drop_excludes_zero') else ''} | "
+                f"{_signed_pct(r['relative_drop'])} | {r.get('note') or ''} |")
+        agg = self.aggregates()
+        if agg["family"] or len(agg["dataset"]) > 0:
+            lines += ["", "## Mean change (mean of the per-config changes, in points)", "",
+                      "| Over | OOD configs | Mean change |", "|---|---:|---:|"]
+            for kind, label in (("family", "{} shifts"), ("dataset", "all of {}")):
+                for a in agg[kind]:
+                    lines.append(f"| {label.format(a[kind])} | {a['configs']} | {_signed(a['mean_drop'])}"
+                                 f"{_ci(a.get('ci'), negate=True)}{' *' if a.get('drop_excludes_zero') else ''} |")
+        lines += self._robustness_markdown()
+        lines += ["", "## Per dataset", ""]
+        if self.task == "token":
+            lines += [f"| Dataset | Role | Split | Docs | Precision | Recall | F1{f' [{ci_name}]' if ci_name else ''} | Change | Relative change |",
+                      "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+            for r in rows:
+                lines.append(f"| {r['dataset']} | {r['role'].upper()} | {r['split']} | {r['documents']} | {_pct(r['precision'])} | "
+                             f"{_pct(r['recall'])} | {_pct(r['f1'])}{_ci((r.get('ci') or {}).get('value'))} | "
+                             f"{_signed(r['drop'])} | {_signed_pct(r['relative_drop'])} |")
+            labels = sorted({k for r in rows for k in r["per_label"]})
+            lines += ["", "## F1 per label", "", "| Dataset | " + " | ".join(labels) + " |", "|---" + "|---:" * len(labels) + "|"]
+            for r in rows:
+                lines.append(f"| {r['dataset']} | " + " | ".join(_pct(r["per_label"].get(k, {}).get("f1")) for k in labels) + " |")
+            groups = list(rows[0]["error_rates"])
+            names = {"other": "Other", "qa": "Question+Answer", "header": "Header"}
+            lines += ["", "## Entity error rates (Do-GOOD Table 3; lower is better)", "",
+                      "| Dataset | " + " | ".join(names.get(g, g) for g in groups) + " |", "|---" + "|---:" * len(groups) + "|"]
+            for r in rows:
+                lines.append(f"| {r['dataset']} | " + " | ".join(_pct(r["error_rates"].get(g)) for g in groups) + " |")
+            if any("kieval" in r for r in rows):
+                lines += ["", "## KIEval (entity level)", "",
+                          "| Dataset | Entity F1 | KIEval Aligned | TP | FP | FN | Corrections |", "|---|---:|---:|---:|---:|---:|---:|"]
+                for r in rows:
+                    k = r.get("kieval")
+                    if k:
+                        lines.append(f"| {r['dataset']} | {_pct(k['f1'])} | {_pct(k['aligned'])} | {k['tp']} | {k['fp']} | "
+                                     f"{k['fn']} | {k['error']} |")
+        elif self.task == "qa":
+            lines += [f"| Dataset | Role | Split | Docs | Questions | ANLS{f' [{ci_name}]' if ci_name else ''} | Change | Relative change |",
+                      "|---|---|---|---:|---:|---:|---:|---:|"]
+            for r in rows:
+                lines.append(f"| {r['dataset']} | {r['role'].upper()} | {r['split']} | {r['documents']} | {r['questions']} | "
+                             f"{_pct(r['anls'])}{_ci((r.get('ci') or {}).get('value'))} | "
+                             f"{_signed(r['drop'])} | {_signed_pct(r['relative_drop'])} |")
+        else:
+            lines += [f"| Dataset | Role | Split | Docs | Accuracy{f' [{ci_name}]' if ci_name else ''} | Change | Relative change |",
+                      "|---|---|---|---:|---:|---:|---:|"]
+            for r in rows:
+                lines.append(f"| {r['dataset']} | {r['role'].upper()} | {r['split']} | {r['documents']} | "
+                             f"{_pct(r['accuracy'])}{_ci((r.get('ci') or {}).get('value'))} | "
+                             f"{_signed(r['drop'])} | {_signed_pct(r['relative_drop'])} |")
+            lines += ["", "## Accuracy per class", "", "| Class | " + " | ".join(r["dataset"] for r in rows) + " |",
+                      "|---" + "|---:" * len(rows) + "|"]
+            for c in RVL_CDIP_CLASSES:
+                lines.append(f"| {c} | " + " | ".join(_pct(r["per_class"].get(c)) for r in rows) + " |")
+        if self.conventions:
+            lines += ["", "## Metric conventions", ""] + [f"- {c}" for c in self.conventions]
+        lines += ["", "## Where the data came from", ""]
+        for r in rows:
+            lines.append(f"- `{r['dataset']}`: {r['location']} (split {r['split']}, {r['documents']} documents scored)")
+        return "\n".join(lines) + "\n"
+
+    def _robustness_markdown(self) -> list[str]:
+        """The "Robustness across severities" section: per family mCE and mean relative drop, a plot, and per
+        corruption its severity curve."""
+        rob = self.robustness
+        if not rob:
+            return []
+        m = self.metric_label
+        ci_name = f" [{round(100 * self.bootstrap['confidence'])}% CI]" if self.bootstrap else ""
+        ref = rob.get("reference")
+        lines = ["", "## Robustness across severities (ImageNet-C summaries)", "",
+                 f"OOD configs named `<config>@<s>` are severity `s` of one corruption `<config>`, grouped by the "
+                 f"family of the shift they sweep. Error = 1 − {m}. Mean relative drop = mean over severities of "
+                 "(ID − score) / ID. "
+                 + (f"Corruption error against the reference model `{ref}` (scored on the same documents; ImageNet-C's "
+                    "definitions, see Metric conventions): CE = Σ_s E_s / Σ_s E_s^ref; relative CE = "
+                    "Σ_s (E_s − E_clean) / Σ_s (E_s^ref − E_clean^ref); below 1: fewer errors (relative: less "
+                    "degradation) than the reference. mCE and relative mCE: means over corruptions."
+                    if ref else f"No corruption error: {rob.get('reference_note') or 'no reference model'}."),
+                 "", "| Family | Corruptions | Mean relative drop (ID − score) / ID |" + (" mCE | Relative mCE |" if ref else ""),
+                 "|---|---:|---:|" + ("---:|---:|" if ref else "")]
+        for f in [*rob["families"], {"family": "all", **rob["all"]}]:
+            lines.append(f"| {f['family']} | {f['corruptions']} | {_drop_pct(f['mean_relative_drop'])} |"
+                         + (f" {_ratio_text(f['mce'])} | {_ratio_text(f['relative_mce'])} |" if ref else ""))
+        for fam in rob["families"]:
+            lines += ["", f"### {fam['family']} shifts", "", f"![{fam['family']} shifts by severity]({fam['plot']})"]
+            for sw in rob["sweeps"]:
+                if sw["family"] != fam["family"]:
+                    continue
+                ci = sw.get("ci") or {}
+                lines += ["", f"**{sw['corruption']}** ({', '.join(sw['shifts']) or '–'}"
+                              + (f", {sw['subfamily']}" if sw.get("subfamily") else "") + "): "
+                              f"mean relative drop {_drop_pct(sw['mean_relative_drop'])}"
+                              + _drop_pct_ci(ci.get("mean_relative_drop"))
+                              + (f"; CE {_ratio_text(sw['ce'])}{_ratio_ci(ci.get('ce'))}, relative CE "
+                                 f"{_ratio_text(sw['relative_ce'])}{_ratio_ci(ci.get('relative_ce'))}" if "ce" in sw else "")
+                              + ".", "",
+                          f"| Severity | Config | Docs | ID on the same docs | {m}{ci_name} | Change (points) | "
+                          "Relative change |" + (f" {ref} | {ref} ID |" if "reference" in sw else ""),
+                          "|---:|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if "reference" in sw else "")]
+                for k, p in enumerate(sw["curve"]):
+                    lines.append(f"| {p['severity']} | {p['config']} | {p['documents']} | {_pct(p['id_value'])} | "
+                                 f"{_pct(p['value'])}{_ci(p.get('ci'))} | {_signed(p['drop'])}"
+                                 f"{_ci(p.get('drop_ci'), negate=True)} | {_signed_pct(p['relative_drop'])} |"
+                                 + (f" {_pct(sw['reference']['values'][k])} | {_pct(sw['reference']['id_values'][k])} |"
+                                    if "reference" in sw else ""))
+        return lines
+
+    def severity_plots(self) -> dict[str, str]:
+        """Family -> the file name of its severity plot (``severity-<family>.png``)."""
+        return {f["family"]: f["plot"] for f in (self.robustness or {}).get("families", [])}
+
+    def plot_severities(self, family: str, path: str | Path) -> Path:
+        """Score against severity for each corruption of ``family`` (:func:`dogood.eval.robustness.plot_family`)."""
+        from dogood.eval.robustness import plot_family
+
+        sweeps = [s for s in self.robustness["sweeps"] if s["family"] == family]
+        return plot_family(path, family, sweeps, self.metric_label, self.model, self.robustness.get("reference"),
+                           self.bootstrap["confidence"] if self.bootstrap else None)
+
+    def plot(self, path: str | Path) -> Path:
+        """A bar chart of the metric per dataset (ID first), with interval error bars; each OOD bar labelled with its change."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        rows = self.rows()
+        names = [r["dataset"] for r in rows]
+        values = [100 * r["value"] for r in rows]
+        colours = ["#4c72b0" if r["role"] == "id" else "#dd8452" for r in rows]
+        yerr = None
+        cis = [(r.get("ci") or {}).get("value") for r in rows]
+        if all(ci is not None for ci in cis):
+            yerr = np.array([[max(0.0, v - 100 * ci[0]) for v, ci in zip(values, cis)],
+                             [max(0.0, 100 * ci[1] - v) for v, ci in zip(values, cis)]])
+        fig, ax = plt.subplots(figsize=(max(4.0, 1.3 * len(rows) + 1.5), 3.6), dpi=120)
+        bars = ax.bar(range(len(rows)), values, color=colours, yerr=yerr, capsize=3, error_kw={"elinewidth": 0.8})
+        for k, (bar, r) in enumerate(zip(bars, rows)):
+            top = bar.get_height() if yerr is None else bar.get_height() + yerr[1][k]
+            mark = "*" if r.get("drop_excludes_zero") else ""
+            text = f"{100 * r['value']:.1f}" if r["role"] == "id" else f"{100 * r['value']:.1f}\n({_signed(r['drop'])}{mark})"
+            ax.annotate(text, (bar.get_x() + bar.get_width() / 2, top), ha="center", va="bottom", fontsize=8)
+        ax.set_xticks(range(len(rows)), names, rotation=20, ha="right", fontsize=8)
+        ax.set_ylabel(f"{self.metric_label} (%)")
+        ax.set_ylim(0, max(100.0, max(values) * 1.15))
+        title = f"{self.model}: ID vs OOD"
+        if self.bootstrap:
+            title += f" ({round(100 * self.bootstrap['confidence'])}% bootstrap CI)"
+        ax.set_title(title, fontsize=10)
+        fig.tight_layout()
+        path = Path(path)
+        fig.savefig(path, metadata={"Software": None})
+        plt.close(fig)
+        return path
+
+    def write(self, out_dir: str | Path, stem: str = "report") -> dict[str, Path]:
+        """Write ``<stem>.md``, ``.csv``, ``.json`` and ``.png`` into ``out_dir``; returns their paths.
+
+        All four are written under temporary names first and renamed into place together, so an
+        interrupted write leaves the earlier report (if any) as it was, never half of a new one.
+        """
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {ext: out / f"{stem}.{ext}" for ext in ("md", "csv", "json", "png")}
+        tmp = {ext: out / f".{stem}.{os.getpid()}.tmp.{ext}" for ext in paths}
+        severity = self.severity_plots()
+        for family, name in severity.items():
+            paths[name] = out / name
+            tmp[name] = out / f".{name}.{os.getpid()}.tmp.png"
+        try:
+            tmp["md"].write_text(self.to_markdown(), encoding="utf-8")
+            tmp["csv"].write_text(self.to_csv(), encoding="utf-8")
+            tmp["json"].write_text(self.to_json(), encoding="utf-8")
+            self.plot(tmp["png"])
+            for family, name in severity.items():
+                self.plot_severities(family, tmp[name])
+            for ext, path in paths.items():
+                os.replace(tmp[ext], path)
+            for stale in out.glob("severity-*.png"):  # an earlier report's plots of families this one lacks
+                if stale.name not in severity.values():
+                    stale.unlink(missing_ok=True)
+        finally:
+            for path in tmp.values():
+                path.unlink(missing_ok=True)
+        return paths
+
+
+_TASK_NAMES = {"token": "token classification (FUNSD-style)", "document": "document classification (RVL-CDIP-style)",
+               "qa": "question answering (DocVQA-style)"}
+
+
+METRIC_CONVENTION = {
+    "token": "Entity F1: exact-match entity chunks of word-level IOB tags (seqeval's default, lenient IOB2), "
+             "counts pooled over documents (micro F1), as the LayoutLM-family FUNSD scripts and Do-GOOD report it.",
+    "document": "Accuracy: share of documents whose predicted RVL-CDIP class is the gold one.",
+}
+
+
+def _bad(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def _pct(x) -> str:
+    return "–" if _bad(x) else f"{100 * x:.2f}"
+
+
+def _signed(x) -> str:
+    return "–" if _bad(x) else f"{-100 * x + 0.0:+.2f}"
+
+
+def _signed_pct(x) -> str:
+    return "–" if _bad(x) else f"{-100 * x + 0.0:+.1f}%"
+
+
+def _ci(ci, negate: bool = False) -> str:
+    """`` [low, high]`` in percent (as a change from ID when ``negate``), or nothing without an interval."""
+    if not ci:
+        return ""
+    low, high = (-100 * ci[1] + 0.0, -100 * ci[0] + 0.0) if negate else (100 * ci[0], 100 * ci[1])
+    fmt = "{:+.2f}" if negate else "{:.2f}"
+    return f" [{fmt.format(low)}, {fmt.format(high)}]"
+
+
+def _drop_pct(x) -> str:
+    """A relative drop (positive: below ID), in percent."""
+    return "–" if _bad(x) else f"{100 * x:.1f}%"
+
+
+def _drop_pct_ci(ci) -> str:
+    return f" [{_drop_pct(ci[0])}, {_drop_pct(ci[1])}]" if ci else ""
+
+
+def _ratio_text(x) -> str:
+    return "–" if _bad(x) else f"{x:.3f}"
+
+
+def _ratio_ci(ci) -> str:
+    return f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
+
+
+def _lohi(ci) -> list[str]:
+    return ["", ""] if not ci else [_num(ci[0]), _num(ci[1])]
+
+
+def _num(x) -> str:
+    return "" if _bad(x) else repr(float(x))
+
+
+def _finite(obj):
+    """NaN (nothing to count) as JSON null."""
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return None if isinstance(obj, float) and math.isnan(obj) else obj
+
+
+def _json_default(obj):
+    if hasattr(obj, "item"):
+        return obj.item()
+    raise TypeError(f"{type(obj).__name__} is not JSON serialisable")

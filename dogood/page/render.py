@@ -1,0 +1,749 @@
+"""Re-rendering changed words into the page image, so text and pixels agree.
+
+A text shift changes what a word says; the scan still shows the old word.
+:func:`render_words` makes the two agree again, one word box at a time, and
+changes nothing but the words it names: the new text is drawn in the face,
+size, weight, width and baseline of the print it replaces.
+
+1. **Choose the style** (:func:`choose_styles`, before any pixel changes).
+   The old ink in a box is found (pixels darker than an Otsu threshold
+   computed in the box; form rules and one-pixel specks left out). The
+   word's *original* text is rasterised in each of twelve candidate faces
+   (Liberation Serif, Sans and Mono, metric twins of Times, Arial/Helvetica
+   and Courier, each regular, bold, italic and bold italic) and scaled in x
+   and y so that its ink box lands on the old ink's box (or on that box
+   without specks or cut-off rule ends above or below the line, whichever
+   fits better). Its
+   coverage is cut at three edge levels (strokes bolder or thinner than the
+   font's own, as toner and scanning spread print) and each candidate
+   scores the IoU of that mask with the old ink. The faces best at this
+   start are then refined: each side of their box moves by 1 and 0.4 pixel
+   steps while the IoU rises. Face and edge level are chosen per *entity*
+   (FUNSD's runs of one kind of print; a word in no entity goes with the
+   words beside it on its line): the highest ink-weighted score over the
+   entity's words whose text the ink shows (at most the 12 nearest), where a score is the IoU less a
+   little for squeezing or widening the face (``0.1 * |log stretch|``) and
+   for a slanted face (0.03), so an upright face at its own width wins near
+   ties. Size, width and baseline are each word's own fit in that face. A
+   word whose old text is unknown (no ``original``) or that had no ink
+   borrows the median size and width of its entity's fitted words and the
+   baseline of those on its line; with nothing to borrow, the face is
+   :data:`DEFAULT_FACE` and the cap-top-to-descender height fills the box.
+   The choice is a :class:`Style` per word, so it can be inspected, and
+   passed back with ``styles=``.
+2. **Erase.** The old ink (grown by one pixel for the anti-aliased rim) is
+   filled in by OpenCV's Telea inpainting from the surrounding paper, so form
+   lines and paper texture continue through the hole. With ``margin``,
+   strokes that reach out of the box are erased up to that many pixels
+   beyond it.
+3. **Draw.** The current text is drawn in the chosen style: its ink starts
+   where the old ink started and sits on the fitted baseline (the width
+   stretch kept within 1/2 to 2, in case the old text was fitted to ink that
+   showed something else). Text wider than
+   the box first moves left, then is squeezed down to 75% of its fitted
+   width, then drawn smaller; text taller than the box is shrunk into it, and
+   text reaching more than a quarter of its height above or below the box is
+   moved in (less is clipped, as FUNSD's tight boxes cut the old print too). Glyphs are rasterised by FreeType (Pillow) at 48 px or more and
+   reduced to the page by exact area averaging, so sub-pixel sizes and
+   positions are kept; the coverage is then bent so that the chosen edge
+   level becomes the half-ink edge. Nothing is drawn outside the box.
+4. **Colour.** The ink colour is the median of the darker half of the old ink
+   pixels (per channel on RGB pages), so grey scans get grey ink; a box with
+   no ink gets near-black.
+
+Why by hand: font-matching libraries identify a typeface from a clean, high
+resolution sample (or from a PDF's font table); FUNSD's scans are ~100 dpi
+binarised-looking print a dozen pixels high, with the font unnamed. Fitting
+the known text in a few metric-compatible faces and comparing ink masks is
+small, deterministic and needs only FreeType.
+
+Fonts come from the Debian package ``fonts-liberation2``
+(``/usr/share/fonts/truetype/liberation2``; ``$DOGOOD_FONT_DIR`` names another
+folder holding the same ``Liberation*.ttf`` files). When they are missing,
+drawing raises :class:`FontError` naming the package; erasing alone (blank
+text) needs no fonts. There is no fallback to another font, so output is the
+same wherever the same fonts and Pillow build are installed. Text is laid out
+by HarfBuzz (libraqm, which Pillow's wheels bundle) with the fonts' kerning;
+a Pillow built without libraqm falls back to its basic layout, without GPOS
+kerning, and its output differs slightly (IoU on FUNSD ~0.01 lower).
+
+A box is the half-open pixel region ``[x0, x1) x [y0, y1)``; with the
+default ``margin=0`` no pixel outside the re-rendered boxes changes. Blank text only
+erases (used to remove dropped words from the page). Glyphs the fonts lack
+(non-Latin scripts) are drawn as the font's missing-glyph boxes. Grayscale (``L``)
+and RGB pages are supported; the result is a new :class:`Document` whose image
+is :meth:`PageImage.from_array` pixels. Everything is deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont, features
+
+from dogood.core.document import Document, PageImage
+from dogood.core.errors import DogoodError
+
+#: Pixels of paper around a box that inpainting looks at (they are read, never written).
+CONTEXT = 6
+#: A box whose grey levels span less than this has no ink.
+MIN_CONTRAST = 40
+#: Narrowest horizontal squeeze (of the fitted width) before the font gets smaller instead.
+MIN_SQUEEZE = 0.75
+#: Widest horizontal stretch (and narrowest, its inverse) text is drawn with.
+MAX_STRETCH = 2.0
+#: Share of the text's height that may stay outside the box (clipped) before the text is moved into it.
+OVERHANG = 0.25
+#: Ink colour (grey level) for a box that had no ink to copy.
+DEFAULT_INK = 30
+
+#: The Debian package the fonts come from.
+FONT_PACKAGE = "fonts-liberation2"
+#: Where that package puts them.
+FONT_DIR = "/usr/share/fonts/truetype/liberation2"
+#: Candidate faces (file names without ``.ttf``), in the order ties are broken.
+FACES = tuple(f"Liberation{family}-{style}" for family in ("Serif", "Sans", "Mono")
+              for style in ("Regular", "Bold", "Italic", "BoldItalic"))
+#: The face for a word with nothing to fit it to.
+DEFAULT_FACE = "LiberationSerif-Regular"
+#: Coverage levels tried as the stroke edge: below 0.5 draws bolder than the font, above thinner.
+EDGES = (0.3, 0.5, 0.7)
+#: Font size (pixels) at which glyphs are rasterised before being reduced to the page (at least twice the drawn size).
+REF_SIZE = 48
+#: Font size (pixels) at which the candidates are rasterised for fitting.
+FIT_SIZE = 32
+#: Faces (the best at the starting fit) whose fit is refined before the choice.
+REFINE_FACES = 2
+#: Rounds of refinement, and the step (pixels) a box side moves by.
+REFINE_ROUNDS = 2
+STEPS = (1.0, 0.4)
+#: Score held against a face per unit of log horizontal stretch, and against slanted faces.
+STRETCH_COST = 0.1
+ITALIC_COST = 0.03
+#: Most words (the word and its nearest entity mates) a face is chosen from.
+MAX_GROUP = 12
+#: Fewest ink pixels for a word to be fitted.
+MIN_INK = 6
+
+
+class FontError(DogoodError):
+    """The fonts that re-rendering draws with are not installed."""
+
+
+@dataclass(frozen=True)
+class Style:
+    """How a word's text is drawn, in page pixels.
+
+    ``face``: a :data:`FACES` name; ``size``: the font size (em height);
+    ``stretch``: horizontal scale against the font's own width; ``baseline``:
+    page row of the baseline; ``left``: page column where the ink starts;
+    ``edge``: the coverage level drawn as the half-ink edge (:data:`EDGES`);
+    ``iou``: for a word fitted to its own old ink, the IoU of its original text
+    drawn in this style with that ink (``None``: size and baseline borrowed or
+    taken from the box).
+    """
+
+    face: str
+    size: float
+    stretch: float
+    baseline: float
+    left: float
+    edge: float = 0.5
+    iou: float | None = None
+
+
+def render_words(doc: Document, indices: Iterable[int], original: Document | None = None, *,
+                 margin: int = 0, styles: Mapping[int, Style] | None = None) -> Document:
+    """``doc`` with the pixels of words ``indices`` erased and their current text drawn in their boxes.
+
+    Parameters
+    ----------
+    doc : the document whose words' text is now right and whose image is not.
+    indices : word indices (in ``doc``) to re-render; out-of-range indices
+        raise ``IndexError``, repeated ones are rendered once.
+    original : the same document before its texts changed (same words, same
+        order). When given, a word whose text equals its original text is
+        left untouched, and the original texts are what the old ink is
+        fitted to (:func:`choose_styles`). Without it, the words not in
+        ``indices`` are taken to show their text, and the re-rendered ones
+        borrow their entity's style.
+    margin : pixels around each box where ink that reaches into the box is
+        erased too (FUNSD boxes are sometimes a few pixels tighter than the
+        glyphs, which leaves slivers of the old word). ``0`` (the default)
+        changes no pixel outside the boxes; the new text is always drawn
+        inside the box.
+    styles : the :class:`Style` of each word to draw (default:
+        :func:`choose_styles`); a word missing from it gets one from
+        :func:`box_style`.
+
+    Returns
+    -------
+    ``doc`` with a new image (only pixels inside the re-rendered boxes,
+    grown by ``margin``, differ), or ``doc`` itself when nothing needed drawing.
+
+    Raises
+    ------
+    FontError : a word has text to draw and the fonts are not installed.
+    """
+    if margin < 0:
+        raise ValueError(f"margin must be >= 0, got {margin}")
+    todo = _todo(doc, indices, original)
+    if not todo:
+        return doc
+    drawn = [i for i in todo if doc.words[i].text.strip()]
+    if styles is None:
+        styles = choose_styles(doc, drawn, original) if drawn else {}
+    pixels = np.array(doc.image.to_array())  # writable copy
+    for i in todo:
+        render_box(pixels, doc.words[i].box, doc.words[i].text, margin=margin, style=styles.get(i))
+    return doc.replace(image=PageImage.from_array(pixels))
+
+
+def _todo(doc: Document, indices: Iterable[int], original: Document | None) -> list[int]:
+    todo = []
+    for i in sorted(set(int(i) for i in indices)):
+        if not 0 <= i < len(doc.words):
+            raise IndexError(f"document {doc.id!r} has no word {i} ({len(doc.words)} words)")
+        if original is not None and i < len(original.words) and original.words[i].text == doc.words[i].text:
+            continue
+        x0, y0, x1, y1 = doc.words[i].box
+        if x1 > x0 and y1 > y0:
+            todo.append(i)
+    return todo
+
+
+def choose_styles(doc: Document, indices: Iterable[int], original: Document | None = None, *,
+                  per: str = "entity") -> dict[int, Style]:
+    """The :class:`Style` each of words ``indices`` is drawn in, fitted to the ink of ``doc``'s image.
+
+    ``original`` gives the texts the ink shows (default: ``doc``'s own texts
+    for the words not in ``indices``; the words in ``indices`` then show
+    unknown text). ``per="entity"`` chooses face and edge level per entity
+    (or, for a word in no entity, with the words beside it on its line);
+    ``per="word"`` chooses them from the word alone. Words with empty boxes
+    are left out. Raises :class:`FontError` when the fonts are missing.
+    """
+    if per not in ("entity", "word"):
+        raise ValueError(f"per must be 'entity' or 'word', got {per!r}")
+    todo = sorted(set(int(i) for i in indices))
+    for i in todo:
+        if not 0 <= i < len(doc.words):
+            raise IndexError(f"document {doc.id!r} has no word {i} ({len(doc.words)} words)")
+    font_paths()  # fail early, and before any work, when the fonts are missing
+    pixels = doc.image.to_array()
+    height, width = pixels.shape[:2]
+    changing = set(todo)
+
+    def shown(j: int) -> str | None:
+        if original is not None and j < len(original.words):
+            return original.words[j].text
+        return None if j in changing else doc.words[j].text
+
+    entity_of: dict[int, tuple[int, ...]] = {}
+    for entity in doc.entities:
+        for j in entity.word_ids:
+            if 0 <= j < len(doc.words):
+                entity_of.setdefault(j, tuple(k for k in entity.word_ids if 0 <= k < len(doc.words)))
+    fits: dict[int, _Fit | None] = {}
+
+    def fit(j: int) -> _Fit | None:
+        if j not in fits:
+            text = shown(j)
+            fits[j] = fit_word(pixels, _clip(doc.words[j].box, width, height), text) if text and text.strip() else None
+        return fits[j]
+
+    styles = {}
+    for i in todo:
+        box = _clip(doc.words[i].box, width, height)
+        if box[2] <= box[0] or box[3] <= box[1]:
+            continue
+        if per == "word":
+            group = (i,)
+        else:  # the word and its nearest entity mates in reading order
+            group = sorted(entity_of.get(i) or _line_neighbours(doc, i), key=lambda j: (abs(j - i), j))
+            group = group[:MAX_GROUP]
+        fitted = [(j, f) for j in group if (f := fit(j)) is not None]
+        if not fitted:
+            styles[i] = box_style(pixels, box)
+            continue
+        face_k, edge_k = _choose([f for _, f in fitted])
+        own = fit(i)
+        if own is not None:
+            styles[i] = own.style(face_k, edge_k)
+            continue
+        borrowed = [f.style(face_k, edge_k) for _, f in fitted]
+        size = float(np.median([s.size for s in borrowed]))
+        stretch = float(np.median([s.stretch for s in borrowed]))
+        same_line = [s.baseline for (j, _), s in zip(fitted, borrowed) if _same_line(doc.words[j].box, box)]
+        base = box_style(pixels, box, face=FACES[face_k], size=size)
+        baseline = float(np.median(same_line)) if same_line else base.baseline
+        styles[i] = Style(FACES[face_k], size, stretch, baseline, base.left, EDGES[edge_k], None)
+    return styles
+
+
+def _clip(box, width: int, height: int) -> tuple[int, int, int, int]:
+    x0, y0, x1, y1 = (int(v) for v in box)
+    return max(0, x0), max(0, y0), min(width, x1), min(height, y1)
+
+
+def _same_line(a, b) -> bool:
+    """Boxes ``a`` and ``b`` overlap vertically by at least half the lower one's height."""
+    overlap = min(a[3], b[3]) - max(a[1], b[1])
+    return overlap >= 0.5 * max(1, min(a[3] - a[1], b[3] - b[1]))
+
+
+def _line_neighbours(doc: Document, i: int) -> tuple[int, ...]:
+    """Word ``i`` and the words on its line within three box heights of it (for words in no entity)."""
+    box = doc.words[i].box
+    reach = 3 * max(1, box[3] - box[1])
+    out = []
+    for j, word in enumerate(doc.words):
+        b = word.box
+        if _same_line(b, box) and b[0] - box[2] <= reach and box[0] - b[2] <= reach:
+            out.append(j)
+    return tuple(out)
+
+
+def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, margin: int = 0,
+               style: Style | None = None) -> None:
+    """Erase the ink in ``box`` of ``pixels`` (``HxW`` or ``HxWx3`` uint8, changed in place) and draw ``text`` there.
+
+    ``text`` is drawn in ``style`` (default: :func:`box_style`). Ink within
+    ``margin`` pixels of the box is erased too when it belongs to a stroke
+    that reaches into the box.
+    """
+    height, width = pixels.shape[:2]
+    x0, y0, x1, y1 = _clip(box, width, height)
+    if x1 <= x0 or y1 <= y0:
+        return
+    if text.strip():
+        font_paths()  # nothing changes when the fonts are missing
+        if style is None:
+            style = box_style(pixels, (x0, y0, x1, y1))
+    crop = pixels[y0:y1, x0:x1]
+    threshold = ink_threshold(crop)
+    core = _gray(crop) <= threshold if threshold is not None else np.zeros(crop.shape[:2], dtype=bool)
+    colour = ink_colour(crop, core)
+    if core.any():
+        ex0, ey0 = max(0, x0 - margin), max(0, y0 - margin)
+        ex1, ey1 = min(width, x1 + margin), min(height, y1 + margin)
+        around = _gray(pixels[ey0:ey1, ex0:ex1]) <= threshold
+        inner = np.zeros(around.shape, dtype=bool)
+        inner[y0 - ey0:y1 - ey0, x0 - ex0:x1 - ex0] = True
+        if margin:  # keep only the strokes that reach into the box
+            count, labels = cv2.connectedComponents(around.astype(np.uint8), connectivity=8)
+            touching = np.unique(labels[inner & around])
+            around = np.isin(labels, touching[touching > 0])
+        rules = form_lines(pixels, (x0, y0, x1, y1), threshold, (ex0, ey0, ex1, ey1))
+        erase = (cv2.dilate((around & ~rules).astype(np.uint8), np.ones((3, 3), np.uint8)) > 0) & ~rules
+        _inpaint(pixels, (ex0, ey0, ex1, ey1), erase, threshold)
+    if not text.strip():
+        return
+    alpha = text_alpha(text, (x0, y0, x1, y1), style)
+    if not alpha.any():
+        return
+    a = alpha.astype(np.float32) / 255.0
+    region = pixels[y0:y1, x0:x1].astype(np.float32)
+    if region.ndim == 3:
+        a = a[..., None]
+    blended = region * (1.0 - a) + np.asarray(colour, np.float32) * a
+    pixels[y0:y1, x0:x1] = np.clip(np.rint(blended), 0, 255).astype(np.uint8)
+
+
+def form_lines(pixels: np.ndarray, box: tuple[int, int, int, int], threshold: float,
+               region: tuple[int, int, int, int]) -> np.ndarray:
+    """Mask over ``region`` of the form rules near ``box``: ink runs too long to be glyph strokes.
+
+    Horizontal runs of at least ``max(15, 1.5 h)`` pixels and vertical runs
+    of at least ``1.5 h`` (``h`` the box height), looked for in the box grown
+    by ``max(4, h / 2)``: underlines and table borders that cross a word box
+    are kept, not erased.
+    """
+    height, width = pixels.shape[:2]
+    x0, y0, x1, y1 = box
+    rx0, ry0, rx1, ry1 = region
+    box_h = y1 - y0
+    ext = max(4, box_h // 2)
+    cx0, cy0 = max(0, min(x0 - ext, rx0)), max(0, min(y0 - ext, ry0))
+    cx1, cy1 = min(width, max(x1 + ext, rx1)), min(height, max(y1 + ext, ry1))
+    ink = (_gray(pixels[cy0:cy1, cx0:cx1]) <= threshold).astype(np.uint8)
+    long_h, long_v = max(15, int(1.5 * box_h)), max(6, int(1.5 * box_h))
+    rules = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, long_h), np.uint8)) > 0
+    rules |= cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((long_v, 1), np.uint8)) > 0
+    return rules[ry0 - cy0:ry1 - cy0, rx0 - cx0:rx1 - cx0]
+
+
+def ink_threshold(crop: np.ndarray) -> float | None:
+    """Grey level at or below which a box's pixels are ink (Otsu), or ``None`` for a box without ink.
+
+    A crop whose grey levels span less than :data:`MIN_CONTRAST` (2nd to 98th
+    percentile) has no ink.
+    """
+    gray = _gray(crop)
+    if not gray.size:
+        return None
+    lo, hi = np.percentile(gray, [2, 98])
+    if hi - lo < MIN_CONTRAST:
+        return None
+    threshold, _ = cv2.threshold(np.ascontiguousarray(gray), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    return float(threshold)
+
+
+def ink_colour(crop: np.ndarray, core: np.ndarray) -> tuple[int, ...] | int:
+    """The old ink's colour: median of the darker half of the ``core`` ink pixels (grey level or RGB)."""
+    if not core.any():
+        return DEFAULT_INK if crop.ndim == 2 else (DEFAULT_INK,) * 3
+    gray = _gray(crop)[core]
+    dark = gray <= np.median(gray)
+    values = crop[core][dark]
+    if crop.ndim == 2:
+        return int(np.median(values))
+    return tuple(int(v) for v in np.median(values, axis=0))
+
+
+def font_paths() -> dict[str, str]:
+    """Path of each :data:`FACES` font file; :class:`FontError` naming the package when any is missing.
+
+    The folder is ``$DOGOOD_FONT_DIR`` when set, else :data:`FONT_DIR`.
+    """
+    folder = os.environ.get("DOGOOD_FONT_DIR") or FONT_DIR
+    return _font_paths(folder)
+
+
+@lru_cache(maxsize=8)  # a failure is not cached: the next call looks again
+def _font_paths(folder: str) -> dict[str, str]:
+    paths = {face: str(Path(folder) / f"{face}.ttf") for face in FACES}
+    missing = [face for face, path in paths.items() if not os.path.isfile(path)]
+    if missing:
+        raise FontError(
+            f"re-rendering words (render: true) draws with the Liberation fonts, and {len(missing)} of "
+            f"{len(FACES)} are missing from {folder} ({', '.join(f + '.ttf' for f in missing[:3])}"
+            f"{', ...' if len(missing) > 3 else ''}): install the Debian package {FONT_PACKAGE} "
+            f"(apt-get install {FONT_PACKAGE}), or set DOGOOD_FONT_DIR to a folder holding them")
+    return paths
+
+
+@lru_cache(maxsize=64)
+def _font(face: str, size: int) -> ImageFont.FreeTypeFont:
+    return ImageFont.truetype(font_paths()[face], size=max(1, int(size)), layout_engine=_layout())
+
+
+@lru_cache(maxsize=1)
+def _layout() -> int:
+    """HarfBuzz (through libraqm, in Pillow's wheels) when Pillow has it: it applies the fonts' GPOS kerning,
+    as typesetting did; Pillow's basic layout does not (``AV`` stays wide)."""
+    return ImageFont.Layout.RAQM if features.check_feature("raqm") else ImageFont.Layout.BASIC
+
+
+@lru_cache(maxsize=2048)
+def _reference(face: str, text: str, size: int = REF_SIZE) -> tuple[np.ndarray, tuple[int, int, int, int], int] | None:
+    """``text`` rasterised in ``face`` at ``size``: coverage (float32 0-1), ink box (coverage >= 0.5), baseline row.
+
+    ``None`` when the text has no ink.
+    """
+    font = _font(face, size)
+    text = _drawable(text)
+    left, top, right, bottom = font.getbbox(text, anchor="ls")
+    if right <= left or bottom <= top:
+        return None
+    pad = 2
+    canvas = Image.new("L", (right - left + 2 * pad, bottom - top + 2 * pad), 0)
+    ImageDraw.Draw(canvas).text((pad - left, pad - top), text, fill=255, font=font, anchor="ls")
+    cover = np.asarray(canvas, dtype=np.float32) / 255.0
+    ink = cover >= 0.5
+    if not ink.any():
+        return None
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    cover.flags.writeable = False
+    return cover, (int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1), pad - top
+
+
+def _drawable(text: str) -> str:
+    """``text`` with control characters (line breaks, tabs) as spaces and lone surrogates as U+FFFD: one line
+    that the layout engine accepts."""
+    return "".join(" " if unicodedata.category(c) == "Cc" else "\ufffd" if unicodedata.category(c) == "Cs" else c
+                   for c in text)
+
+
+def _running_sum(cover: np.ndarray) -> np.ndarray:
+    """``cover``'s running sum along its first axis, starting at 0 (one row more than ``cover``)."""
+    total = np.zeros((cover.shape[0] + 1,) + cover.shape[1:], dtype=np.float32)
+    np.cumsum(cover, axis=0, out=total[1:])
+    return total
+
+
+def _resample(total: np.ndarray, n_out: int, scale: float, offset: float) -> np.ndarray:
+    """The rows whose running sum is ``total`` (:func:`_running_sum`), scaled by ``scale`` and moved by
+    ``offset`` onto ``n_out`` rows: each output row is the exact mean over its extent (the difference of the
+    linearly interpolated running sum)."""
+    n_in = total.shape[0] - 1
+    edges = (np.arange(n_out + 1, dtype=np.float64) - offset) / scale
+    np.maximum(edges, 0, out=edges)
+    np.minimum(edges, n_in, out=edges)
+    whole = np.minimum(edges.astype(np.int64), n_in - 1)
+    frac = (edges - whole).astype(np.float32).reshape((-1,) + (1,) * (total.ndim - 1))
+    low = total[whole]
+    at = low + frac * (total[whole + 1] - low)
+    return (at[1:] - at[:-1]) * np.float32(scale)
+
+
+def _warp(cover: np.ndarray, sx: float, sy: float, ox: float, oy: float, shape: tuple[int, int]) -> np.ndarray:
+    """``cover`` scaled by ``(sx, sy)`` and moved by ``(ox, oy)`` onto a ``shape`` grid, by exact area averaging."""
+    rows = _resample(_running_sum(cover), shape[0], sy, oy)
+    return np.clip(_resample(_running_sum(rows.T), shape[1], sx, ox).T, 0.0, 1.0)
+
+
+class _Fit:
+    """A word's original text fitted to its old ink in every face.
+
+    ``scores[k, e]``: IoU of face ``k`` cut at edge level ``e`` with the ink;
+    ``edges[k]``: where face ``k``'s ink box lands (columns and rows in the
+    word box, fractional). Every face starts on the ink's bounding box;
+    :meth:`refine` then moves the four sides of one face's box by sub-pixel
+    steps while that raises the IoU.
+    """
+
+    __slots__ = ("box", "ink", "mask", "refs", "sums", "columns", "scores", "edges", "refined")
+
+    def __init__(self, box, mask: np.ndarray, refs: list):
+        self.box, self.mask, self.refs = box, mask.T, refs
+        self.sums = [_running_sum(cover) for cover, _, _ in refs]
+        self.columns: dict = {}  # (face, top, bottom) -> running sum over x of the rows at that height
+        self.ink = int(np.count_nonzero(mask))
+        starts = _ink_boxes(mask)
+        self.edges, scores = [], []
+        for k in range(len(refs)):
+            tried = [(self._score(k, start), start) for start in starts]
+            best = max(range(len(tried)), key=lambda n: tried[n][0].max())
+            scores.append(tried[best][0])
+            self.edges.append(tried[best][1])
+        self.scores = np.array(scores)
+        self.refined: set[int] = set()
+
+    def _score(self, k: int, edges) -> np.ndarray:
+        """IoU with the ink, per edge level, of face ``k`` with its ink box on ``edges``."""
+        _, (rx0, ry0, rx1, ry1), _ = self.refs[k]
+        sx, sy = (edges[2] - edges[0]) / (rx1 - rx0), (edges[3] - edges[1]) / (ry1 - ry0)
+        key = (k, edges[1], edges[3])
+        columns = self.columns.get(key)
+        if columns is None:  # moving a left or right side reuses the rows resampled for this height
+            if len(self.columns) > 64:
+                self.columns.clear()
+            rows = _resample(self.sums[k], self.mask.shape[1], sy, edges[1] - ry0 * sy)
+            columns = self.columns[key] = _running_sum(rows.T)
+        drawn = _resample(columns, self.mask.shape[0], sx, edges[0] - rx0 * sx)  # transposed, like mask
+        out = np.zeros(len(EDGES))
+        for e, level in enumerate(EDGES):
+            mask = drawn >= level
+            both = np.count_nonzero(mask & self.mask)
+            out[e] = both / (np.count_nonzero(mask) + self.ink - both)  # ink > 0: the union is never empty
+        return out
+
+    def refine(self, k: int) -> None:
+        """Move face ``k``'s box sides by +-:data:`STEP` pixels, one at a time, while the best IoU rises."""
+        if k in self.refined:
+            return
+        self.refined.add(k)
+        edges, best = list(self.edges[k]), self.scores[k]
+        for size in STEPS:
+            for _ in range(REFINE_ROUNDS):
+                improved = False
+                for side in range(4):
+                    for step in (-size, size):
+                        trial = list(edges)
+                        trial[side] += step
+                        if trial[2] - trial[0] < 1 or trial[3] - trial[1] < 1:
+                            continue
+                        got = self._score(k, trial)
+                        if got.max() > best.max() + 1e-9:
+                            best, edges, improved = got, trial, True
+                if not improved:
+                    break
+        self.scores[k], self.edges[k] = best, tuple(edges)
+
+    def costs(self, faces: list[int]) -> np.ndarray:
+        """What the choice holds against each of ``faces`` (see :func:`_choose`)."""
+        out = np.zeros(len(faces))
+        for n, k in enumerate(faces):
+            _, (rx0, ry0, rx1, ry1), _ = self.refs[k]
+            x0, y0, x1, y1 = self.edges[k]
+            stretch = ((x1 - x0) / (rx1 - rx0)) / ((y1 - y0) / (ry1 - ry0))
+            out[n] = STRETCH_COST * abs(math.log(stretch)) + (ITALIC_COST if "Italic" in FACES[k] else 0.0)
+        return out
+
+    def style(self, k: int, e: int) -> Style:
+        """Face ``k`` at edge level ``e`` where it fits this word, in page pixels."""
+        _, (rx0, ry0, rx1, ry1), base = self.refs[k]
+        x0, y0, x1, y1 = self.edges[k]
+        sx, sy = (x1 - x0) / (rx1 - rx0), (y1 - y0) / (ry1 - ry0)
+        return Style(FACES[k], FIT_SIZE * sy, sx / sy, self.box[1] + y0 + (base - ry0) * sy, self.box[0] + x0,
+                     EDGES[e], float(self.scores[k, e]))
+
+
+def _ink_boxes(mask: np.ndarray) -> list[tuple[float, float, float, float]]:
+    """Where the text's ink box may lie: the bounding box of all ``mask``, and those of the strokes without
+    the smaller pieces (under a tenth, or under three tenths, of the largest piece) that reach above or below
+    the band of the larger ones: specks and cut-off ends of rules (and also commas; every start is scored, so
+    a start that leaves out a real stroke loses)."""
+    def bounds(m):
+        rows, cols = np.flatnonzero(m.any(axis=1)), np.flatnonzero(m.any(axis=0))
+        return float(cols[0]), float(rows[0]), float(cols[-1] + 1), float(rows[-1] + 1)
+
+    boxes = [bounds(mask)]
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    area, top = stats[1:, cv2.CC_STAT_AREA], stats[1:, cv2.CC_STAT_TOP]
+    bottom = top + stats[1:, cv2.CC_STAT_HEIGHT]
+    for share in (0.1, 0.3):
+        big = area >= share * area.max()
+        band = top[big].min(), bottom[big].max()
+        keep = big | ((top >= band[0]) & (bottom <= band[1]))
+        box = bounds(np.isin(labels, 1 + np.flatnonzero(keep)))
+        if box not in boxes:
+            boxes.append(box)
+    return boxes
+
+
+def old_ink(pixels: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray | None:
+    """Mask (box-sized) of the print in ``box``: Otsu ink without form rules and one-pixel specks; ``None`` if too little."""
+    x0, y0, x1, y1 = box
+    crop = pixels[y0:y1, x0:x1]
+    threshold = ink_threshold(crop)
+    if threshold is None:
+        return None
+    ink = _gray(crop) <= threshold
+    ink &= ~form_lines(pixels, box, threshold, box)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
+    keep = stats[:, cv2.CC_STAT_AREA] >= 2
+    keep[0] = False
+    ink = keep[labels]
+    return ink if int(ink.sum()) >= MIN_INK else None
+
+
+def fit_word(pixels: np.ndarray, box: tuple[int, int, int, int], text: str) -> _Fit | None:
+    """``text`` fitted in every face to the old ink in ``box``; ``None`` when the box has no ink or the text none."""
+    if box[2] <= box[0] or box[3] <= box[1] or not text.strip():
+        return None
+    ink = old_ink(pixels, box)
+    if ink is None:
+        return None
+    refs = [_reference(face, text, FIT_SIZE) for face in FACES]
+    if any(ref is None for ref in refs):
+        return None
+    return _Fit(box, ink, refs)
+
+
+def _choose(fits: list[_Fit]) -> tuple[int, int]:
+    """Face and edge level with the highest ink-weighted score over ``fits``: the :data:`REFINE_FACES` faces
+    best at the starting fit are refined on every word, then compared. A word's score is its IoU less
+    :data:`STRETCH_COST` times how far (log) the fit squeezes or widens the face, and :data:`ITALIC_COST`
+    for a slanted face: an upright face at its own width wins a near tie."""
+    def total(faces):
+        return sum(f.ink * (f.scores[faces] - f.costs(faces)[:, None]) for f in fits)
+
+    everything = list(range(len(FACES)))
+    first = total(everything).max(axis=1)
+    best = [int(k) for k in np.argsort(-first, kind="stable")[:REFINE_FACES]]
+    for k in best:
+        for f in fits:
+            f.refine(k)
+    k, e = np.unravel_index(int(np.argmax(total(best))), (len(best), len(EDGES)))
+    return best[int(k)], int(e)
+
+
+def box_style(pixels: np.ndarray, box: tuple[int, int, int, int], *, face: str = DEFAULT_FACE,
+              size: float | None = None) -> Style:
+    """A style from the box alone: ``face`` at ``size`` (default: cap top to descender of ``"Hg"`` fills the
+    box height), that extent centred in the box, starting where the old ink starts (or at the box's left)."""
+    x0, y0, x1, y1 = box
+    ref = _reference(face, "Hg")
+    _, (_, top, _, bottom), base = ref
+    if size is None:
+        size = REF_SIZE * (y1 - y0) / (bottom - top)
+    s = size / REF_SIZE
+    baseline = y0 + ((y1 - y0) - (bottom - top) * s) / 2 + (base - top) * s
+    left = 0
+    crop = pixels[y0:y1, x0:x1]
+    threshold = ink_threshold(crop) if crop.size else None
+    if threshold is not None:
+        cols = np.flatnonzero((_gray(crop) <= threshold).any(axis=0))
+        left = int(cols[0]) if cols.size else 0
+    return Style(face, float(size), 1.0, float(baseline), float(x0 + left))
+
+
+def text_alpha(text: str, box: tuple[int, int, int, int], style: Style) -> np.ndarray:
+    """Coverage (0-255, box-sized) of ``text`` drawn in ``style`` and kept inside ``box`` (see the module docstring)."""
+    x0, y0, x1, y1 = box
+    box_w, box_h = x1 - x0, y1 - y0
+    out = np.zeros((max(0, box_h), max(0, box_w)), dtype=np.uint8)
+    if box_w <= 0 or box_h <= 0 or not text.strip():
+        return out
+    ref_size = max(REF_SIZE, int(math.ceil(2 * style.size)))  # rasterise at least twice the drawn size
+    ref = _reference(style.face, text, ref_size)
+    if ref is None:
+        return out
+    cover, (rx0, ry0, rx1, ry1), base = ref
+    sy = style.size / ref_size
+    sx = sy * min(max(style.stretch, 1 / MAX_STRETCH), MAX_STRETCH)  # a fit to the wrong text can be extreme
+    left, baseline = style.left - x0, style.baseline - y0
+    if (ry1 - ry0) * sy > box_h:  # too tall: smaller
+        shrink = box_h / ((ry1 - ry0) * sy)
+        sx, sy = sx * shrink, sy * shrink
+    width = (rx1 - rx0) * sx
+    if left + width > box_w:
+        left = max(0.0, box_w - width)
+    if width > box_w:  # too wide: squeeze, then smaller
+        squeeze = max(MIN_SQUEEZE, box_w / width)
+        sx, width = sx * squeeze, width * squeeze
+        if width > box_w:
+            shrink = box_w / width
+            sx, sy, width = sx * shrink, sy * shrink, box_w
+        left = 0.0
+    top, bottom = baseline + (ry0 - base) * sy, baseline + (ry1 - base) * sy
+    spill = OVERHANG * (bottom - top)  # tight boxes cut ascenders and descenders on the scan too
+    if top < -spill:
+        baseline -= top + spill
+    elif bottom > box_h + spill:
+        baseline -= bottom - box_h - spill
+    drawn = _warp(cover, sx, sy, left - rx0 * sx, baseline - base * sy, (box_h, box_w))
+    if style.edge != 0.5:
+        drawn = drawn ** (math.log(0.5) / math.log(style.edge))
+    return np.rint(drawn * 255).astype(np.uint8)
+
+
+def _inpaint(pixels: np.ndarray, box: tuple[int, int, int, int], erase: np.ndarray, threshold: float) -> None:
+    """Fill ``erase`` (a mask over ``box``) by Telea inpainting from the paper around it, in place.
+
+    Every ink pixel near the box (darker than ``threshold``: neighbouring
+    words, form rules, strokes beyond the box) is masked too, so only paper
+    feeds the fill and no dark stroke is smeared into the hole; only the
+    ``erase`` pixels are written.
+    """
+    height, width = pixels.shape[:2]
+    x0, y0, x1, y1 = box
+    cx0, cy0 = max(0, x0 - CONTEXT), max(0, y0 - CONTEXT)
+    cx1, cy1 = min(width, x1 + CONTEXT), min(height, y1 + CONTEXT)
+    region = np.ascontiguousarray(pixels[cy0:cy1, cx0:cx1])
+    hole = np.zeros(region.shape[:2], dtype=np.uint8)
+    hole[y0 - cy0:y1 - cy0, x0 - cx0:x1 - cx0] = erase
+    dark = cv2.dilate((_gray(region) <= threshold).astype(np.uint8), np.ones((3, 3), np.uint8))
+    mask = hole | dark
+    if mask.mean() > 0.9:  # hardly any paper in sight: fill from whatever is there
+        mask = hole
+    filled = cv2.inpaint(region, mask, 3, cv2.INPAINT_TELEA)
+    inside = erase if pixels.ndim == 2 else erase[..., None]
+    pixels[y0:y1, x0:x1] = np.where(inside, filled[y0 - cy0:y1 - cy0, x0 - cx0:x1 - cx0], pixels[y0:y1, x0:x1])
+
+
+def _gray(crop: np.ndarray) -> np.ndarray:
+    if crop.ndim == 2:
+        return crop
+    return cv2.cvtColor(np.ascontiguousarray(crop), cv2.COLOR_RGB2GRAY)
+

@@ -1,0 +1,81 @@
+"""Write documents as a Hugging Face dataset's Parquet shards (the card is :mod:`dogood.pipeline.card`).
+
+The folder is laid out as on the Hub::
+
+    README.md                                   card with ``configs:`` YAML
+    data/<config>/<split>-00000-of-00002.parquet
+    dogood_build.json                           what was built, from what
+
+so ``datasets.load_dataset(folder, config, split=...)`` loads it offline
+exactly as it would from a Hub repo. Parquet files carry the ``datasets``
+features in their schema metadata (ClassLabel names, Image). Rows are written
+in source order in fixed-size shards and row groups, so the bytes depend only
+on the documents, never on worker count.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from dogood.core.schema import features_for
+
+ROW_GROUP_SIZE = 100
+
+
+def shard_path(folder: Path, config: str, split: str, shard: int, num_shards: int) -> Path:
+    return Path(folder) / "data" / config / f"{split}-{shard:05d}-of-{num_shards:05d}.parquet"
+
+
+class ShardFile:
+    """One Parquet shard, written under a temporary name and renamed into place by :meth:`close`.
+
+    Rows are written in row groups of ``ROW_GROUP_SIZE``, so the bytes depend
+    only on the rows. A shard that was not closed (a killed build) never has
+    its final name.
+    """
+
+    def __init__(self, path: Path, schema: str, labels: tuple[str, ...] | None = None):
+        self.path = Path(path)
+        self.tmp = self.path.with_name(f".{self.path.name}.tmp")
+        self.arrow_schema = features_for(schema, labels).arrow_schema
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._writer = pq.ParquetWriter(self.tmp, self.arrow_schema)
+        self._rows: list[dict[str, Any]] = []
+        self.num_rows = 0
+        self.num_bytes = 0
+
+    def write(self, row: dict[str, Any]) -> None:
+        self._rows.append(row)
+        self.num_rows += 1
+        if len(self._rows) >= ROW_GROUP_SIZE:
+            self._flush()
+
+    def close(self) -> None:
+        self._flush()
+        self._writer.close()
+        os.replace(self.tmp, self.path)
+
+    def _flush(self) -> None:
+        if not self._rows:
+            return
+        table = pa.Table.from_pylist(self._rows, schema=self.arrow_schema)
+        self.num_bytes += table.nbytes
+        self._writer.write_table(table)
+        self._rows = []
+
+
+def parquet_sizes(folder: str | Path) -> dict[str, int]:
+    """Per config, the total bytes of its Parquet files under ``folder/data/<config>/``."""
+    data = Path(folder) / "data"
+    if not data.is_dir():
+        return {}
+    return {d.name: sum(f.stat().st_size for f in sorted(d.glob("*.parquet"))) for d in sorted(data.iterdir())
+            if d.is_dir()}
+
+
+#: The file a build writes beside its card when it used third-party material that needs credit.

@@ -1,0 +1,293 @@
+"""Nothing the user owns is lost: safe YAML, output locks, refusals and crash-safe replacement.
+
+- :func:`load_yaml` reads recipes and publish manifests with one loader: YAML's
+  safe subset, no aliases (a few hundred bytes of nested aliases expand to
+  gigabytes), no duplicate keys (the second silently wins otherwise).
+- :func:`output_lock` holds an exclusive lock on ``.<name>.lock`` beside an
+  output folder for a whole build: two builds into one ``--out`` never share
+  the work folder.
+- :func:`check_out` refuses an output folder that is, contains or lies inside
+  a folder the source reads, or that is a folder no dogood build wrote.
+- :func:`recover` puts back an output a crash left only in ``.<name>.old-PID``.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import itertools
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dogood.core.errors import DogoodError
+
+#: What ``dogood_build.json`` says to mark a folder as written by a dogood build.
+BUILD_MARKER = {"written_by": "dogood"}
+#: A recipe name, and so a folder name: letters, digits, ``-``, ``_``, ``.``; not starting with ``.``.
+NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
+
+
+class OutputError(DogoodError):
+    """An output folder that cannot be written without risking what the user owns."""
+
+
+# -- YAML --------------------------------------------------------------------------------------------
+class SafeLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` without aliases and without duplicate mapping keys."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, f"YAML aliases (*{event.anchor}) are not allowed: write the value out", event.start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    duplicate = key in seen
+                except TypeError:  # an unhashable key: the base class reports it
+                    continue
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark, f"duplicate key {key!r}", key_node.start_mark)
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse ``text`` with :class:`SafeLoader` (raises ``yaml.YAMLError``; deep nesting too)."""
+    try:
+        return yaml.load(text, Loader=SafeLoader)  # noqa: S506 (a SafeLoader subclass)
+    except RecursionError:
+        raise yaml.YAMLError("nested too deeply") from None
+
+
+# -- names ---------------------------------------------------------------------------------------------
+def check_name(name: Any, what: str = "recipe name") -> str:
+    """``name`` when it is a safe folder name (:data:`NAME`), else a :class:`DogoodError`."""
+    if not isinstance(name, str) or not NAME.match(name) or name in (".", ".."):
+        raise DogoodError(f"{what} {name!r} must be letters, digits, '-', '_' or '.', not starting with '.' "
+                          "(it names a folder)")
+    return name
+
+
+# -- lock ----------------------------------------------------------------------------------------------
+def lock_path(out: Path) -> Path:
+    return out.with_name(f".{out.name}.lock")
+
+
+@contextmanager
+def output_lock(out: Path, *, wait: bool = False) -> Iterator[Path]:
+    """Hold an exclusive ``flock`` on ``.<name>.lock`` beside ``out`` while the block runs.
+
+    The lock file is removed when the block ends (still locked, so a waiting build sees
+    it gone and locks a new one: after locking, the file must still be the one at ``path``).
+    A second build stops with an :class:`OutputError`, or waits when ``wait``.
+    """
+    path = lock_path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            raise OutputError(f"another dogood build is writing {out} (it holds {path}); wait for it to finish, "
+                              "or pass --wait to queue behind it") from None
+        try:
+            same = os.fstat(fd).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the holder removed it as we waited: lock the new one
+    try:
+        yield path
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        os.close(fd)
+
+
+# -- what may be written where ------------------------------------------------------------------------
+def is_dogood_build(folder: Path) -> bool:
+    """True when ``folder`` holds a ``dogood_build.json`` that a dogood build wrote."""
+    try:
+        info = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    if not isinstance(info, dict):
+        return False
+    if all(info.get(k) == v for k, v in BUILD_MARKER.items()):
+        return True
+    return {"recipe", "version", "chains", "dogood_version", "splits"} <= set(info)  # dogood < 2.1 wrote no marker
+
+
+def source_paths(sources: Iterable[Any]) -> list[Path]:
+    """The local folders and files the sources read."""
+    out: list[Path] = []
+    for src in sources:
+        for attr in ("root", "name", "folder", "labels_path", "parquet_folder"):
+            value = getattr(src, attr, None)
+            if value is None:
+                continue
+            try:
+                path = Path(str(value))
+                if path.exists():
+                    out.append(path.resolve())
+            except (OSError, ValueError):
+                continue
+    return out
+
+
+def check_out(out: Path, sources: Iterable[Any], *, overwrite: bool) -> None:
+    """Refuse an ``out`` that overlaps the source or that is not ours to replace; before anything is written."""
+    try:
+        str(out).encode("utf-8")
+    except UnicodeEncodeError:
+        raise OutputError(f"--out {str(out)!r} is not a valid UTF-8 file name; pick another") from None
+    resolved = out.resolve()
+    if resolved == Path(resolved.anchor) or not out.name or out.name in (".", ".."):
+        raise OutputError(f"--out {out} names no folder of its own; give a new folder, e.g. out/NAME")
+    for src in source_paths(sources):
+        if resolved == src or resolved in src.parents or src in resolved.parents:
+            raise OutputError(f"--out {out} overlaps the source data {src}; write the dataset somewhere else")
+    if resolved == Path.cwd().resolve() or resolved in Path.cwd().resolve().parents:
+        raise OutputError(f"--out {out} is the working folder or contains it; give a new folder, e.g. out/NAME")
+    if out.exists() or out.is_symlink():
+        if not overwrite:
+            raise OutputError(f"{out} already exists; pass --overwrite to replace it")
+        if out.is_symlink() or not out.is_dir():
+            raise OutputError(f"{out} is not a folder; dogood replaces only dataset folders it built")
+        if any(out.iterdir()) and not is_dogood_build(out):
+            raise OutputError(f"{out} is not a dataset dogood built (no dogood_build.json written by dogood); "
+                              "refusing to replace it even with --overwrite: move it away or pick another --out")
+
+
+def old_folders(out: Path) -> list[Path]:
+    return sorted(out.parent.glob(f".{glob_escape(out.name)}.old-*")) if out.parent.is_dir() else []
+
+
+def glob_escape(name: str) -> str:
+    return re.sub(r"([*?[])", r"[\1]", name)
+
+
+def recover(out: Path) -> Path | None:
+    """Undo a replacement a crash interrupted (call with the lock held).
+
+    When ``out`` is missing and ``.<name>.old-PID`` holds the previous build, it is put back;
+    when ``out`` is there, leftover old folders of finished replacements are removed.
+    Returns the folder put back, if any.
+    """
+    olds = [p for p in old_folders(out) if p.is_dir()]
+    restored = None
+    if olds and not out.exists() and not out.is_symlink():
+        newest = max(olds, key=lambda p: p.stat().st_mtime)
+        os.replace(newest, out)
+        olds.remove(newest)
+        restored = out
+    for p in olds:
+        if is_dogood_build(p):
+            shutil.rmtree(p, ignore_errors=True)
+    return restored
+
+
+def commit(tmp: Path, out: Path) -> None:
+    """Move the finished ``tmp`` to ``out``: the old build stays until the new one is in place.
+
+    Old -> ``.<name>.old-PID``, new -> ``out``, then the old one is deleted. A crash between the
+    renames leaves the old build in the ``.old`` folder, and :func:`recover` puts it back.
+    """
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.replace(out, old)
+        try:
+            os.replace(tmp, out)
+        except BaseException:
+            if not out.exists():
+                os.replace(old, out)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, out)
+
+
+# -- source content ---------------------------------------------------------------------------------
+def hash_files(paths: Iterable[Path]) -> str:
+    """sha256 over the names, sizes and bytes of ``paths`` (streamed), in the given order."""
+    digest = hashlib.sha256()
+    for path in paths:
+        path = Path(path)
+        digest.update(path.name.encode("utf-8", "surrogateescape") + b"\0")
+        try:
+            with open(path, "rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    digest.update(chunk)
+        except FileNotFoundError:
+            digest.update(b"\0missing")
+        except OSError as exc:
+            digest.update(f"\0error {exc.errno}".encode())
+        digest.update(b"\0end\0")
+    return digest.hexdigest()
+
+
+def source_fingerprint(source: Any, ids: Sequence[str]) -> str | None:
+    """A sha256 of the content the source reads for ``ids`` (``None`` when it reads no local files).
+
+    The files are hashed as they are listed, one id at a time: no list of every file is made."""
+    files = iter(_source_files(source, ids))
+    first = next(files, None)
+    if first is None:
+        return None
+    return hash_files(itertools.chain([first], files))
+
+
+def _source_files(source: Any, ids: Sequence[str]) -> Iterator[Path]:
+    """The local files a source reads for ``ids``, in the order they are hashed."""
+    if hasattr(source, "fingerprint_files"):  # RVL-CDIP: labels file and images, or the Parquet files holding the ids
+        yield from source.fingerprint_files(ids)
+    elif hasattr(source, "annotation_path") and hasattr(source, "image_path"):  # FUNSD
+        for doc_id in ids:
+            yield source.annotation_path(doc_id)
+            yield source.image_path(doc_id)
+    elif getattr(source, "kind", None) == "docvqa":
+        folder = Path(source.folder)
+        yield from sorted(p for p in folder.rglob("*") if p.is_file())
+    elif getattr(source, "kind", None) == "hf":
+        name = Path(str(source.name))
+        if name.is_dir():
+            yield from sorted(p for p in name.rglob("*") if p.is_file() and ".cache" not in p.parts)
+        elif name.is_file():
+            yield name
+        else:
+            import glob
+
+            yield from (Path(p) for p in sorted(glob.glob(str(name))) if Path(p).is_file())
+
+
+def portable(info: Any) -> Any:
+    """``info`` with absolute local paths cut to their last part (a card names no folder of this machine)."""
+    if isinstance(info, dict):
+        return {k: portable(v) for k, v in info.items()}
+    if isinstance(info, list):
+        return [portable(v) for v in info]
+    if isinstance(info, str) and (os.path.isabs(info) or info.startswith("~")):
+        return Path(info).name
+    return info

@@ -1,0 +1,165 @@
+"""What each shift is, from its declarations: ``dogood describe`` and the README's shift table.
+
+Everything here is read from the shift classes (``name``, ``family``, the
+docstring's first line, :meth:`Shift.describe`, ``box_levels``,
+``counts_help``, ``tallies_help``, ``papers``) and :data:`dogood.core.papers.CITATIONS`;
+nothing names a shift or a paper. ``python -m dogood.shifts.describe --write-readme``
+(or ``dogood describe --markdown``) writes the README's table between its
+markers.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import argparse
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from dogood.core.papers import CITATIONS, Citation
+from dogood.shifts import SHIFTS, Shift
+
+#: The README's generated shift table sits between these two lines.
+TABLE_START = "<!-- shift-table:start -->"
+TABLE_END = "<!-- shift-table:end -->"
+#: How to regenerate the README's table (said by the test that compares it).
+REGENERATE = "python -m dogood.shifts.describe --write-readme"
+_FAMILIES = ("image", "text", "layout")
+
+
+def summary(cls: type[Shift]) -> str:
+    """The first paragraph of a shift's docstring, on one line."""
+    paragraph = " ".join(inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0].split())
+    return paragraph
+
+
+def short_name(citation: Citation) -> str:
+    """A paper as text cites it: ``Do-GOOD (He et al. 2023)``, ``Moradi and Samwald 2021``."""
+    authors = [a.strip() for a in re.split(r",\s*|\s+and\s+", citation.authors) if a.strip()]
+    surnames = [a.split()[-1] for a in authors]
+    who = surnames[0] if len(surnames) == 1 else " and ".join(surnames) if len(surnames) == 2 else f"{surnames[0]} et al."
+    acronym = citation.title.split(":")[0] if ":" in citation.title else ""
+    return f"{acronym} ({who} {citation.year})" if acronym and len(acronym.split()) <= 3 else f"{who} {citation.year}"
+
+
+def cited_keys(shifts: Iterable[type[Shift]]) -> list[str]:
+    """The papers to cite for these shifts: Do-GOOD first, then each shift's, in :data:`CITATIONS` order."""
+    keys = {"do-good"} | {c.key for cls in shifts for c in cls.papers}
+    return [k for k in CITATIONS if k in keys]
+
+
+def inspired_lines(shifts: Iterable[type[Shift]]) -> list[str]:
+    """One line per paper a shift follows only in idea: "`shift` is inspired by <paper>: <difference>"."""
+    return [f"`{cls.name}` is inspired by {short_name(c.citation)}: {c.inspired_by}"
+            for cls in shifts for c in cls.papers if c.inspired_by]
+
+
+def shift_classes(names: Iterable[str]) -> list[type[Shift]]:
+    """The registered shift classes of ``names``, once each, in first-seen order (unknown names left out)."""
+    return [SHIFTS[n] for n in dict.fromkeys(names) if n in SHIFTS]
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
+    return ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+
+
+def describe_shift(name: str) -> str:
+    """``dogood describe NAME``: name, family, summary, parameters, box conventions, counts and papers."""
+    cls = SHIFTS[name]
+    lines = [f"{cls.name} ({cls.family} shift)", summary(cls), "", "Parameters:"]
+    rows = cls.describe()
+    if rows:
+        head = ["name", "type", "default", "range", "description", "old names"]
+        lines += _table([head] + [[r["name"], r["type"], r["default"], r["range"] or "-", r["description"] or "-",
+                                   r["aliases"] or "-"] for r in rows])
+    else:
+        lines.append("  none")
+    if cls.severities:
+        from dogood.shifts.levels import level_rows
+
+        lines += ["", "Severity levels (a recipe's `severities: [1, 2, 3, 4, 5]` makes `<config>@<level>` configs):"]
+        lines += [f"  {level}: {values}" for level, values in level_rows(cls)]
+    lines += ["", "Boxes (the `bboxes` conventions it can be written with):"]
+    lines += [f"  {level}: {what}" for level, what in cls.box_levels.items()]
+    lines += ["", "Counts (what it reports per document, summed per config in the data card):"]
+    lines += [f"  {key}: {meaning}" for key, meaning in cls.counts_help.items()]
+    if cls.tallies_help:
+        lines += ["", "Tallies (values it reports per document, counted per config in the data card):"]
+        lines += [f"  {key}: {meaning}" for key, meaning in cls.tallies_help.items()]
+    lines += ["", "Papers:"]
+    for c in cls.papers:
+        lines.append(f"  - {c.citation.markdown()}" + (f" Section {c.section}." if c.section else ""))
+        if c.inspired_by:
+            lines.append(f"    Inspired by {short_name(c.citation)}: {c.inspired_by}")
+    if not cls.papers:
+        lines.append("  none declared")
+    return "\n".join(lines) + "\n"
+
+
+def shift_list() -> str:
+    """``dogood describe``: every shift with its family and summary."""
+    return "\n".join(_table([[c.name, c.family, summary(c)] for c in shipped_shifts()])) + "\n"
+
+
+def shipped_shifts() -> list[type[Shift]]:
+    """The shifts dogood ships (defined under :mod:`dogood.shifts`; not those a test or a user registered),
+    by family then name."""
+    shipped = [c for c in SHIFTS.values() if c.__module__.split(".")[:2] == ["dogood", "shifts"]]
+    return sorted(shipped, key=lambda c: (_family_rank(c.family), c.name))
+
+
+def _family_rank(family: str) -> int:
+    return _FAMILIES.index(family) if family in _FAMILIES else len(_FAMILIES)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def shift_table_markdown() -> str:
+    """The README's shift table: one row per shift, with family, parameters and defaults, and papers."""
+    lines = ["| shift | family | parameters (default) | papers |", "|---|---|---|---|"]
+    for cls in shipped_shifts():
+        params = ", ".join(f"`{r['name']}={r['default']}`" for r in cls.describe()) or "none"
+        papers = "; ".join(short_name(c.citation) + (f" {c.section}" if c.section else "")
+                           + (" (inspired by)" if c.inspired_by else "") for c in cls.papers) or "–"
+        lines.append(f"| `{cls.name}` | {cls.family} | {_cell(params)} | {_cell(papers)} |")
+    return "\n".join(lines) + "\n"
+
+
+def readme_with_table(text: str) -> str:
+    """``text`` (the README) with the generated table between its markers; ``ValueError`` if they are missing."""
+    start, end = text.find(TABLE_START), text.find(TABLE_END)
+    if start < 0 or end < start:
+        raise ValueError(f"the README has no {TABLE_START} ... {TABLE_END} markers")
+    return text[: start + len(TABLE_START)] + "\n" + shift_table_markdown() + text[end:]
+
+
+def readme_path() -> Path:
+    return Path(__file__).resolve().parents[2] / "README.md"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dogood.shifts.describe", description=__doc__.splitlines()[0])
+    parser.add_argument("--write-readme", action="store_true", help="write the shift table into README.md")
+    parser.add_argument("--readme", type=Path, default=None, help="the README to write (default: the repository's)")
+    args = parser.parse_args(argv)
+    if not args.write_readme:
+        sys.stdout.write(shift_table_markdown())
+        return 0
+    path = args.readme or readme_path()
+    text = path.read_text(encoding="utf-8")
+    new = readme_with_table(text)
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+        print(f"wrote the shift table into {path}")
+    else:
+        print(f"{path}: the shift table is up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,275 @@
+"""One dataset row, in dogood's schema or a plain Hub schema, to a :class:`Document` and back.
+
+What :func:`dogood.transform` uses to take rows as training code has them and
+return them in the same shape. Recognised from the columns:
+
+- dogood's own rows (the ``dogood`` struct column): the exact record;
+- FUNSD-style Hub rows: ``nielsr/funsd-layoutlmv3`` (``id``, ``tokens``,
+  ``bboxes`` 0-1000 at segment level, ``ner_tags``, ``image``) and
+  ``nielsr/funsd`` (``words`` instead of ``tokens``, word-level boxes, and
+  ``image_path`` instead of ``image``: that file is opened only with
+  ``allow_local_paths=True``);
+- RVL-CDIP-style Hub rows: ``aharley/rvl_cdip`` (``image``, ``label``),
+  optionally with ``tokens``/``words`` and ``bboxes``.
+
+A row comes back with the columns it came with, the shifted values in them
+(``image`` a PIL image in the input's mode, ``bboxes`` 0-1000 in the input's
+box convention, ``ner_tags`` and ``label`` as integers or names as they
+came), and every other column untouched. A ``nielsr/funsd`` row gains an
+``image`` column: a shifted page cannot be written back to ``image_path``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from dogood.core.boxes import Box, normalize_box
+from dogood.core.document import Document, Entity, PageImage, Word, as_page_image
+from dogood.core.errors import DocumentError
+from dogood.core.schema import (FULL_COLUMN, FUNSD_NER_TAGS, RVL_CDIP_CLASSES, document_to_row, iob_tags,
+                           row_to_document, token_boxes, token_index)
+
+#: Columns whose value is a list in a batch (``Dataset.with_transform``, ``map(batched=True)``) and a scalar in a row.
+_SCALAR_COLUMNS = ("image", "image_path", "label", "id")
+
+
+def pixel_box(box: Sequence[int], width: int, height: int) -> Box:
+    """The smallest pixel box that :func:`dogood.core.boxes.normalize_box` maps back to the 0-1000 ``box``.
+
+    ``ceil(x * size / 1000)`` is the first pixel whose ``int(1000 * p / size)`` reaches ``x``, so a box
+    normalised from pixels on a page of this size comes back to the same 0-1000 values: an unshifted word
+    keeps its ``bboxes`` exactly (``denormalize_box`` rounds, which can land one unit lower on pages
+    narrower than 1000 pixels). Values out of 0-1000 are clamped.
+    """
+    sizes = (width, height, width, height)
+    return tuple(min(s, math.ceil(min(1000, max(0, int(v))) * s / 1000)) for v, s in zip(box, sizes))  # type: ignore[return-value]
+
+
+def is_batch(row: dict[str, Any]) -> bool:
+    """Whether ``row`` is a batch (each column a list of values) rather than one row."""
+    for column in _SCALAR_COLUMNS:
+        if column in row:
+            return isinstance(row[column], (list, tuple))
+    if "tokens" in row or "words" in row:
+        value = row.get("tokens", row.get("words"))
+        return bool(value) and isinstance(value[0], (list, tuple))
+    raise DocumentError(f"cannot read a row with columns {sorted(row)}: expected dogood's, FUNSD-style "
+                        "(tokens or words, bboxes, ner_tags, image) or RVL-CDIP-style (image, label) columns")
+
+
+@dataclass
+class RowLayout:
+    """How a row was laid out, so the shifted document goes back into the same shape."""
+
+    schema: str  # funsd, rvl_cdip or docvqa
+    full: bool  # dogood's full record
+    text_column: str | None  # tokens, words, or None
+    box_level: str  # segment or word
+    tags_as_names: bool
+    label_as_name: bool
+    image_mode: str | None  # the input PIL mode, or None for a numpy array / encoded cell
+    image_was: str  # "pil", "array", "cell", or "path"
+
+
+def row_schema(row: dict[str, Any]) -> str:
+    if "questions" in row:
+        return "docvqa"
+    if "ner_tags" in row:
+        return "funsd"
+    if "label" in row:
+        return "rvl_cdip"
+    raise DocumentError(f"cannot tell the schema of a row with columns {sorted(row)}: expected FUNSD-style "
+                        "(tokens or words, bboxes, ner_tags, image) or RVL-CDIP-style (image, label)")
+
+
+def row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str] = FUNSD_NER_TAGS,
+               class_names: Sequence[str] = RVL_CDIP_CLASSES, box_level: str | None = None,
+               allow_local_paths: bool = False, ocr: bool = False) -> tuple[Document, RowLayout]:
+    """A row's :class:`Document` and its :class:`RowLayout`; ``box_level`` ``None`` reads the convention from the row."""
+    schema = row_schema(row)
+    text_column = "tokens" if "tokens" in row else ("words" if "words" in row else None)
+    image, image_was, mode = _image(row, doc_id, allow_local_paths)
+    tags = row.get("ner_tags") or []
+    tags_as_names = any(isinstance(t, str) for t in tags)
+    label = row.get("label")
+    label_as_name = isinstance(label, str)
+    if FULL_COLUMN in row and row[FULL_COLUMN]:
+        doc = row_to_document({**row, "id": doc_id, "image": image,
+                               "label": _class_name(label, class_names, doc_id) if schema == "rvl_cdip" else None},
+                              schema)
+        level = box_level or _full_record_box_level(doc, row)
+        return doc, RowLayout(schema, True, text_column, level, tags_as_names, label_as_name, mode, image_was)
+    if schema == "docvqa":
+        raise DocumentError("a DocVQA-style row can be read only with dogood's full record (the dogood column)",
+                            doc_id=doc_id)
+    w, h = image.width, image.height
+    texts = list(row.get(text_column) or []) if text_column else []
+    boxes = list(row.get("bboxes") or [])
+    if schema == "funsd":
+        if not len(texts) == len(boxes) == len(tags):
+            raise DocumentError(f"{text_column or 'tokens'}, bboxes and ner_tags differ in length "
+                                f"({len(texts)}, {len(boxes)}, {len(tags)})", doc_id=doc_id)
+        names = [_tag_name(t, tag_names, doc_id) for t in tags]
+        words = tuple(Word(str(t), pixel_box(b, w, h)) for t, b in zip(texts, boxes))
+        entities = entities_from_iob(names, doc_id)
+        doc = Document(doc_id, image, words, entities)
+        level = box_level or _hub_box_level(boxes, entities)
+        return doc, RowLayout(schema, False, text_column, level, tags_as_names, False, mode, image_was)
+    if texts and len(texts) != len(boxes):
+        raise DocumentError(f"{text_column} and bboxes differ in length ({len(texts)}, {len(boxes)})", doc_id=doc_id)
+    words = tuple(Word(str(t), pixel_box(b, w, h)) for t, b in zip(texts, boxes))
+    if not words and ocr:
+        from dogood.page.ocr import ocr_words
+
+        words = ocr_words(image, cache=False)
+    doc = Document(doc_id, image, words, label=_class_name(label, class_names, doc_id))
+    return doc, RowLayout(schema, False, text_column, box_level or "word", False, label_as_name, mode, image_was)
+
+
+def doc_to_row(doc: Document, layout: RowLayout, row: dict[str, Any], original: Document, *,
+               tag_names: Sequence[str] = FUNSD_NER_TAGS, class_names: Sequence[str] = RVL_CDIP_CLASSES,
+               input_image: Any = None) -> dict[str, Any]:
+    """``row`` with the shifted ``doc``'s values in its columns (see the module docstring)."""
+    out = dict(row)
+    if doc.image is original.image and input_image is not None:
+        out["image"] = input_image  # pixels untouched: the caller's own object
+    else:
+        out["image"] = _image_out(doc, layout)
+    if layout.full:
+        written = document_to_row(doc, layout.schema, layout.box_level, labels_of(tag_names))
+        for column in ("tokens", "bboxes", "ner_tags", "questions", FULL_COLUMN):
+            if column in written:
+                out[column] = written[column]
+        if layout.text_column == "words":
+            out["words"] = out.pop("tokens")
+    else:
+        if layout.schema == "funsd":
+            index, tags = iob_tags(doc)
+        else:
+            index = token_index(doc) if layout.text_column else []
+        if layout.text_column:
+            w, h = doc.width, doc.height
+            out[layout.text_column] = [doc.words[i].text for i in index]
+            out["bboxes"] = [normalize_box(b, w, h) for b in token_boxes(doc, layout.box_level, index)]
+        if layout.schema == "funsd":
+            unknown = sorted(set(tags) - set(tag_names))
+            if unknown:
+                raise DocumentError(f"the shifted entities have tags {unknown} outside the row's {list(tag_names)}",
+                                    doc_id=doc.id)
+            out["ner_tags"] = tags if layout.tags_as_names else [list(tag_names).index(t) for t in tags]
+    if layout.schema == "rvl_cdip" and "label" in row:
+        out["label"] = doc.label if layout.label_as_name else list(class_names).index(doc.label)
+    return out
+
+
+def labels_of(tag_names: Sequence[str]) -> tuple[str, ...] | None:
+    """The entity labels whose IOB tags are ``tag_names`` (``None`` for FUNSD's own)."""
+    if tuple(tag_names) == FUNSD_NER_TAGS:
+        return None
+    return tuple(dict.fromkeys(t[2:].lower() for t in tag_names if t[:2] in ("B-", "I-")))
+
+
+def entities_from_iob(tags: Sequence[str], doc_id: str, where: str | None = None,
+                      names: Sequence[str] | None = None) -> tuple[Entity, ...]:
+    """Entities from IOB tags: ``B-X`` opens one, ``I-X`` continues it, ``O`` is an ``other`` entity per word.
+
+    A tag must be one of ``names`` (the dataset's), or ``O``, ``B-X`` or ``I-X`` when it declares none."""
+    entities: list[Entity] = []
+    current: list[int] = []
+    label = None
+
+    def close():
+        if current:
+            entities.append(Entity(len(entities), label, tuple(current)))
+
+    for i, tag in enumerate(tags):
+        known = tag in names if names else (tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2))
+        if not isinstance(tag, str) or not known:
+            raise DocumentError(f"unknown tag {tag!r} at token {i}", doc_id=doc_id, path=where)
+        if tag == "O":
+            close()
+            current, label = [i], "other"
+            close()
+            current, label = [], None
+        elif tag.startswith("B-") or label != tag[2:].lower():
+            close()
+            current, label = [i], tag[2:].lower()
+        else:
+            current.append(i)
+    close()
+    return tuple(entities)
+
+
+def _tag_name(tag: Any, names: Sequence[str], doc_id: str) -> str:
+    if isinstance(tag, str):
+        if tag not in names:
+            raise DocumentError(f"unknown tag {tag!r}; the row's tags are {list(names)}", doc_id=doc_id)
+        return tag
+    if isinstance(tag, (int, np.integer)) and not isinstance(tag, bool) and 0 <= tag < len(names):
+        return names[int(tag)]
+    raise DocumentError(f"ner_tags must be tag names or integers below {len(names)}, got {tag!r}", doc_id=doc_id)
+
+
+def _class_name(label: Any, names: Sequence[str], doc_id: str) -> str | None:
+    if label is None:
+        return None
+    if isinstance(label, str) and label in names:
+        return label
+    if isinstance(label, (int, np.integer)) and not isinstance(label, bool) and 0 <= label < len(names):
+        return names[int(label)]
+    raise DocumentError(f"label must be one of the {len(names)} classes or its index, got {label!r}", doc_id=doc_id)
+
+
+def _image(row: dict[str, Any], doc_id: str, allow_local_paths: bool):
+    if "image" in row and row["image"] is not None:
+        cell = row["image"]
+        if isinstance(cell, dict):  # datasets' undecoded {"bytes", "path"}
+            if not cell.get("bytes"):
+                raise DocumentError("the image cell holds no bytes", doc_id=doc_id)
+            return PageImage.from_bytes(cell["bytes"], name=doc_id), "cell", None
+        mode = cell.mode if isinstance(cell, Image.Image) else None
+        return as_page_image(cell, doc_id=doc_id), ("pil" if mode else "array"), mode
+    path = row.get("image_path")
+    if path:
+        if not allow_local_paths:
+            raise DocumentError(f"the row has no image, only a local file name ({str(path)!r}); dogood opens files "
+                                "a row names only with allow_local_paths=True", doc_id=doc_id)
+        return PageImage.from_file(path), "path", "RGB"
+    raise DocumentError("the row has no image (an 'image' column, or 'image_path' with allow_local_paths=True)",
+                        doc_id=doc_id)
+
+
+def _image_out(doc: Document, layout: RowLayout):
+    if layout.image_was == "array":
+        return np.asarray(doc.image.to_array())
+    if layout.image_was == "cell":
+        return {"bytes": doc.image.encoded_bytes(), "path": None}
+    pil = doc.image.to_pil()
+    mode = layout.image_mode or ("RGB" if layout.schema != "rvl_cdip" else "L")
+    return pil if pil.mode == mode else pil.convert(mode)
+
+
+def _hub_box_level(boxes: Sequence[Sequence[int]], entities: Sequence[Entity]) -> str:
+    """``segment`` when every multi-token entity's tokens share one box (``nielsr/funsd-layoutlmv3``), else ``word``."""
+    multi = [e for e in entities if len(e.word_ids) > 1]
+    if multi and all(all(list(boxes[i]) == list(boxes[e.word_ids[0]]) for i in e.word_ids) for e in multi):
+        return "segment"
+    return "word"
+
+
+def _full_record_box_level(doc: Document, row: dict[str, Any]) -> str:
+    """The convention the row's ``bboxes`` were written in: the one whose boxes equal them (``segment`` on a tie)."""
+    index = token_index(doc)
+    given = [list(b) for b in row.get("bboxes") or []]
+    for level in ("segment", "word"):
+        if level == "segment" and not doc.entities:
+            continue
+        if [normalize_box(b, doc.width, doc.height) for b in token_boxes(doc, level, index)] == given:
+            return level
+    return "word" if not doc.entities else "segment"
