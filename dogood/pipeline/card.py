@@ -25,6 +25,9 @@ def card_template_path() -> Path:
     """The card template: shipped in ``data_cards/`` (package ``dogood.data_cards``)."""
     import importlib.resources
 
+    checkout = Path(__file__).resolve().parents[2] / "data_cards" / "dataset_card.md"  # a source checkout's own
+    if (checkout.parents[1] / "pyproject.toml").is_file() and checkout.is_file():
+        return checkout
     try:
         path = Path(str(importlib.resources.files("dogood.data_cards") / "dataset_card.md"))
         if path.is_file():

@@ -415,14 +415,15 @@ def recipe_dirs() -> list[Path]:
     (pass its path to build a changed copy), so where a command runs does not
     change what a shipped name means.
     """
-    dirs = []
+    checkout = Path(__file__).resolve().parents[2]  # dogood imported from a source checkout: its own recipes first
+    dirs = [checkout / "recipes"] if (checkout / "pyproject.toml").is_file() else []
     try:  # an installed wheel; a namespace package's files() is no folder, hence the guard
         shipped = importlib.resources.files("dogood.recipes")
         if isinstance(shipped, Path):
             dirs.append(shipped)
     except (ModuleNotFoundError, TypeError):
         pass
-    dirs += [Path(__file__).resolve().parents[2] / "recipes", Path.cwd() / "recipes"]
+    dirs.append(Path.cwd() / "recipes")
     unique: list[Path] = []
     for d in dirs:
         if d.is_dir() and d.resolve() not in [u.resolve() for u in unique]:
