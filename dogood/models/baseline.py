@@ -359,6 +359,8 @@ class BaselineTagger:
     task = "token"
     #: What the CRF is given: word text and boxes (its features), never the pixels.
     sees = frozenset({"text", "layout"})
+    #: Inputs it can be scored without (``dogood eval --ablate``); without the pixels it never sees, it scores the same.
+    ablations = frozenset({"text", "layout", "image"})
 
     def __init__(self, model_bytes: bytes, meta: dict[str, Any], *, source: str | None = None):
         self.model_bytes = bytes(model_bytes)

@@ -234,6 +234,15 @@ class _HFModel:
             logits = self.model(**fed).logits
         return logits.float().softmax(-1).cpu()
 
+    #: Inputs it can be scored without (``dogood eval --ablate``): any, since they are removed from the document.
+    ablations = frozenset({"text", "layout", "image"})
+
+    @property
+    def mask_token(self) -> str | None:
+        """The tokenizer's mask token (what ``--ablate text`` puts in place of each word), if it has one."""
+        tokenizer = getattr(self, "tokenizer", None)
+        return getattr(tokenizer, "mask_token", None)
+
     @property
     def sees(self) -> frozenset[str]:
         """What the model is given, from its forward inputs: ``text`` (input_ids), ``layout`` (bbox), ``image`` (pixel_values)."""
