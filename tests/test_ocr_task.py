@@ -138,3 +138,21 @@ def test_rapidocr_reads_words_with_boxes(funsd_test):
     assert s["box_recall"] >= 0.4 and s["recall"] >= 0.4 and s["cer"] < 0.2  # a real detector and recogniser
     again = engine.predict([crop])[doc.id].words  # from the cache: the same words
     assert again == words
+
+
+def test_configs_whose_words_were_re_read_by_ocr_are_left_out(funsd_dir, tmp_path):
+    from dogood.eval import EvalError
+    from dogood.pipeline.build import build
+    from dogood.pipeline.recipe import load_recipe
+
+    out = tmp_path / "funsd-i"
+    build(load_recipe("funsd-i"), out, source_path=funsd_dir, limit=1, configs=["distort", "distort_reocr"],
+          progress=False)
+    engine = load_model("tesseract", task="ocr")
+    report = evaluate(engine, "funsd", str(out), task="ocr", resamples=0)
+    assert [r["dataset"] for r in report.ood] == ["funsd-i/distort"]
+    assert any(w.startswith("funsd-i/distort_reocr left out: its words were re-read by OCR (reocr)")
+               for w in report.warnings)
+    assert 0 < report.ood[0]["value"] < 1  # the distorted page against its exact, re-projected words
+    with pytest.raises(EvalError, match="re-read by OCR"):
+        evaluate(engine, f"{out}:distort_reocr", str(out), task="ocr", resamples=0)

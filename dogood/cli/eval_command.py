@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -140,7 +141,7 @@ def cmd_eval(args) -> int:
                       reference_note=reference_note, task=args.task, ablate=args.ablate)
     for warning in report.warnings:
         print(f"dogood: warning: {warning}", file=sys.stderr)
-    out = Path(args.out) if args.out else Path("eval") / model.name.replace("/", "_")
+    out = Path(args.out) if args.out else Path("eval") / re.sub(r"[^A-Za-z0-9_.+-]", "_", model.name)
     paths = report.write(out)
     print(report.to_markdown().split("## Per dataset")[0].rstrip())
     print()

@@ -92,7 +92,8 @@ class Scored:
         """Per document, the counts its score is pooled from.
 
         ``(tp, n_pred, n_gold)`` entities (token classification), ``(correct,)``
-        (document classification) or ``(sum of ANLS, questions)`` (QA).
+        (document classification), ``(sum of ANLS, questions)`` (QA) or
+        :data:`dogood.eval.ocr_task.COUNT_NAMES` (OCR).
         """
         if self.task == "qa":
             return np.array([[sum(self.anls(i)), len(self.gold[i])] for i in ids], dtype=np.float64)
@@ -393,6 +394,8 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any = (), *, split: st
     id_ids = all_id[:limit] if limit else all_id
     all_id_set = set(all_id)
     warnings: list[str] = []
+    if task == "ocr":
+        ood_sets = _exact_words_only(id_set, ood_sets, warnings)
     # per OOD set: (its documents, ID documents only in ID, documents only in it); unpaired[j]: scored unpaired
     pairs: list[tuple[list[str], int, int]] = []
     unpaired: list[bool] = []
@@ -574,6 +577,36 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any = (), *, split: st
     report.robustness = _robustness(report, model, ood_sets, pairs, unpaired, id_scored, ood_scored, reference,
                                     reference_note, dict(kw, kieval=False), resamples, seed, confidence)
     return report
+
+
+def _exact_words_only(id_set: EvalDataset, ood_sets: list[EvalDataset], warnings: list[str]) -> list[EvalDataset]:
+    """For ``--task ocr``: the OOD sets whose words are still the source's exact words. A set whose words were
+    re-read by OCR (a shift that ``reads_words``, as ``reocr``) holds an engine's output, not ground truth: it is
+    left out with a warning; an ID set like that is refused."""
+    from dogood.shifts import SHIFTS
+
+    def readers(d: EvalDataset) -> list[str]:
+        ids = d.source.ids()
+        if not ids:
+            return []
+        steps = d.source.load(ids[0]).provenance
+        return sorted({r.shift for r in steps if r.shift in SHIFTS and SHIFTS[r.shift].reads_words})
+
+    found = readers(id_set)
+    if found:
+        raise EvalError(f"dataset {id_set.name!r}: its words were re-read by OCR ({', '.join(found)}), so they are no "
+                        "ground truth to score an OCR engine against")
+    kept = []
+    for d in ood_sets:
+        found = readers(d)
+        if found:
+            warnings.append(f"{d.name} left out: its words were re-read by OCR ({', '.join(found)}), so they are no "
+                            "ground truth to score an OCR engine against")
+        else:
+            kept.append(d)
+    if not kept and ood_sets:
+        raise EvalError("every OOD set's words were re-read by OCR: nothing to score an OCR engine against")
+    return kept
 
 
 def _calibration(scored: Scored, ids: Sequence[str], resamples: int, seed: int, stream: int,
