@@ -38,8 +38,9 @@ class Defocus(Shift):
     Inspired by RoDLA's defocus (``perturbation/blur.py``, ``apply_defocus``: ``cv2.GaussianBlur`` with kernel size
     and sigma 1, 3 and 5 at levels 1-3). Differences: a disc, the shape of defocus, where RoDLA's truncated
     Gaussians are nearly 3x3 and 5x5 box filters; five levels (radius 0.6, 1, 1.5, 2, 2.5 pixels: RoDLA's levels
-    2 and 3 are about radius 1 and 2), where RoDLA's level 1 (a 1x1 kernel) leaves the page unchanged. Written with numpy (the kernel) and OpenCV (the filter):
-    ImageNet-C's defocus kernel is the same idea, but its code is not a maintained library.
+    2 and 3 are about radius 1 and 2), where RoDLA's level 1 (a 1x1 kernel) leaves the page unchanged. Written
+    with numpy (the kernel) and OpenCV (the filter): ImageNet-C's defocus kernel is the same idea, but its code is
+    not a maintained library.
 
     Counts: ``words``, ``pixels_changed``.
     """

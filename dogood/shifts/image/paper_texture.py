@@ -79,8 +79,9 @@ class PaperTexture(Shift):
     random walks 20-150 pixels long, each with a shade). A level sets ``strength`` in (0, 1]: the page keeps the
     first ``strength`` share of the fibres and is darkened by ``strength`` times (an overall tint of 6%, grain of
     3% standard deviation, cut at two, and fibres of up to 18%), multiplied into the page like light the paper
-    absorbs, so ink stays as dark as it was and only the paper takes the texture. The levels of one config show the same fibres
-    and grain, each more. Pixel-only: words, boxes, entities and the label are kept exactly; a grey page stays grey.
+    absorbs, so ink stays as dark as it was and only the paper takes the texture. The levels of one config show
+    the same fibres and grain, each more. Pixel-only: words, boxes, entities and the label are kept exactly; a grey
+    page stays grey.
 
     Inspired by RoDLA's texture (``perturbation/noise.py``, ``apply_texture``: ocrodeg's ``make_fibrous_image``
     with 300, 900 or 1500 fibres about 250 pixels long, and ``make_multiscale_noise`` for the ink, blended through
