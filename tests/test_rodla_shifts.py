@@ -216,8 +216,8 @@ def test_rotate_grows_the_canvas_fills_with_paper_and_keeps_each_words_ink_in_it
                 continue
             assert t.box[0] >= v.box[0] and t.box[1] >= v.box[1] and t.box[2] <= v.box[2] and t.box[3] <= v.box[3]
             source = (x1 - x0) * (y1 - y0) / ((np.ptp(xs) + 1) * (np.ptp(ys) + 1))
-            after = (v.box[2] - v.box[0]) * (v.box[3] - v.box[1]) / max(1, (t.box[2] - t.box[0]) * (t.box[3] - t.box[1]))
-            ratios.append(after / source)
+            area = (v.box[2] - v.box[0]) * (v.box[3] - v.box[1])
+            ratios.append(area / max(1, (t.box[2] - t.box[0]) * (t.box[3] - t.box[1])) / source)
         assert 0.95 <= np.median(ratios) <= 1.1, np.median(ratios)
 
 

@@ -23,16 +23,24 @@ def luma(pixels: np.ndarray) -> np.ndarray:
     return pixels if pixels.ndim == 2 else cv2.cvtColor(pixels, cv2.COLOR_RGB2GRAY)
 
 
+def _median_tone(pixels: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """Per channel, the median (the lower middle value) of the ``chosen`` pixels (all of them when none is), from
+    OpenCV's masked 256-bin histograms: a millisecond a page where ``np.median`` sorts."""
+    mask = chosen.astype(np.uint8) if chosen.any() else None
+    out = []
+    for c in range(1 if pixels.ndim == 2 else pixels.shape[2]):
+        hist = cv2.calcHist([pixels], [c], mask, [256], [0, 256]).reshape(-1)
+        cumulative = np.cumsum(hist)
+        out.append(float(np.searchsorted(cumulative, (cumulative[-1] + 1) // 2)))
+    return np.array(out)
+
+
 def paper_tone(pixels: np.ndarray) -> np.ndarray:
     """The page's paper colour, one value per channel (float64): the median of the pixels at or above Otsu's
     threshold of the luma (the light class), so ink, rules and photos do not pull it down."""
     gray = luma(pixels)
     threshold, _ = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    light = gray >= threshold
-    flat = pixels.reshape(gray.size, -1)[light.reshape(-1)]
-    if not len(flat):
-        flat = pixels.reshape(gray.size, -1)
-    return np.median(flat, axis=0).astype(np.float64)
+    return _median_tone(pixels, gray >= threshold)
 
 
 def ink_tone(pixels: np.ndarray) -> np.ndarray:
@@ -43,9 +51,9 @@ def ink_tone(pixels: np.ndarray) -> np.ndarray:
     dark = gray < threshold
     if not dark.any():
         return np.zeros(1 if pixels.ndim == 2 else 3)
-    cut = np.percentile(gray[dark], 5)
-    flat = pixels.reshape(gray.size, -1)[(dark & (gray <= cut)).reshape(-1)]
-    return np.median(flat, axis=0).astype(np.float64)
+    cumulative = np.cumsum(cv2.calcHist([gray], [0], dark.astype(np.uint8), [256], [0, 256]).reshape(-1))
+    cut = int(np.searchsorted(cumulative, max(1, int(0.05 * cumulative[-1]))))
+    return _median_tone(pixels, dark & (gray <= cut))
 
 
 def smooth_mask(size: tuple[int, int], draw, scale: int = 4, blur: float = 0.0) -> np.ndarray:
@@ -89,8 +97,8 @@ def pixels_changed(before: np.ndarray, after: np.ndarray) -> int:
     """Pixels whose grey level moved by more than :data:`CHANGED` in any channel (same-size pages)."""
     moved = cv2.absdiff(before, after)
     if moved.ndim == 3:
-        moved = moved.max(axis=2)
-    return int(np.count_nonzero(moved > CHANGED))
+        moved = cv2.max(cv2.max(moved[..., 0], moved[..., 1]), moved[..., 2])
+    return int(cv2.countNonZero(cv2.compare(moved, CHANGED, cv2.CMP_GT)))
 
 
 def pixel_outcome(doc: Document, out: np.ndarray, counts: dict[str, int] | None = None) -> Outcome:

@@ -155,11 +155,15 @@ class Watermark(Shift):
         grey = bool(np.all(color == color[0]))
         if pixels.ndim == 2 and not grey:
             pixels = cv2.cvtColor(pixels, cv2.COLOR_GRAY2RGB)
-        alpha = self.opacity * coverage
-        if pixels.ndim == 2:
-            factor = 1.0 - alpha * (1.0 - color[0])
-        else:
-            factor = 1.0 - alpha[..., None] * (1.0 - color)
-        out = np.clip(pixels.astype(np.float32) * factor + 0.5, 0, 255).astype(np.uint8)
+        out = np.array(pixels)
+        x, y, w, h = cv2.boundingRect((coverage > 0).astype(np.uint8))  # only where the mark lies
+        if w and h:
+            alpha = self.opacity * coverage[y:y + h, x:x + w]
+            if pixels.ndim == 2:
+                factor = 1.0 - alpha * (1.0 - color[0])
+            else:
+                factor = 1.0 - alpha[..., None] * (1.0 - color)
+            region = pixels[y:y + h, x:x + w].astype(np.float32) * factor + 0.5
+            out[y:y + h, x:x + w] = np.clip(region, 0, 255).astype(np.uint8)
         result = pixel_outcome(doc, out, {"covered": int(np.count_nonzero(coverage >= 0.5))})
         return Outcome(result.doc, result.counts, {"mark": {mark["mark"]: 1}})
