@@ -48,7 +48,7 @@ class Defocus(Shift):
     name = "defocus"
     family = "image"
     factors: ClassVar[frozenset[str]] = frozenset({"ink", "background", "quality"})
-    papers = (Cites("rodla", "3.2 (blur: defocus)",
+    papers = (Cites("rodla", "blur group: defocus",
                     inspired_by="a disc point spread function instead of a small Gaussian; five radii, the first "
                                 "already a blur (RoDLA's level 1 is the identity)"),
               Cites("imagenet-c", "defocus blur", inspired_by="a disc kernel, sized for ~100 dpi document scans"))

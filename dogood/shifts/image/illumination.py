@@ -48,7 +48,7 @@ class Illumination(Shift):
     name = "illumination"
     family = "image"
     factors: ClassVar[frozenset[str]] = frozenset({"ink", "background", "quality"})
-    papers = (Cites("rodla", "3.2 (inconsistency distortion: illumination)",
+    papers = (Cites("rodla", "inconsistency distortion group: illumination",
                     inspired_by="a star-shaped patch whose glare or shade grows with the level and never erases the "
                                 "text; five strengths sharing one patch; seeded"),)
     counts_help = {**Shift.counts_help, "pixels_changed": "pixels whose grey level moved by more than 32",

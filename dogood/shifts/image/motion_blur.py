@@ -56,7 +56,7 @@ class MotionBlur(Shift):
     name = "motion_blur"
     family = "image"
     factors: ClassVar[frozenset[str]] = frozenset({"ink", "background", "quality"})
-    papers = (Cites("rodla", "3.2 (blur: vibration)",
+    papers = (Cites("rodla", "blur group: vibration",
                     inspired_by="five kernel lengths (RoDLA's 3, 9, 15 px at levels 1, 3, 5), any direction, a "
                                 "sub-pixel anti-aliased segment, seeded"),)
     counts_help = {**Shift.counts_help, "pixels_changed": "pixels whose grey level moved by more than 32"}

@@ -98,7 +98,7 @@ class PaperTexture(Shift):
     name = "paper_texture"
     family = "image"
     factors: ClassVar[frozenset[str]] = frozenset({"ink", "background", "quality"})
-    papers = (Cites("rodla", "3.2 (noise: texture)",
+    papers = (Cites("rodla", "noise group: texture",
                     inspired_by="fibres and grain multiplied into the page, so the print keeps its tones (RoDLA "
                                 "re-renders the whole page); five levels sharing one texture; seeded"),)
     counts_help = {**Shift.counts_help, "pixels_changed": "pixels whose grey level moved by more than 32",

@@ -47,7 +47,7 @@ class RotatePage(Shift):
     family = "image"
     factors: ClassVar[frozenset[str]] = frozenset({"geometry", "box_position", "box_size", "ink", "background",
                                                    "quality"})
-    papers = (Cites("rodla", "3.2 (spatial transformation: rotation)",
+    papers = (Cites("rodla", "spatial transformation group: rotation",
                     inspired_by="five continuous angle ranges, never zero; paper-coloured corners; boxes bounded on "
                                 "the grown canvas instead of clipped to the original page; seeded"),)
     counts_help = {**Shift.counts_help, "angle_centidegrees": "the size of the angle drawn, in 1/100 degree "
@@ -84,7 +84,7 @@ class RotatePage(Shift):
     def apply(self, doc: Document, rng: np.random.Generator):
         angle = self.draw_angle(rng)
         pixels = doc.image.to_array()
-        fill = {"paper": paper_tone(pixels) if self.fill == "paper" else None, "black": 0, "white": 255}[self.fill]
+        fill = paper_tone(pixels) if self.fill == "paper" else (0 if self.fill == "black" else 255)
         matrix, size = rotation((doc.width, doc.height), angle, self.canvas)
         turned = warp_page(pixels, matrix, size, fill, INTERPOLATIONS[self.interpolation])
         counts = {"words": len(doc.words), "angle_centidegrees": int(round(abs(angle) * 100))}

@@ -30,12 +30,12 @@ class Shadow(Shift):
     shadow, each darker. The shadow is computed on a grid every :data:`STEP` pixels and upsampled with OpenCV.
     Pixel-only: words, boxes, entities and the label are kept exactly; a grey page stays grey.
 
-    RoDLA has no shadow of its own: its ``apply_illumination`` darkens a random polygon (one branch of
-    :class:`~dogood.shifts.image.illumination.Illumination`'s counterpart). This shift is inspired by that dark
-    branch (x1/2, x1/4, x1/6 at levels 1-3: strengths 0.5, 0.75, 0.83) with the shape of a cast shadow: one edge
-    across the page rather than a patch; five strengths, 0.15 to 0.75; seeded. Written with numpy and OpenCV:
-    augraphy's ``ShadowCast`` has the shape, but blurs a full-size mask with a 101-301 pixel Gaussian (about 1.2 s
-    a FUNSD page here) and draws from the global random state.
+    RoDLA has no shadow of its own; the nearest is the dark branch of its ``apply_illumination``
+    (``perturbation/inconsistency.py``: a random five-point polygon, blurred, its light multiplied by 1/2, 1/4 or
+    1/6 at levels 1-3, i.e. strengths 0.5, 0.75, 0.83), which inspired this shift. Differences: the shape of a cast
+    shadow, one soft edge across the page rather than a patch; five strengths, 0.15 to 0.75; seeded. Written with
+    numpy and OpenCV: augraphy's ``ShadowCast`` has the shape, but blurs a full-size mask with a 101-301 pixel
+    Gaussian (about 1.2 s a FUNSD page here) and draws from the global random state.
 
     Counts: ``words``, ``pixels_changed``, ``shaded`` (pixels in the umbra: darkened by at least half the
     strength).
@@ -44,7 +44,7 @@ class Shadow(Shift):
     name = "shadow"
     family = "image"
     factors: ClassVar[frozenset[str]] = frozenset({"ink", "background", "quality"})
-    papers = (Cites("rodla", "3.2 (inconsistency distortion: illumination, dark branch)",
+    papers = (Cites("rodla", "inconsistency distortion group: illumination, dark branch",
                     inspired_by="a shadow cast from one side with a soft wavy edge, where RoDLA darkens a random "
                                 "polygon; five strengths sharing one shadow; seeded"),)
     counts_help = {**Shift.counts_help, "pixels_changed": "pixels whose grey level moved by more than 32",

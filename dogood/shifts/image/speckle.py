@@ -61,7 +61,7 @@ class Speckle(Shift):
     name = "speckle"
     family = "image"
     factors: ClassVar[frozenset[str]] = frozenset({"ink", "background", "quality"})
-    papers = (Cites("rodla", "3.2 (noise: speckle)",
+    papers = (Cites("rodla", "noise group: speckle",
                     inspired_by="five densities of ragged blotches plus single-pixel dots in the page's own ink and "
                                 "paper tones, nested across levels; seeded"),)
     counts_help = {**Shift.counts_help, "pixels_changed": "pixels whose grey level moved by more than 32",

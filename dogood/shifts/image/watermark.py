@@ -99,8 +99,8 @@ class Watermark(Shift):
 
     name = "watermark"
     family = "image"
-    factors: ClassVar[frozenset[str]] = frozenset({"ink", "background"})
-    papers = (Cites("rodla", "3.2 (content interference: watermark)",
+    factors: ClassVar[frozenset[str]] = frozenset({"ink", "background", "quality"})
+    papers = (Cites("rodla", "content interference group: watermark",
                     inspired_by="a legible word or seal across the page, printed multiplied so ink stays dark; "
                                 "five opacities at one drawn shape; seeded"),)
     counts_help = {**Shift.counts_help, "pixels_changed": "pixels whose grey level moved by more than 32",
