@@ -184,6 +184,7 @@ def test_rotate_grows_the_canvas_fills_with_paper_and_keeps_each_words_ink_in_it
         angle = shift.draw_angle(np.random.default_rng(seed))
         out = shift(doc, seed)
         assert 6 <= abs(angle) <= 9 and out.provenance[-1].counts["angle_centidegrees"] == round(abs(angle) * 100)
+        assert out.provenance[-1].tallies["direction"] == {"counter-clockwise" if angle > 0 else "clockwise": 1}
         rad = math.radians(abs(angle))
         assert out.width == math.ceil(doc.width * math.cos(rad) + doc.height * math.sin(rad) - 1e-6)
         assert out.height == math.ceil(doc.width * math.sin(rad) + doc.height * math.cos(rad) - 1e-6)

@@ -40,7 +40,8 @@ class RotatePage(Shift):
     resampling by default (Tesseract reads these ~100 dpi scans better than after bilinear blur).
 
     Counts: ``words``, ``angle_centidegrees`` (the size of the angle drawn, in 1/100 degree) and, with
-    ``reproject: ink``, ``no_ink`` (words whose box held no ink: their outline's bounds).
+    ``reproject: ink``, ``no_ink`` (words whose box held no ink: their outline's bounds); tallies: ``direction``
+    (``clockwise`` or ``counter-clockwise``: with the angle, each page's turn can be undone).
     """
 
     name = "rotate"
@@ -52,6 +53,7 @@ class RotatePage(Shift):
                                 "the grown canvas instead of clipped to the original page; seeded"),)
     counts_help = {**Shift.counts_help, "angle_centidegrees": "the size of the angle drawn, in 1/100 degree "
                                                             "(over the documents: the mean angle)"}
+    tallies_help: ClassVar[dict[str, str]] = {"direction": "pages turned clockwise or counter-clockwise"}
     #: Levels 1-5: the angle's range in degrees. Measured by the words' mean box displacement (the card's).
     severities: ClassVar[dict[int, dict[str, Any]]] = {
         1: {"min_angle": 1.0, "max_angle": 3.0}, 2: {"min_angle": 3.0, "max_angle": 6.0},
@@ -94,4 +96,4 @@ class RotatePage(Shift):
             boxes = affine_boxes(doc.boxes, matrix, size)
         words = tuple(Word(w.text, tuple(int(v) for v in b)) for w, b in zip(doc.words, boxes))
         out = doc.replace(image=PageImage.from_array(turned), words=words)
-        return Outcome(out, counts)
+        return Outcome(out, counts, {"direction": {"counter-clockwise" if angle > 0 else "clockwise": 1}})
