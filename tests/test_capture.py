@@ -70,15 +70,17 @@ def test_reprojected_boxes_hold_the_ink(level, seed, rgb):
     for word in out.words:
         x0, y0, x1, y1 = word.box
         covered[max(y0 - grow, 0):y1 + grow, max(x0 - grow, 0):x1 + grow] = True
-        assert ink[y0:y1, x0:x1].mean() > 0.2, f"box {word.text} lost its ink"
+        # the boxes keep the source's margins (reproject: margins): its bars fill about a quarter of each
+        assert ink[y0:y1, x0:x1].mean() > 0.1, f"box {word.text} lost its ink"
     assert dark.sum() > 1000 and (dark & ~covered).sum() <= 0.002 * dark.sum()
 
 
 def test_boxes_are_exact_without_camera_effects():
-    """With no blur, noise or shading, the ink's bounds are the boxes: every box edge within 1 px."""
+    """With no blur, noise or shading, the ink's bounds are the boxes (``reproject: ink``): every box edge within
+    1 px."""
     doc, _ = rectangles_doc()
     params = dict(CapturePage.severities[4], blur=0.0, noise=0.0, shading=0.0, gradient=0.0, shadow=0.0,
-                  quality=[100, 100])
+                  quality=[100, 100], reproject="ink")
     shift, outcome = captured(doc, 2, **params)
     luma = np.asarray(outcome.doc.image.to_pil().convert("L"), dtype=np.int32)
     for word in outcome.doc.words:

@@ -16,16 +16,14 @@ from dogood.page.warp import (
     CANVASES,
     INTERPOLATIONS,
     KINDS,
+    REPROJECT,
     apply_map,
+    carry_boxes,
     check_map,
     distortion_map,
     get_map_provider,
-    ink_mask,
     map_provider_names,
-    reproject_boxes,
 )
-
-REPROJECT = ("box", "ink")
 
 
 class DistortPage(Shift):
@@ -83,16 +81,19 @@ class DistortPage(Shift):
     class Params(params.Params):
         kinds: params.Names = Field(("perspective", "curve", "fold"), description=(
             "distortions among fold, curve, curl, perspective; applied in that order whatever the order given"))
-        strength: params.Real = Field(0.5, ge=0, le=1, description="scales every displacement (0: the page only "
-                                                                   "shrinks into the margin)")
+        strength: params.Real = Field(0.5, ge=0, le=1, description=(
+            "scales every displacement, the page's shrink into the margin included (0: no change); the draws "
+            "are the same at every strength"))
         folds: params.Integer = Field(1, ge=1, description="how many folds, and how many curves, when those kinds "
                                                            "are asked for")
         margin: params.Real = Field(0.04, ge=0, lt=0.5, description="fraction of the page's width and height kept "
-                                                                    "as border on every side")
+                                                                    "as border on every side at strength 1")
         border_value: params.Integer = Field(0, ge=0, le=255, description="grey level of the canvas outside the "
                                                                           "page (black by default)")
-        reproject: Literal[REPROJECT] = Field("ink", description="ink: the warped ink inside each word box; box: "
-                                                                 "the warped word box")
+        reproject: Literal[REPROJECT] = Field("margins", description=(
+            "margins: the warped ink's bounds widened by the source box's margins around its ink (the box keeps "
+            "its looseness, the annotation's convention); ink: the warped ink's bounds alone (tight, as OCR draws "
+            "boxes: FUNSD's looser boxes shrink); box: the bounds of the whole warped box"))
         encoding: Literal["jpeg", "png"] = Field("jpeg", description="how the new page is stored (jpeg: quality 95)")
         interpolation: Literal[tuple(INTERPOLATIONS)] = Field("cubic", description="pixel interpolation of the "
                                                                                    "warp (dogood.page.warp.apply_map)")
@@ -113,8 +114,11 @@ class DistortPage(Shift):
         self.kinds = tuple(dict.fromkeys(self.kinds))
 
     def card_notes(self, schema: str = "funsd") -> list[str]:
-        how = ("the bounds of the word's ink (Otsu within its box) carried through the map: tight, as OCR draws boxes"
-               if self.reproject == "ink" else "the bounds of the word's whole box carried through the map")
+        how = {"margins": "the bounds of the word's ink (Otsu within its box) carried through the map, widened by the "
+                          "source box's margins around its ink: each box keeps its looseness",
+               "ink": "the bounds of the word's ink (Otsu within its box) carried through the map: tight, as OCR "
+                      "draws boxes (looser source boxes get tighter)",
+               "box": "the bounds of the word's whole box carried through the map"}[self.reproject]
         where = (f"map provider `{self.map_provider}`" if self.map_provider else
                  f"{', '.join(k for k in KINDS if k in self.kinds)} at strength {self.strength:g}")
         return [f"`distort`: the page warped through one dense backward map ({where}); the source's words are "
@@ -135,8 +139,7 @@ class DistortPage(Shift):
         pixels = doc.image.to_array()
         backward = self.backward_map(doc, pixels, rng)
         warped = apply_map(pixels, backward, self.border_value, self.interpolation)
-        ink = ink_mask(pixels, doc.boxes) if self.reproject == "ink" and doc.words else None
-        boxes, found = reproject_boxes(doc.boxes, backward, (doc.width, doc.height), ink=ink)
+        boxes, found = carry_boxes(doc.boxes, backward, pixels, self.reproject, warped=warped)
         words = tuple(Word(w.text, tuple(int(v) for v in b)) for w, b in zip(doc.words, boxes))
         out = doc.replace(image=PageImage.from_array(warped, encoding=self.encoding), words=words)
         counts = {"words": len(words), "fallback_boxes": found["fallback_boxes"]}
