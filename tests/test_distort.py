@@ -337,3 +337,31 @@ def test_any_page_mode_is_distorted(funsd_test, mode):
     assert [w.text for w in out.words] == [w.text for w in doc.words]
     boxes = out.boxes
     assert (boxes[:, 0] >= 0).all() and (boxes[:, 2] <= doc.width).all() and (boxes[:, 3] <= doc.height).all()
+
+
+# -- (g) severity levels share their draws: the warp fields differ by a scale ------------------------------------------
+
+@pytest.mark.parametrize("kinds", [("perspective", "curve", "fold"), ("perspective",), ("curl",), ("fold", "curve")])
+def test_levels_warp_fields_differ_by_a_scale(funsd_test, kinds):
+    """One draw, every level: the displacement (backward map minus identity) at level 1 is its strength over level
+    5's times level 5's, at every pixel (float32 rounding aside), and level 0 strength is the identity."""
+    doc = funsd_test.load(funsd_test.ids()[0])
+    pixels = doc.image.to_array()
+    ys, xs = np.mgrid[0:doc.height, 0:doc.width]
+    identity = np.dstack([xs, ys]).astype(np.float64)
+    fields = {}
+    for level in (1, 3, 5):
+        shift = make_shift({"shift": "distort", "kinds": list(kinds), **DistortPage.severities[level]})
+        fields[level] = shift.backward_map(doc, pixels, np.random.default_rng(11)) - identity
+    assert np.abs(fields[5]).max() > 20  # a real warp
+    for level in (1, 3):
+        ratio = DistortPage.severities[level]["strength"] / DistortPage.severities[5]["strength"]
+        assert np.abs(fields[level] - ratio * fields[5]).max() < 0.05
+    zero = make_shift({"shift": "distort", "kinds": list(kinds), "strength": 0.0})
+    assert np.abs(zero.backward_map(doc, pixels, np.random.default_rng(11)) - identity).max() < 1e-3
+
+
+def test_strength_zero_keeps_every_box(funsd_test):
+    doc = funsd_test.load(funsd_test.ids()[2])
+    out = make_shift({"shift": "distort", "strength": 0.0})(doc, 4)
+    assert np.array_equal(out.boxes, doc.boxes)

@@ -161,6 +161,8 @@ def page_quality(source_pixels: np.ndarray, shifted_pixels: np.ndarray, source_b
     raw = both(source_pixels, shifted_pixels) if same else (None, None)
     back = None
     if source_boxes is not None and shifted_boxes is not None:
+        if raw[0] is not None and np.array_equal(np.asarray(source_boxes), np.asarray(shifted_boxes)):
+            return Quality(*raw, *raw)  # the words did not move: aligning is the identity
         back = aligned(source_pixels, shifted_pixels, source_boxes, shifted_boxes)
     if back is None:
         return Quality(*raw, None, None)

@@ -62,9 +62,11 @@ class CapturePage(Shift):
     by a pinhole camera with a drawn pose (tilt about a random axis, roll,
     ``distance``). Every output pixel's ray is met with the lifted page, giving
     one dense backward map through which the page is resampled and every word
-    box re-projected exactly (:func:`dogood.page.warp.reproject_boxes`; ``ink``: the
-    bounds of the word's warped ink, as OCR draws boxes; ``box``: of its whole
-    box); the surface is drawn through the same camera's homography of its
+    box carried through it (:func:`dogood.page.warp.carry_boxes`; ``margins``: the
+    warped ink's bounds widened by the source box's margins around its ink, so each
+    box keeps its looseness, the annotation's convention; ``ink``: the bounds of the
+    word's warped ink, tight as OCR draws boxes, so FUNSD's looser boxes shrink;
+    ``box``: of its whole box); the surface is drawn through the same camera's homography of its
     plane. The light: Lambertian shading from the page's normals under one
     directional light (``shading``), a lighting gradient across the frame
     (``gradient``) and a soft cast shadow (``shadow``). The camera: Gaussian
@@ -74,7 +76,11 @@ class CapturePage(Shift):
 
     Texts, word order, entities, links, labels and QA pairs are unchanged;
     the page becomes RGB, the frame keeps the page's size. All randomness
-    comes from the document's generator.
+    comes from the document's generator, drawn the same way whatever the
+    parameters (up to four creases are always drawn, the quality is one
+    uniform draw, the noise comes from a generator of its own), so the
+    levels of one config share the pose's axis, the creases' lines, the
+    light, the photo and the noise pattern, and differ in their amounts.
 
     Counts: ``words``, ``fallback_boxes`` (words squeezed out, placed by their
     centre), with ``ink``, ``no_ink``. Tallies: ``photo`` and ``licence`` (the
