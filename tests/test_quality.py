@@ -87,3 +87,26 @@ def test_pages_of_other_sizes_are_not_compared():
         ms_ssim(page[:100, :100], page[:100, :100])
     assert page_quality(page, np.full((320, 200), 255, np.uint8)).ssim is None
 
+
+
+def test_a_severity_build_states_the_quality_per_level_in_its_card(funsd_dir, tmp_path):
+    import json
+
+    from dogood.measures.effects import measured as measured_effects
+    from dogood.pipeline.build import build
+    from dogood.pipeline.recipe import parse_recipe
+
+    recipe = parse_recipe({"name": "q", "version": "1.0.0", "source": {"kind": "funsd"}, "seed": 0,
+                           "severities": [1, 5], "configs": {"distort": [{"shift": "distort"}],
+                                                             "cd": [{"shift": "char_deletion"}]}})
+    build(recipe, tmp_path / "q", source_path=funsd_dir, limit=2)
+    stats = json.loads((tmp_path / "q" / "dogood_build.json").read_text())["stats"]
+    m = {c: measured_effects(stats[c]["test"]) for c in ("distort@1", "distort@5", "cd@1")}
+    assert 0.7 <= m["distort@1"]["ms_ssim"] and m["distort@5"]["ms_ssim"] < m["distort@1"]["ms_ssim"]
+    assert m["distort@5"]["aligned_ms_ssim"] > m["distort@5"]["ms_ssim"] and m["cd@1"]["ssim"] is None
+    card = (tmp_path / "q" / "README.md").read_text()
+    assert "| SSIM / MS-SSIM | SSIM / MS-SSIM, page aligned |" in card
+    one = m["distort@1"]
+    assert (f"| {one['ssim']:.3f} / {one['ms_ssim']:.3f} | {one['aligned_ssim']:.3f} / "
+            f"{one['aligned_ms_ssim']:.3f} |") in card
+    assert "| `cd` | 1 |" in card and card.split("| `cd` | 1 |")[1].split("\n")[0].endswith("| – | – |")
