@@ -155,7 +155,9 @@ class CapturePage(Shift):
     #: the page's mean non-rigid displacement (beyond the best similarity) 0.0027, 0.0047, 0.0068, 0.0132, 0.0209
     #: page widths; the ink's contrast kept (:func:`dogood.page.camera.word_contrast`) 0.88, 0.85, 0.78, 0.42, 0.27;
     #: median IoU of the re-projected boxes with Tesseract's words 0.86, 0.84, 0.77, 0, 0 (Tesseract reads 77, 75,
-    #: 68, 34, 3% of the words it read on the scan). Defocus costs Tesseract most at FUNSD's ~100 dpi.
+    #: 68, 34, 3% of the words it read on the scan). Defocus costs Tesseract most at FUNSD's ~100 dpi. (Those
+    #: figures predate the levels' shared draws.) MS-SSIM against the source once the page is aligned
+    #: (``bench/measure_geometry.py``, ``docs/severity.md``): 0.89, 0.80, 0.73, 0.58, 0.47.
     severities: ClassVar[dict[int, dict[str, Any]]] = {
         1: {"tilt": 4.0, "roll": 2.0, "bend": 0.006, "folds": 1, "fold": 0.002, "shading": 0.3, "gradient": 0.06,
             "shadow": 0.1, "blur": 0.0, "noise": 1.0, "quality": [90, 95]},
