@@ -21,9 +21,13 @@ folds over another), the page's image under the whole chain is measured by
 carrying the page outline forward, and the page is then scaled (never
 enlarged) and centred so that this image lies inside the canvas with
 ``margin`` to spare (or the canvas grows around it): no word leaves the
-output. Maps are evaluated on a coarse grid (every ``step`` pixels) and
-upsampled bilinearly: smooth and fast; pixels and boxes both follow the
-upsampled map, so the re-projection stays exact.
+output. Every random parameter is drawn at full strength; a lower strength
+scales the fitted map's displacement (:func:`distortion_map`), so strengths
+of one draw differ in magnitude only. Maps are evaluated on a coarse grid
+(every ``step`` pixels) and upsampled bilinearly: smooth and fast; pixels and
+boxes both follow the upsampled map, so the re-projection stays exact.
+:func:`carry_boxes` carries word boxes in the annotation's convention
+(their margins around the ink kept), tight to the ink, or whole.
 
 Learned warping or dewarping models (DocGeoNet, Feng et al., ECCV 2022, and
 the like) plug in as *map providers*: ``fn(pixels, rng) -> backward map``,
