@@ -227,9 +227,17 @@ class Shift:
         :meth:`step_key`."""
         return self.draw_key or self.step_key()
 
+    #: Parameters added after configs using the shift were published, each with the value that keeps the old
+    #: behaviour: :meth:`params` leaves such a parameter out while it has that value, so the seeds and provenance of
+    #: existing configs (and so their bytes) stay what they were.
+    later_params: ClassVar[dict[str, Any]] = {}
+
     def params(self) -> dict[str, Any]:
-        """The parameters and their current values (what the step's seed is hashed from)."""
-        return {name: _plain(getattr(self, name)) for name in type(self).Params.model_fields}
+        """The parameters and their current values (what the step's seed is hashed from), less any of
+        :attr:`later_params` at its old-behaviour value."""
+        later = type(self).later_params
+        return {name: _plain(getattr(self, name)) for name in type(self).Params.model_fields
+                if not (name in later and getattr(self, name) == later[name])}
 
     def __call__(self, doc: Document, seed: int) -> Document:
         """Apply with ``numpy.random.default_rng(seed)`` and append a :class:`ShiftRecord`."""
