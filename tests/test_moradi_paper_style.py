@@ -520,3 +520,79 @@ def test_funsd_t_builds_paper_configs_and_the_card_says_their_style(funsd_dir, t
         assert ("Style `paper`" in section) == ("paper" in config), config
         rows = [r for f in sorted((out / "data" / config).glob("*.parquet")) for r in pq.read_table(f).to_pylist()]
         assert len(rows) == 2
+
+
+# -- the tagger, and dogood style's synonyms with it --------------------------------------------------------------
+
+def test_the_tagger_gives_penn_tags_offline(tagger):
+    toks = "The quick brown foxes jumped over 3 lazy dogs and he runs quickly .".split()
+    assert tagger.pos_tags(toks) == ["DT", "JJ", "NN", "NNS", "VBD", "IN", "CD", "JJ", "NNS", "CC", "PRP", "VBZ", "RB",
+                                     "."]
+    assert tagger.pos_tags(["It", "'s", "raining", "."]) == ["PRP", "VBZ", "VBG", "."]
+    assert tagger.pos_tags([]) == []
+
+
+def test_a_missing_or_foreign_tagger_model_is_an_error_naming_the_extra(tagger, monkeypatch, tmp_path):
+    import pickle
+
+    from dogood.language import pos_tagger
+
+    monkeypatch.setattr(pos_tagger.importlib.util, "find_spec", lambda name: None)
+    pos_tagger.tagger.cache_clear()
+    try:
+        with pytest.raises(SourceError, match=r'pip install "dogood\[pos\]"'):
+            pos_tagger.tagger()
+        assert not pos_tagger.available()
+        monkeypatch.undo()
+        monkeypatch.setattr(pos_tagger, "MODEL_SHA256", "0" * 64)
+        with pytest.raises(SourceError, match="SHA-256 differs"):
+            pos_tagger.tagger()
+    finally:
+        monkeypatch.undo()
+        pos_tagger.tagger.cache_clear()
+    evil = pickle.dumps(os.system)  # a pickle naming anything but set is refused, not run
+    with pytest.raises(pickle.UnpicklingError, match="refused"):
+        pos_tagger._ModelUnpickler(__import__("io").BytesIO(evil)).load()
+
+
+def test_dogood_synonyms_keep_the_tagged_part_of_speech(tagger, wordnet):
+    doc = form("Test results were sent to New York.")
+    shift = WordPerturbation(kind="synonym", per_sample=4, fraction=1.0)
+    seen = Counter()
+    for seed in range(40):
+        out = shift(doc, seed)
+        for a, b in zip(doc.words, out.words):
+            if a.text != b.text:
+                seen[(a.text, b.text)] += 1
+    assert seen and not any(a in ("New", "York.") for a, _ in seen)  # proper nouns stay
+    results = {b for a, b in seen if a == "results"}
+    assert results and results <= {"consequences", "effects", "outcomes", "events", "issues", "upshots"}, results
+    from dogood.language.lexicons import first_sense_synonyms, tagged_synonyms
+
+    assert "ensues" in first_sense_synonyms("results") and "ensues" not in tagged_synonyms("results", "NNS")
+    assert tagged_synonyms("york", "NNP") == () and tagged_synonyms("large", "JJ") and tagged_synonyms("the", "DT") == ()
+
+
+def test_dogood_synonyms_on_funsd_come_from_the_tagged_sense(funsd_test, tagger, wordnet):
+    from dogood.language.selection import text_samples
+    from dogood.language.words import split_word
+    from dogood.shifts.text.word_perturbation import core_tags
+
+    shift = WordPerturbation(kind="synonym", fraction=1.0)
+    replaced = other = 0
+    for doc_id in funsd_test.ids()[:10]:
+        doc = funsd_test.load(doc_id)
+        out = shift(doc, 0)
+        for sample in text_samples(doc):
+            tags = core_tags(doc, sample)
+            for i in sample:
+                if doc.words[i].text == out.words[i].text:
+                    continue
+                replaced += 1
+                tag = tags[i]
+                assert tag not in ("NNP", "NNPS")
+                pos = {"N": "n", "V": "v", "J": "a", "R": "r"}[tag[0]]
+                old, new = (split_word(w.text)[1].lower() for w in (doc.words[i], out.words[i]))
+                bases = {new, wordnet.morphy(new, pos) or new}
+                other += not any(bases & {n.lower() for n in s.lemma_names()} for s in wordnet.synsets(old, pos))
+    assert replaced > 50 and other <= 0.02 * replaced, (replaced, other)

@@ -117,7 +117,8 @@ def first_sense_synonyms(word: str) -> tuple[str, ...]:
     """WordNet synonyms of a lower-case word from its most frequent sense per part of speech, inflected like it.
 
     Lower-case single words of letters only; stopwords and words under three letters give none.
-    Used by ``word_perturbation``'s ``synonym`` kind (lemminflect inflects).
+    Without a tag, a sense of another part of speech can be taken (``results`` -> ``ensues``): what
+    ``word_perturbation``'s ``synonym`` did before it was tagged (:func:`tagged_synonyms`; funsd-t 2.1.0).
     """
     import lemminflect
 

@@ -88,7 +88,7 @@ from dogood.shifts import params
 from dogood.language.edits import Edits, box_beside
 from dogood.language.lexicons import inflect_verb, require, tagged_synonyms, verb_forms
 from dogood.language.sample_tokens import tokenize_words
-from dogood.shifts.text import _paper_style
+from dogood.shifts.text import _paper_style  # noqa: I001  (the family's private module)
 from dogood.shifts.text._samples import STYLE, SamplePerturbation, Style, perturb_words
 from dogood.language.words import case_like, split_word
 
@@ -157,12 +157,13 @@ def swap_verb(core: str, kind: str) -> str | None:
 
 def core_tags(doc: Document, sample: Sequence[int]) -> dict[int, str]:
     """The Penn tag of each sample word's core, tagged in the sample's context (words whose core is not one token,
-    such as ``don't``, have none)."""
+    such as ``don't``, have none). ALL-CAPS tokens are tagged in lower case: the tagger, trained on newswire, takes
+    capitals for proper nouns, and forms write many keys and headers in capitals (``ACCOUNT``, ``SUBJECT:``)."""
     from dogood.language.pos_tagger import pos_tags
 
     texts = [doc.words[i].text for i in sample]
     tokens = tokenize_words(texts)
-    tags = pos_tags([t.text for t in tokens])
+    tags = pos_tags([t.text.lower() if t.text.isupper() and len(t.text) > 1 else t.text for t in tokens])
     out: dict[int, str] = {}
     for tok, tag in zip(tokens, tags):
         prefix, core, _ = split_word(texts[tok.word])
