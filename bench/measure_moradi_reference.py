@@ -57,27 +57,47 @@ def compare(ours: list, theirs: list) -> tuple[float, float]:
     return float(chi2_contingency(np.array([[a[k] for k in keys], [b[k] for k in keys]])).pvalue), tv
 
 
-def row(kind: str, results: list[tuple[float, float]], changed: float, ref_changed: float, extra: str = "") -> str:
-    p = min(r[0] for r in results)
-    tv = max(r[1] for r in results)
-    return f"| {kind} | {p:.3f} | {tv:.3f} | {changed:.1%} | {ref_changed:.1%} | {extra} |"
+class Tally:
+    """Per feature: ours against the scripts (seeds 0..N-1), and the scripts against themselves (seeds N..2N-1)."""
+
+    def __init__(self):
+        self.vs, self.noise, self.changed, self.ref_changed = [], [], [], []
+
+    def add(self, ours: list[dict], theirs: list[dict], again: list[dict]) -> None:
+        for feature in sorted(set().union(*ours, *theirs), key=str):
+            o, t1, t2 = ([f.get(feature) for f in x] for x in (ours, theirs, again))
+            self.vs.append(compare(o, t1))
+            self.noise.append(compare(t2, t1))
+        self.changed += [f.get("changed", True) for f in ours]
+        self.ref_changed += [f.get("changed", True) for f in theirs]
+
+    def row(self, kind: str, extra: str = "") -> str:
+        return (f"| {kind} | {len(self.vs)} | {min(p for p, _ in self.vs):.3f} | {min(p for p, _ in self.noise):.3f} | "
+                f"{max(tv for _, tv in self.vs):.3f} | {max(tv for _, tv in self.noise):.3f} | "
+                f"{np.mean(self.changed):.1%} | {np.mean(self.ref_changed):.1%} | {extra} |")
 
 
 def char_kind(kind: str, seeds: range) -> str:
     shift = CharPerturbation(kind=kind, style="paper", fraction=1.0)
-    results, changed, ref_changed, same_row = [], [], [], Counter()
+    tally, same_row = Tally(), Counter()
+    n = len(seeds)
+
+    def feats(words, out):
+        f = t.char_features(words, out)
+        f.pop("ends", None)
+        return {**f, "changed": "token" in f}
+
     for text in CHAR_SENTENCES:
         words = tuple(text.split())
-        ours = [t.char_features(words, tuple(w.text for w in shift(t.form(text), s).words)) for s in seeds]
-        theirs = [t.char_features(words, t.script_words(text, ref.char_script(kind, t.tokens_of(text),
-                                                                                random.Random(s)))) for s in seeds]
-        for feature in ("outcome", "token", "first", "from_end", "added"):
-            results.append(compare([f.get(feature) for f in ours], [f.get(feature) for f in theirs]))
-        changed += ["token" in f for f in ours]
-        ref_changed += ["token" in f for f in theirs]
+
+        def script(s):
+            return feats(words, t.script_words(text, ref.char_script(kind, t.tokens_of(text), random.Random(s))))
+
+        tally.add([feats(words, tuple(w.text for w in shift(t.form(text), s).words)) for s in seeds],
+                  [script(s) for s in seeds], [script(s + n) for s in seeds])
     extra = ""
     if kind == "replacement":
-        for style, near in (("paper", ROW_NEIGHBOURS), ("dogood", KEYBOARD_NEIGHBOURS)):
+        for style in ("paper", "dogood"):
             shift = CharPerturbation(kind=kind, style=style, fraction=1.0)
             for text in CHAR_SENTENCES:
                 for s in seeds:
@@ -88,60 +108,107 @@ def char_kind(kind: str, seeds: range) -> str:
         extra = "same-row keys: paper {}/{}, dogood {}/{}".format(
             same_row["paper", True], same_row["paper", True] + same_row["paper", False],
             same_row["dogood", True], same_row["dogood", True] + same_row["dogood", False])
-    return row(f"char {kind}", results, np.mean(changed), np.mean(ref_changed), extra)
+    return tally.row(f"char {kind}", extra)
+
+
+def per_token(toks: list[str], out) -> dict:
+    """Each token position's new text (the synonym kinds' outcome, marginal by position)."""
+    if out is None:
+        return {"changed": False}
+    return {"changed": tuple(out) != tuple(toks), **{k: new for k, (old, new) in enumerate(zip(toks, out))}}
 
 
 def misspelling(seeds: range) -> str:
     text = "We receive the equipment and information tomorrow"
     rows = [(w, m) for w, ms in MISSPELLINGS.items() for m in ms]
     shift = CharPerturbation(kind="misspelling", style="paper", per_sample=3, fraction=1.0)
+    words = text.split()
+    n = len(seeds)
     ours = [tuple(w.text for w in shift(t.form(text), s).words) for s in seeds]
-    theirs = [tuple(ref.misspelling_script(text, rows, random.Random(s)).split()) for s in seeds]
-    words = Counter(sum(a != b for a, b in zip(text.split(), o)) for o in ours)
-    return row("char misspelling", [compare(ours, theirs)], 1.0, 1.0,
-               f"words changed per sample: {dict(words)} (the scripts: 3)")
+    tally = Tally()
+    tally.add([per_token(words, o) for o in ours],
+              [per_token(words, ref.misspelling_script(text, rows, random.Random(s)).split()) for s in seeds],
+              [per_token(words, ref.misspelling_script(text, rows, random.Random(s + n)).split()) for s in seeds])
+    count = Counter(sum(a != b for a, b in zip(words, o)) for o in ours)
+    return tally.row("char misspelling", f"words changed per sample: {dict(count)} (the scripts: 3)")
 
 
 def word_kind(kind: str, seeds: range) -> str:
     shift = WordPerturbation(kind=kind, style="paper", fraction=1.0, per_sample=3 if kind == "synonym" else 1)
-    results, changed, ref_changed = [], [], []
-    extra = ""
+    tally = Tally()
+    n = len(seeds)
     sentences = WORD_SENTENCES if kind != "synonym" else WORD_SENTENCES[3:]
     sizes = {"paper": Counter(), "dogood": Counter()}
     for text in sentences:
         toks = t.tokens_of(text)
-        ours = [t.shifted_tokens(shift, text, s) for s in seeds]
         if kind == "synonym":
             from dogood.language.lexicons import wordnet
 
             tags = pos_tags(toks)
-            theirs = [ref.synonym_script(list(zip(toks, tags)), wordnet(), random.Random(s)) for s in seeds]
-            theirs = [None if o is None else tuple(t.tokens_of(" ".join(o).replace("_", " "))) for o in theirs]
-        elif kind == "word_order":
-            theirs = [ref.order_script(toks, random.Random(s)) for s in seeds]
-            theirs = [None if o is None else tuple(o) for o in theirs]
-        else:
-            theirs = [tuple(ref.word_script(kind, toks, random.Random(s))) for s in seeds]
-        ours = [None if o == tuple(toks) else o for o in ours]
-        results.append(compare(ours, theirs))
-        if kind == "word_order":
-            def block(out):
-                moved = [k for k, (a, b) in enumerate(zip(toks, out or toks)) if a != b]
-                return (moved[0], moved[-1]) if moved else None
 
-            results.append(compare([block(o) for o in ours], [block(o) for o in theirs]))
+            def script(s):
+                out = ref.synonym_script(list(zip(toks, tags)), wordnet(), random.Random(s))
+                if out is None:
+                    return None
+                words = " ".join(t.script_words(text, [w.replace("_", " ") for w in out])).split()
+                return aligned(text.split(), words)  # the same reading of the words as the shift's
+
+            def feats(out):
+                return per_token(text.split(), out)
+        elif kind == "word_order":
+            def script(s):
+                return ref.order_script(toks, random.Random(s))
+
+            def feats(out):
+                if out is None or tuple(out) == tuple(toks):
+                    return {"changed": False}
+                moved = [k for k, (a, b) in enumerate(zip(toks, out)) if a != b]
+                return {"changed": True, "first": moved[0], "last": moved[-1], "moved": len(moved)}
+        else:
+            def script(s):
+                return ref.word_script(kind, toks, random.Random(s))
+
+            def feats(out):
+                return {"changed": tuple(out) != tuple(toks), "output": tuple(out)}
+
+        ours = []
+        for s in seeds:
+            out = shift(t.form(text), s)
+            if kind == "synonym":  # each word's new text, a multi-word synonym joined
+                ours.append(per_token(text.split(), aligned(text.split(), [w.text for w in out.words])))
+            else:
+                ours.append(feats(t.shifted_tokens(shift, text, s)))
+        tally.add(ours, [feats(script(s)) for s in seeds], [feats(script(s + n)) for s in seeds])
+        if kind == "word_order":
             for style in sizes:
                 sh = WordPerturbation(kind="word_order", style=style, fraction=1.0)
                 for s in seeds:
                     out = t.shifted_tokens(sh, text, s)
                     if len(out) == len(toks):
                         sizes[style][sum(a != b for a, b in zip(toks, out))] += 1
-        changed += [o is not None for o in ours]
-        ref_changed += [o is not None for o in theirs]
+    extra = ""
     if kind == "word_order":
-        extra = "tokens moved: paper {}, dogood {}".format(*(
+        extra = "tokens moved: paper {}; dogood {}".format(*(
             ", ".join(f"{k}: {v}" for k, v in sorted(sizes[s].items())) for s in ("paper", "dogood")))
-    return row(f"word {kind}", results, np.mean(changed), np.mean(ref_changed), extra)
+    return tally.row(f"word {kind}", extra)
+
+
+def aligned(before: list[str], after: list[str]) -> list[str]:
+    """Each word of ``before``'s text after the shift (a word that became several: joined by spaces)."""
+    out, j = [], 0
+    for k, word in enumerate(before):
+        if j < len(after) and after[j] == word:
+            out.append(word)
+            j += 1
+            continue
+        nxt = before[k + 1] if k + 1 < len(before) else None
+        parts = [after[j]]
+        j += 1
+        while j < len(after) and after[j] != nxt and len(after) - j > len(before) - k - 1:
+            parts.append(after[j])
+            j += 1
+        out.append(" ".join(parts))
+    return out
 
 
 def verb_kinds() -> list[str]:
@@ -151,7 +218,7 @@ def verb_kinds() -> list[str]:
         same = sum(t.apply_rule(kind, tagged)[0] == want for tagged, want in rows)
         fixes = [r for r in t.VERB_FIXES if r[1] == kind]
         fixed = sum(t.apply_rule(kind, r[0])[0] == r[3] for r in fixes)
-        lines.append(f"| word {kind} | - | - | - | - | the notes' outputs: {same}/{len(rows)} equal; "
+        lines.append(f"| word {kind} | - | - | - | - | - | - | - | the notes' outputs: {same}/{len(rows)} equal; "
                      f"bug cases fixed: {fixed}/{len(fixes)} |")
     return lines
 
@@ -162,8 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     seeds = range(args.seeds)
     print(f"{args.seeds} seeds per sentence")
-    print("| kind | p (min) | TV (max) | changed | scripts changed | notes |")
-    print("|---|---:|---:|---:|---:|---|")
+    print("| kind | tests | p (min) | p noise (min) | TV (max) | TV noise (max) | changed | scripts changed | notes |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for kind in ("insertion", "deletion", "replacement", "swap", "repetition", "letter_case"):
         print(char_kind(kind, seeds), flush=True)
     print(misspelling(seeds), flush=True)
