@@ -138,6 +138,8 @@ def word_kind(kind: str, seeds: range) -> str:
     tally = Tally()
     n = len(seeds)
     sentences = WORD_SENTENCES if kind != "synonym" else WORD_SENTENCES[3:]
+    if kind == "word_order":  # words move with their punctuation (the scripts move "Mr" and "." apart): see below
+        sentences = [s for s in sentences if "Mr." not in s]
     sizes = {"paper": Counter(), "dogood": Counter()}
     for text in sentences:
         toks = t.tokens_of(text)
@@ -190,6 +192,18 @@ def word_kind(kind: str, seeds: range) -> str:
     if kind == "word_order":
         extra = "tokens moved: paper {}; dogood {}".format(*(
             ", ".join(f"{k}: {v}" for k, v in sorted(sizes[s].items())) for s in ("paper", "dogood")))
+        inner = Tally()
+        text = WORD_SENTENCES[1]
+        toks = t.tokens_of(text)
+
+        def feats(out):
+            moved = [k for k, (a, b) in enumerate(zip(toks, out or toks)) if a != b]
+            return {"first": moved[0], "last": moved[-1]} if moved else {}
+
+        inner.add([feats(t.shifted_tokens(shift, text, s)) for s in seeds],
+                  [feats(ref.order_script(toks, random.Random(s))) for s in seeds],
+                  [feats(ref.order_script(toks, random.Random(s + n))) for s in seeds])
+        extra += f"; on {text!r} (a period inside) p {min(p for p, _ in inner.vs):.3f}, by design"
     return tally.row(f"word {kind}", extra)
 
 
