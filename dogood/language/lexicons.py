@@ -162,6 +162,12 @@ _INFLECTED_TAGS = frozenset({"NNS", "VBD", "VBG", "VBN", "VBZ", "JJR", "JJS", "R
 
 
 @lru_cache(maxsize=None)
+def in_wordnet(word: str) -> bool:
+    """Whether a lower-case word could have a synonym at all: three letters or more, not a stopword, in WordNet."""
+    return len(word) >= 3 and word.isalpha() and word not in stopwords() and bool(wordnet().synsets(word))
+
+
+@lru_cache(maxsize=None)
 def tagged_synonyms(word: str, tag: str) -> tuple[str, ...]:
     """WordNet synonyms of a lower-case word used with the Penn ``tag`` (:mod:`dogood.language.pos_tagger`): the
     lemmas of its most frequent sense in the tag's part of speech, inflected as the tag says (lemminflect).

@@ -16,6 +16,7 @@ followed by a space ends a sentence; no abbreviation list), then each by
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -37,21 +38,24 @@ def _tokenizers():
     try:
         from nltk.tokenize.destructive import NLTKWordTokenizer
         from nltk.tokenize.punkt import PunktSentenceTokenizer
+        from nltk.tokenize.util import align_tokens
     except ImportError:
         from dogood.core.errors import SourceError
 
         raise SourceError("the paper-style text shifts need nltk: pip install nltk") from None
-    return PunktSentenceTokenizer(), NLTKWordTokenizer()
+    return PunktSentenceTokenizer(), NLTKWordTokenizer(), align_tokens
 
 
 def _spans(text: str) -> list[tuple[int, int, str]]:
-    sentences, words = _tokenizers()
+    sentences, words, align_tokens = _tokenizers()
     out: list[tuple[int, int, str]] = []
     for s0, s1 in sentences.span_tokenize(text):
         sentence = text[s0:s1]
-        try:
+        try:  # what NLTKWordTokenizer.span_tokenize does, with one tokenize() for both spellings and spans
             spelled = words.tokenize(sentence)
-            spans = list(words.span_tokenize(sentence))
+            quotes = [m.group() for m in re.finditer(r"``|'{2}|\"", sentence)]
+            raw = [quotes.pop(0) if quotes and t in ('"', "``", "''") else t for t in spelled]
+            spans = align_tokens(raw, sentence)
         except ValueError:  # NLTK cannot align its tokens with the text (rare quote cases): whitespace tokens
             spelled, spans = [], []
         if len(spelled) != len(spans) or not spans:

@@ -86,7 +86,7 @@ from dogood.core.document import Document, Word
 from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.language.edits import Edits, box_beside
-from dogood.language.lexicons import inflect_verb, require, tagged_synonyms, verb_forms
+from dogood.language.lexicons import in_wordnet, inflect_verb, require, tagged_synonyms, verb_forms
 from dogood.language.sample_tokens import tokenize_words
 from dogood.shifts.text import _paper_style  # noqa: I001  (the family's private module)
 from dogood.shifts.text._samples import STYLE, SamplePerturbation, Style, perturb_words
@@ -250,11 +250,15 @@ class WordPerturbation(SamplePerturbation):
         return perturb_words(sample, k, rng, attempt)
 
     def _synonym(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
-        tags = core_tags(doc, sample)
+        tags: dict[int, str] = {}
 
         def attempt(i: int) -> bool:
             parts = self.plain(doc, i)
-            if parts is None or tags.get(i) is None:
+            if parts is None or not in_wordnet(parts[1].lower()):
+                return False
+            if not tags:  # tagged once, when a word of the sample first may have a synonym
+                tags.update(core_tags(doc, sample) or {-1: ""})
+            if tags.get(i) is None:
                 return False
             prefix, core, suffix = parts
             options = tagged_synonyms(core.lower(), tags[i])
