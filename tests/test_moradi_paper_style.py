@@ -596,3 +596,22 @@ def test_dogood_synonyms_on_funsd_come_from_the_tagged_sense(funsd_test, tagger,
                 bases = {new, wordnet.morphy(new, pos) or new}
                 other += not any(bases & {n.lower() for n in s.lemma_names()} for s in wordnet.synsets(old, pos))
     assert replaced > 50 and other <= 0.02 * replaced, (replaced, other)
+
+
+def test_a_build_without_the_tagger_stops_at_once_naming_the_config_and_the_extra(funsd_dir, tmp_path, capsys,
+                                                                                  monkeypatch):
+    from dogood.cli import main
+    from dogood.language import pos_tagger
+
+    monkeypatch.setattr(pos_tagger, "MODEL_PACKAGE", "no_such_tagger_package")
+    pos_tagger.tagger.cache_clear()
+    try:
+        code = main(["build", "funsd-t", "--source", str(funsd_dir), "--out", str(tmp_path / "o"), "--limit", "1",
+                     "--quiet", "--config", "ms_paper_word_negation"])
+    finally:
+        monkeypatch.undo()
+        pos_tagger.tagger.cache_clear()
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("dogood: error: recipe funsd-t, config 'ms_paper_word_negation'")
+    assert 'pip install "dogood[pos]"' in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()

@@ -176,4 +176,4 @@ def style_note(style: str, kind: str, per_sample: int) -> str:
     else:
         count = f"{per_sample} token(s) per sample (the scripts: 1)"
     return (f"Style `paper`: `{kind}` as Moradi & Samwald's reference scripts (mmoradi-iut/NLP-perturbation) do it, "
-            f"their bugs fixed (docs/moradi-samwald.md); {count}.")
+            f"their bugs fixed (dogood's documentation, moradi-samwald.md); {count}.")

@@ -43,7 +43,7 @@ from dogood.core.papers import Cites
 from dogood.language.chars import CHAR_KINDS, perturb_core
 from dogood.language.edits import Edits
 from dogood.language.lexicons import require
-from dogood.shifts.text import _paper_style  # noqa: I001  (the family's private module)
+from dogood.shifts.text import _paper_style
 from dogood.shifts.text._samples import STYLE, SamplePerturbation, Style
 
 

@@ -88,7 +88,7 @@ from dogood.shifts import params
 from dogood.language.edits import Edits, box_beside
 from dogood.language.lexicons import in_wordnet, inflect_verb, require, tagged_synonyms, verb_forms
 from dogood.language.sample_tokens import tokenize_words
-from dogood.shifts.text import _paper_style  # noqa: I001  (the family's private module)
+from dogood.shifts.text import _paper_style
 from dogood.shifts.text._samples import STYLE, SamplePerturbation, Style, perturb_words
 from dogood.language.words import case_like, split_word
 
