@@ -26,6 +26,8 @@ Fixes of the scripts' bugs (each also said where it applies):
   between are kept (the scripts drop them, and the rest of the sample when
   no verb comes); ``does``/``do``/``did`` + ``not`` with no verb after them
   keep the auxiliary and lose only the ``not``;
+- a token without a letter is never taken for a verb (the tagger, trained on
+  Treebank text where brackets are ``-LRB-``, may tag ``(`` as one);
 - verb tense: where the person decides (``was``, ``did not``, a past tense)
   and no subject is found, the verb is left as it is (the script drops it);
   a token tagged NNPS counts as a plural subject (the script's test for it
@@ -85,6 +87,10 @@ def inflected(lemma: str, tag: str) -> str:
     return lemma + ("s" if tag == "VBZ" else "ed")
 
 
+def _wordlike(token: str) -> bool:
+    return any(c.isalpha() for c in token)
+
+
 def _is_not(tokens: Sequence[str], j: int) -> bool:
     return j < len(tokens) and tokens[j].lower().replace("\u2019", "'") in _NOT
 
@@ -112,10 +118,13 @@ def negation(tokens: Sequence[str], tags: Sequence[str]) -> tuple[dict[int, str]
         w = full_form(tok, tag)
         nxt = tags[j + 1] if j + 1 < n else None
         if waiting is not None:
-            if tag in waiting:
+            if tag in waiting and _wordlike(tok):
                 if change is not None:
                     out[j] = restyle(change(base_form(tok)), tok)
                 waiting = change = None
+            j += 1
+            continue
+        if not _wordlike(tok):
             j += 1
             continue
         if w in ("has", "have", "had") and nxt == "VBN":
@@ -180,6 +189,9 @@ def singular_plural_verb(tokens: Sequence[str], tags: Sequence[str]) -> tuple[di
         w = full_form(tok, tag)
         nxt = tags[j + 1] if j + 1 < n else None
         step = 1
+        if not _wordlike(tok):
+            j += 1
+            continue
         if w in ("has", "have") and nxt == "VBN":
             new = "have" if w == "has" else "has"
         elif w in _SWAPS_WITH_NOT and _is_not(tokens, j + 1):
@@ -243,6 +255,9 @@ def verb_tense(tokens: Sequence[str], tags: Sequence[str]) -> tuple[dict[int, st
         tok, tag = tokens[j], tags[j]
         w = full_form(tok, tag)
         step = 1
+        if not _wordlike(tok):
+            j += 1
+            continue
         if w in _TENSES_WITH_NOT and _is_not(tokens, j + 1):
             new = {"does": "did", "do": "did", "did": did_now, "is": "was", "am": "was",
                    "are": "were", "was": was_now, "were": "are"}[w]
