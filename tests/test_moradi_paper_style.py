@@ -469,10 +469,13 @@ def test_verb_shift_on_a_document_adds_words_in_the_entity_beside_their_twin(tag
 
 def test_style_dogood_leaves_the_seed_and_provenance_of_existing_configs_unchanged():
     old = {"kind": "deletion", "per_sample": 1, "fraction": 0.1, "labels": None, "render": False, "span": 3}
-    assert WordPerturbation(kind="deletion").params() == old
-    assert WordPerturbation(kind="deletion", style="dogood").step_key() == WordPerturbation(kind="deletion").step_key()
-    assert "style" not in CharPerturbation(kind="swap").params()
-    assert WordPerturbation(kind="deletion", style="paper").params() == {**old, "style": "paper"}
+    assert WordPerturbation(kind="deletion").recorded_params() == old
+    assert WordPerturbation(kind="deletion").params() == {**old, "style": "dogood"}
+    assert WordPerturbation(kind="deletion").step_key() == '{"params": {"fraction": 0.1, "kind": "deletion", ' \
+        '"labels": null, "per_sample": 1, "render": false, "span": 3}, "shift": "word_perturbation"}'
+    assert "style" not in CharPerturbation(kind="swap").recorded_params()
+    assert "style" not in CharPerturbation(kind="swap")(form("I saw it"), 0).provenance[-1].params
+    assert WordPerturbation(kind="deletion", style="paper").recorded_params() == {**old, "style": "paper"}
     with pytest.raises(Exception, match="style"):
         make_shift({"shift": "char_perturbation", "style": "reference"})
 
