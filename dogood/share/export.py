@@ -37,6 +37,7 @@ from typing import Any
 from PIL import Image
 
 from dogood.core.document import Document
+from dogood.core.schema import FUNSD_LABELS
 from dogood.core.errors import DogoodError
 from dogood.pipeline.safety import commit, is_dogood_build, portable
 
@@ -87,8 +88,11 @@ def export(folder: str | Path, fmt: str, dest: str | Path | None = None, *, conf
             counts[config] = {}
             for split in _splits(folder, config):
                 docs = _documents(folder, config, split)
-                writer = {"funsd-json": _write_funsd, "coco": _write_coco, "jsonl": _write_jsonl}[fmt]
-                counts[config][split] = writer(docs, tmp / config, split, level)
+                if fmt == "coco":
+                    counts[config][split] = _write_coco(docs, tmp / config, split, level, _build_labels(info))
+                else:
+                    writer = {"funsd-json": _write_funsd, "jsonl": _write_jsonl}[fmt]
+                    counts[config][split] = writer(docs, tmp / config, split, level)
             if fmt == "funsd-json":
                 for name in FUNSD_SPLIT_DIRS.values():  # a FUNSD folder has both; the one not built stays empty
                     for sub in ("annotations", "images"):
@@ -222,11 +226,21 @@ def _write_page(doc: Document, base: Path, names: _Names) -> str:
     return rel
 
 
-def _write_coco(docs, config_dir: Path, split: str, level: str) -> int:
+def _build_labels(info: dict) -> tuple[str, ...]:
+    """The entity labels of a FUNSD-style build (its ``labels``, else FUNSD's); none for other schemas."""
+    if info.get("schema", "funsd") != "funsd":
+        return ()
+    return tuple(info.get("labels") or FUNSD_LABELS)
+
+
+def _write_coco(docs, config_dir: Path, split: str, level: str, labels: tuple[str, ...] = ()) -> int:
+    """Category ids: the build's entity labels first, 1..n in their order (so every config and split, and a
+    ``coco_layout`` build of a COCO folder whose ids are 1..n, number them alike), then other names as met."""
     base = config_dir / split
     (base / "images").mkdir(parents=True, exist_ok=True)
     names = _Names(f"{config_dir.name} {split}")
-    images, annotations, categories = [], [], {}
+    images, annotations = [], []
+    categories = {name: k for k, name in enumerate(labels, start=1)}
 
     def category(name: str) -> int:
         return categories.setdefault(name, len(categories) + 1)
