@@ -154,3 +154,14 @@ def _iou(a, b):
     h = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0, None)
     area = lambda r: (r[:, 2] - r[:, 0]) * (r[:, 3] - r[:, 1])  # noqa: E731
     return w * h / (area(a) + area(b) - w * h)
+
+
+def test_a_moved_word_keeps_or_drops_its_quad():
+    from dogood.core.document import Word
+
+    word = Word("total", (10, 20, 50, 30), (10, 21, 50, 19, 50, 29, 10, 31))
+    assert word.moved((10, 20, 50, 30)).quad == word.quad  # unchanged box: unchanged quad
+    moved = word.moved((110, 70, 150, 80), pixels_moved=True)  # its pixels translated by (100, 50)
+    assert moved.quad == (110, 71, 150, 69, 150, 79, 110, 81)
+    assert word.moved((110, 70, 150, 80)).quad is None  # redrawn upright in its new box: no quad
+    assert word.moved((10, 20, 60, 30), pixels_moved=True).quad is None  # resized: no quad
