@@ -271,7 +271,7 @@ def evaluate_layout(id_dataset, ood_datasets, predictions: dict[str, Any] | str 
     sets = [id_dataset, *ood_datasets]
     docs = {d.name: _load(d, limit) for d in sets}
     labels = _labels(id_dataset, docs[id_dataset.name])
-    common = set(doc.id for doc in docs[id_dataset.name])
+    common = {doc.id for doc in docs[id_dataset.name]}
     for d in ood_datasets:
         common &= {doc.id for doc in docs[d.name]}
     paired = [doc.id for doc in docs[id_dataset.name] if doc.id in common]

@@ -37,8 +37,8 @@ from typing import Any
 from PIL import Image
 
 from dogood.core.document import Document
-from dogood.core.schema import FUNSD_LABELS
 from dogood.core.errors import DogoodError
+from dogood.core.schema import FUNSD_LABELS
 from dogood.pipeline.safety import commit, is_dogood_build, portable
 
 FORMATS = ("funsd-json", "coco", "jsonl")
