@@ -220,3 +220,25 @@ def test_eval_task_layout_end_to_end(built, tmp_path, capsys):
     assert 0 < rot["mPE"] < 1 and rot["RD"] == pytest.approx((1 - expected) / rot["mPE"])
     assert report["robustness"]["mRD"] == pytest.approx(100 * rot["RD"])
     assert "mRD" in capsys.readouterr().out
+
+
+def test_region_boxes_round_outwards_and_stay_on_the_page():
+    from dogood.sources.coco_layout import region_box
+
+    assert region_box([10.2, 5.7, 3.1, 4.0], 100, 100) == (10, 5, 14, 10)
+    assert region_box([10, 20, 30, 40], 100, 100) == (10, 20, 40, 60)  # whole pixels: as given
+    assert region_box([90, 90, 20, 20], 100, 100) == (90, 90, 100, 100)
+
+
+def test_a_folder_without_annotations_is_a_named_error(tmp_path, capsys):
+    from dogood.core.errors import SourceError
+
+    with pytest.raises(SourceError, match="no annotation file for split 'val'"):
+        CocoLayoutSource(root=tmp_path, split="val")
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text("name: r\nversion: 1.0.0\nsource: {kind: coco_layout}\nsplits: [val]\nconfigs: {original: []}\n")
+    assert main(["build", str(recipe), "--source", str(tmp_path), "--out", str(tmp_path / "out")]) != 0
+    err = capsys.readouterr().err
+    assert "dogood: error: coco_layout: no annotation file" in err and "Traceback" not in err
+    assert main(["eval", "--task", "layout", "--id", str(tmp_path), "--ood", str(tmp_path)]) != 0
+    assert "--predictions" in capsys.readouterr().err
