@@ -242,3 +242,22 @@ def test_a_folder_without_annotations_is_a_named_error(tmp_path, capsys):
     assert "dogood: error: coco_layout: no annotation file" in err and "Traceback" not in err
     assert main(["eval", "--task", "layout", "--id", str(tmp_path), "--ood", str(tmp_path)]) != 0
     assert "--predictions" in capsys.readouterr().err
+
+
+def test_quads_export_as_segmentation_polygons(coco_folder, tmp_path):
+    """Built with quads: true, a turned region's COCO segmentation is its four corners, inside its bbox."""
+    out = tmp_path / "quads"
+    build(parse_recipe({**RECIPE, "quads": True}), out, source_path=coco_folder, progress=False, limit=2,
+          configs=["original", "rotate"])
+    export(out, "coco", tmp_path / "exported")
+    plain = json.loads((tmp_path / "exported" / "original" / "test" / "annotations.json").read_text())
+    turned = json.loads((tmp_path / "exported" / "rotate" / "test" / "annotations.json").read_text())
+    for a in plain["annotations"]:  # unshifted: the bbox's corners
+        x, y, w, h = a["bbox"]
+        assert a["segmentation"] == [[x, y, x + w, y, x + w, y + h, x, y + h]]
+    for a in turned["annotations"]:
+        (poly,) = a["segmentation"]
+        xs, ys = np.array(poly[0::2]), np.array(poly[1::2])
+        x, y, w, h = a["bbox"]
+        assert xs.min() >= x - 1 and xs.max() <= x + w + 1 and ys.min() >= y - 1 and ys.max() <= y + h + 1
+    assert any(len({round(v) for v in a["segmentation"][0][1::2]}) > 2 for a in turned["annotations"])  # sloped
