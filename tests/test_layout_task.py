@@ -153,14 +153,21 @@ def test_map_equals_hand_computed_and_pycocotools(coco_folder, tmp_path):
     scores = CocoScorer(gt, results).score()
     assert scores["mAP"] == pytest.approx(expected, abs=1e-12)
     assert scores["AP50"] == pytest.approx(expected, abs=1e-12) and scores["AP75"] == pytest.approx(expected, abs=1e-12)
-    # pycocotools on the same files (summarize's stats), here with boxes also shrunk to IoU between .5 and .95
-    shrunk = [{**r, "bbox": [r["bbox"][0], r["bbox"][1], r["bbox"][2] * 0.8, r["bbox"][3]]} for r in results]
+    # pycocotools on the same files (summarize's stats): the hand-computed value; then with boxes also shrunk to
+    # IoU 0.8, ours equal to pycocotools'
     (tmp_path / "gt.json").write_text(json.dumps(gt))
-    (tmp_path / "dt.json").write_text(json.dumps(shrunk))
-    with contextlib.redirect_stdout(io.StringIO()):
-        coco = COCO(str(tmp_path / "gt.json"))
-        e = COCOeval(coco, coco.loadRes(str(tmp_path / "dt.json")), "bbox")
-        e.evaluate(), e.accumulate(), e.summarize()
+
+    def pycocotools_stats(dets):
+        (tmp_path / "dt.json").write_text(json.dumps(dets))
+        with contextlib.redirect_stdout(io.StringIO()):
+            coco = COCO(str(tmp_path / "gt.json"))
+            e = COCOeval(coco, coco.loadRes(str(tmp_path / "dt.json")), "bbox")
+            e.evaluate(), e.accumulate(), e.summarize()
+        return e
+
+    assert list(pycocotools_stats(results).stats[:3]) == pytest.approx([expected] * 3, abs=1e-12)
+    shrunk = [{**r, "bbox": [r["bbox"][0], r["bbox"][1], r["bbox"][2] * 0.8, r["bbox"][3]]} for r in results]
+    e = pycocotools_stats(shrunk)
     ours = CocoScorer(gt, shrunk).score()
     assert [ours["mAP"], ours["AP50"], ours["AP75"]] == pytest.approx(list(e.stats[:3]), abs=1e-12)
     assert ours["AP50"] == ours["AP75"] > ours["mAP"]  # IoU 0.8 passes .50 and .75; fails .85 and up
