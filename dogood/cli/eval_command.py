@@ -22,9 +22,6 @@ def add_parser(sub) -> None:
     p.add_argument("--ood", nargs="+", default=[], metavar="DATASET",
                    help="OOD datasets, named as --id; a built folder without :config means all its configs. Sets of "
                         "shifted ID documents are scored paired, sets of other documents unpaired")
-    p.add_argument("--task", choices=["ocr"],
-                   help="ocr: score an OCR engine (--model tesseract / rapidocr) against the FUNSD-style pages' exact "
-                        "words and boxes (default: the datasets' own task)")
     p.add_argument("--ablate", action="append", default=[], metavar="INPUT",
                    help="also score the ID set without an input: image, layout or text, or several joined by + "
                         "(image+layout: text only); repeatable (Do-GOOD Table 1)")
@@ -52,6 +49,12 @@ def add_parser(sub) -> None:
                         "by, named as --model (default: the baseline of the task when one is trained; 'none': no "
                         "corruption errors)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--task", choices=["auto", "ocr", "layout"], default="auto",
+                   help="auto (default): the datasets' task, scored by --model; ocr: score an OCR engine (--model "
+                        "tesseract / rapidocr) against the FUNSD-style pages' exact words and boxes; layout: region "
+                        "detections read from --predictions, scored with COCO mAP (docs/layout-analysis.md)")
+    p.add_argument("--predictions", metavar="FOLDER",
+                   help="--task layout: a folder of COCO results JSON files, <config>.json per dataset")
     p.set_defaults(func=cmd_eval)
 
 
@@ -115,6 +118,10 @@ def cmd_eval(args) -> int:
 
     if args.out:
         _check_report_folder(Path(args.out))
+    if args.task == "layout":
+        from dogood.cli.layout_eval import run_layout_eval
+
+        return run_layout_eval(args)
     if not args.ood and not args.ablate:
         raise DogoodError("give --ood DATASET [DATASET ...] (or --ablate INPUT) to compare with --id")
     id_sets = resolve_datasets(args.id_dataset, args.split)
@@ -122,7 +129,7 @@ def cmd_eval(args) -> int:
         names = ", ".join(d.name for d in id_sets)
         raise DogoodError(f"--id names {len(id_sets)} datasets ({names}); pick one with {args.id_dataset}:CONFIG")
     ood_sets = [d for spec in args.ood for d in resolve_datasets(spec, args.split)]
-    task = args.task or id_sets[0].task
+    task = id_sets[0].task if args.task == "auto" else args.task
     options = {"device": args.device, "batch_size": args.batch_size}
     if args.labels:
         options["labels"] = [x.strip() for x in args.labels.split(",")]
@@ -138,7 +145,8 @@ def cmd_eval(args) -> int:
     report = evaluate(model, id_sets[0], ood_sets, limit=args.limit, progress=not args.quiet,
                       require_same_ids=args.require_same_ids, resamples=args.bootstrap, seed=args.seed,
                       kieval=args.kieval, anls_official=args.anls_official, reference=reference,
-                      reference_note=reference_note, task=args.task, ablate=args.ablate)
+                      reference_note=reference_note, task=None if args.task == "auto" else args.task,
+                      ablate=args.ablate)
     for warning in report.warnings:
         print(f"dogood: warning: {warning}", file=sys.stderr)
     out = Path(args.out) if args.out else Path("eval") / re.sub(r"[^A-Za-z0-9_.+-]", "_", model.name)
