@@ -18,19 +18,26 @@ size, weight, width and baseline of the print it replaces.
    font's own, as toner and scanning spread print) and each candidate
    scores the IoU of that mask with the old ink. The faces best at this
    start are then refined: each side of their box moves by 1 and 0.4 pixel
-   steps while the IoU rises. Face and edge level are chosen per *entity*
-   (FUNSD's runs of one kind of print; a word in no entity goes with the
-   words beside it on its line): the highest ink-weighted score over the
-   entity's words whose text the ink shows (at most the 12 nearest), where a score is the IoU less a
-   little for squeezing or widening the face (``0.1 * |log stretch|``) and
-   for a slanted face (0.03), so an upright face at its own width wins near
-   ties. Size, width and baseline are each word's own fit in that face. A
-   word whose old text is unknown (no ``original``) or that had no ink
-   borrows the median size and width of its entity's fitted words and the
-   baseline of those on its line; with nothing to borrow, the face is
-   :data:`DEFAULT_FACE` and the cap-top-to-descender height fills the box.
-   The choice is a :class:`Style` per word, so it can be inspected, and
-   passed back with ``styles=``.
+   steps while the IoU rises. The style is chosen per *run of print*: an
+   entity (FUNSD's runs of one kind of print; a word in no entity goes
+   with the words beside it on its line), at most the 12 words nearest the
+   word, whose text the ink shows. Its font family (Serif, Sans, Mono) is
+   the one best on the run's words and, at half the weight per pixel of
+   ink, the 16 words nearest it: at a dozen pixels a few digits or a short
+   word fit two families nearly alike (a blurred bold sans takes serifs),
+   and the print around them tells them apart. Within the family, face
+   (weight and slant) and edge level are the run's own: the highest
+   ink-weighted score, where a score is the IoU less a little for squeezing
+   or widening the face (``0.1 * |log stretch|``) and for a slanted face
+   (0.06), so an upright face at its own width wins near ties. Size and
+   width are the run's (the median of its words' fits), so a changed word
+   is drawn like its neighbours; baseline and left edge are each word's
+   own. A word whose old text is unknown (no ``original``) or that had no
+   ink takes the run's size and width and the baseline of those on its
+   line; with nothing to borrow, the face is :data:`DEFAULT_FACE` and the
+   cap-top-to-descender height fills the box. The choice is a
+   :class:`Style` per word, so it can be inspected, and passed back with
+   ``styles=``.
 2. **Erase.** The old ink (grown by one pixel for the anti-aliased rim) is
    filled in by OpenCV's Telea inpainting from the surrounding paper, so form
    lines and paper texture continue through the hole. With ``margin``,
@@ -39,14 +46,19 @@ size, weight, width and baseline of the print it replaces.
 3. **Draw.** The current text is drawn in the chosen style: its ink starts
    where the old ink started and sits on the fitted baseline (the width
    stretch kept within 1/2 to 2, in case the old text was fitted to ink that
-   showed something else). Text wider than
-   the box first moves left, then is squeezed down to 75% of its fitted
-   width, then drawn smaller; text taller than the box is shrunk into it, and
-   text reaching more than a quarter of its height above or below the box is
-   moved in (less is clipped, as FUNSD's tight boxes cut the old print too). Glyphs are rasterised by FreeType (Pillow) at 48 px or more and
-   reduced to the page by exact area averaging, so sub-pixel sizes and
-   positions are kept; the coverage is then bent so that the chosen edge
-   level becomes the half-ink edge. Nothing is drawn outside the box.
+   showed something else). A text much wider than its box (a squeeze to
+   85% would not do: twelve digits where a ``3`` was) takes the blank paper
+   beside the box, right first, and the word's box grows to hold it
+   (:func:`room_for`), so a long value prints at its neighbours' size as it
+   would in a form's field, never as a smear. Text still wider than its
+   box first moves left, then is squeezed down to 75% of its fitted width,
+   then drawn smaller; text taller than the box is shrunk into it, and text
+   reaching more than a quarter of its height above or below the box is
+   moved in (less is clipped, as FUNSD's tight boxes cut the old print too).
+   Glyphs are rasterised by FreeType (Pillow) at 48 px or more and reduced
+   to the page by exact area averaging, so sub-pixel sizes and positions
+   are kept; the coverage is then bent so that the chosen edge level
+   becomes the half-ink edge. Nothing is drawn outside the (grown) box.
 4. **Colour.** The ink colour is the median of the darker half of the old ink
    pixels (per channel on RGB pages), so grey scans get grey ink; a box with
    no ink gets near-black.
@@ -68,7 +80,8 @@ a Pillow built without libraqm falls back to its basic layout, without GPOS
 kerning, and its output differs slightly (IoU on FUNSD ~0.01 lower).
 
 A box is the half-open pixel region ``[x0, x1) x [y0, y1)``; with the
-default ``margin=0`` no pixel outside the re-rendered boxes changes. Blank text only
+default ``margin=0`` no pixel outside the re-rendered boxes (as they are
+after growing) changes. Blank text only
 erases (used to remove dropped words from the page). Glyphs the fonts lack
 (non-Latin scripts) are drawn as the font's missing-glyph boxes. Grayscale (``L``)
 and RGB pages are supported; the result is a new :class:`Document` whose image
@@ -89,7 +102,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont, features
 
-from dogood.core.document import Document, PageImage
+from dogood.core.document import Document, PageImage, Word
 from dogood.core.errors import DogoodError
 
 #: Pixels of paper around a box that inpainting looks at (they are read, never written).
@@ -109,8 +122,10 @@ DEFAULT_INK = 30
 FONT_PACKAGE = "fonts-liberation2"
 #: Where that package puts them.
 FONT_DIR = "/usr/share/fonts/truetype/liberation2"
-#: Candidate faces (file names without ``.ttf``), in the order ties are broken.
-FACES = tuple(f"Liberation{family}-{style}" for family in ("Serif", "Sans", "Mono")
+#: The font families, metric twins of Times, Arial/Helvetica and Courier.
+FAMILIES = ("Serif", "Sans", "Mono")
+#: Candidate faces (file names without ``.ttf``), family by family, in the order ties are broken.
+FACES = tuple(f"Liberation{family}-{style}" for family in FAMILIES
               for style in ("Regular", "Bold", "Italic", "BoldItalic"))
 #: The face for a word with nothing to fit it to.
 DEFAULT_FACE = "LiberationSerif-Regular"
@@ -127,7 +142,14 @@ REFINE_ROUNDS = 2
 STEPS = (1.0, 0.4)
 #: Score held against a face per unit of log horizontal stretch, and against slanted faces.
 STRETCH_COST = 0.1
-ITALIC_COST = 0.03
+ITALIC_COST = 0.06
+#: Weight of the words around a run of print in the choice of its font family (per pixel of ink, against the
+#: run's own).
+CONTEXT_WEIGHT = 0.5
+#: How many of the nearest words make those surroundings.
+CONTEXT_WORDS = 16
+#: Fits below this IoU do not vote on a run's size and width (unless no fit reaches it).
+MIN_FIT_IOU = 0.3
 #: Most words (the word and its nearest entity mates) a face is chosen from.
 MAX_GROUP = 12
 #: Fewest ink pixels for a word to be fitted.
@@ -147,8 +169,8 @@ class Style:
     page row of the baseline; ``left``: page column where the ink starts;
     ``edge``: the coverage level drawn as the half-ink edge (:data:`EDGES`);
     ``iou``: for a word fitted to its own old ink, the IoU of its original text
-    drawn in this style with that ink (``None``: size and baseline borrowed or
-    taken from the box).
+    drawn in its own fit (face and edge level as here, its own size and width)
+    with that ink (``None``: size and baseline borrowed or taken from the box).
     """
 
     face: str
@@ -161,7 +183,7 @@ class Style:
 
 
 def render_words(doc: Document, indices: Iterable[int], original: Document | None = None, *,
-                 margin: int = 0, styles: Mapping[int, Style] | None = None) -> Document:
+                 margin: int = 0, styles: Mapping[int, Style] | None = None, grow: bool = True) -> Document:
     """``doc`` with the pixels of words ``indices`` erased and their current text drawn in their boxes.
 
     Parameters
@@ -183,11 +205,18 @@ def render_words(doc: Document, indices: Iterable[int], original: Document | Non
     styles : the :class:`Style` of each word to draw (default:
         :func:`choose_styles`); a word missing from it gets one from
         :func:`box_style`.
+    grow : a text much wider than its box at its style's size (twelve
+        digits where a ``3`` was) takes the blank paper beside the box, and
+        the word's box grows to hold it (:func:`room_for`); what room there
+        is not, or all with ``grow=False``, is made up inside the box by
+        squeezing the text to :data:`MIN_SQUEEZE` of its width, then
+        drawing it smaller.
 
     Returns
     -------
     ``doc`` with a new image (only pixels inside the re-rendered boxes,
-    grown by ``margin``, differ), or ``doc`` itself when nothing needed drawing.
+    grown by ``margin``, differ) and the grown boxes, or ``doc`` itself when
+    nothing needed drawing.
 
     Raises
     ------
@@ -201,10 +230,20 @@ def render_words(doc: Document, indices: Iterable[int], original: Document | Non
     drawn = [i for i in todo if doc.words[i].text.strip()]
     if styles is None:
         styles = choose_styles(doc, drawn, original) if drawn else {}
-    pixels = np.array(doc.image.to_array())  # writable copy
+    source = doc.image.to_array()
+    pixels = np.array(source)  # writable copy
+    words = list(doc.words)
     for i in todo:
-        render_box(pixels, doc.words[i].box, doc.words[i].text, margin=margin, style=styles.get(i))
-    return doc.replace(image=PageImage.from_array(pixels))
+        box, style = words[i].box, styles.get(i)
+        room = None
+        if grow and style is not None and words[i].text.strip():
+            room = room_for(source, [w.box for w in words], i, words[i].text, style)
+            if room != _clip(box, pixels.shape[1], pixels.shape[0]):
+                words[i] = Word(words[i].text, room)
+            else:
+                room = None
+        render_box(pixels, box, words[i].text, margin=margin, style=style, draw_in=room)
+    return doc.replace(image=PageImage.from_array(pixels), words=tuple(words))
 
 
 def _todo(doc: Document, indices: Iterable[int], original: Document | None) -> list[int]:
@@ -261,6 +300,9 @@ def choose_styles(doc: Document, indices: Iterable[int], original: Document | No
         return fits[j]
 
     styles = {}
+    chosen: dict[tuple[int, ...], tuple[int, int]] = {}  # per run of print: face and edge level
+    boxes = np.array([w.box for w in doc.words], np.float64).reshape(-1, 4)
+    known = np.array([bool((t := shown(j)) and t.strip()) for j in range(len(doc.words))], bool)
     for i in todo:
         box = _clip(doc.words[i].box, width, height)
         if box[2] <= box[0] or box[3] <= box[1]:
@@ -269,20 +311,25 @@ def choose_styles(doc: Document, indices: Iterable[int], original: Document | No
             group = (i,)
         else:  # the word and its nearest entity mates in reading order
             group = sorted(entity_of.get(i) or _line_neighbours(doc, i), key=lambda j: (abs(j - i), j))
-            group = group[:MAX_GROUP]
+            group = tuple(sorted(group[:MAX_GROUP]))
         fitted = [(j, f) for j in group if (f := fit(j)) is not None]
         if not fitted:
             styles[i] = box_style(pixels, box)
             continue
-        face_k, edge_k = _choose([f for _, f in fitted])
+        if group not in chosen:
+            context = () if per == "word" else _nearest(boxes, group, CONTEXT_WORDS, known)
+            chosen[group] = _choose([f for _, f in fitted], [f for j in context if (f := fit(j)) is not None])
+        face_k, edge_k = chosen[group]
+        fitted_styles = [f.style(face_k, edge_k) for _, f in fitted]
+        good = [s for s in fitted_styles if s.iou >= MIN_FIT_IOU] or fitted_styles
+        size = float(np.median([s.size for s in good]))  # one size and width for the whole run of print
+        stretch = float(np.median([s.stretch for s in good]))
         own = fit(i)
         if own is not None:
-            styles[i] = own.style(face_k, edge_k)
+            mine = own.style(face_k, edge_k)
+            styles[i] = Style(mine.face, size, stretch, mine.baseline, mine.left, mine.edge, mine.iou)
             continue
-        borrowed = [f.style(face_k, edge_k) for _, f in fitted]
-        size = float(np.median([s.size for s in borrowed]))
-        stretch = float(np.median([s.stretch for s in borrowed]))
-        same_line = [s.baseline for (j, _), s in zip(fitted, borrowed) if _same_line(doc.words[j].box, box)]
+        same_line = [s.baseline for (j, _), s in zip(fitted, fitted_styles) if _same_line(doc.words[j].box, box)]
         base = box_style(pixels, box, face=FACES[face_k], size=size)
         baseline = float(np.median(same_line)) if same_line else base.baseline
         styles[i] = Style(FACES[face_k], size, stretch, baseline, base.left, EDGES[edge_k], None)
@@ -300,6 +347,21 @@ def _same_line(a, b) -> bool:
     return overlap >= 0.5 * max(1, min(a[3] - a[1], b[3] - b[1]))
 
 
+def _nearest(boxes: np.ndarray, group: tuple[int, ...], k: int, known: np.ndarray) -> list[int]:
+    """The ``k`` words nearest to the words of ``group`` (gap between boxes, vertical gaps counting double: the
+    line first), outside it, whose text is ``known``; nearest first."""
+    if not len(boxes):
+        return []
+    mine = boxes[list(group)]
+    dx = np.maximum(0, np.maximum(mine[:, None, 0] - boxes[None, :, 2], boxes[None, :, 0] - mine[:, None, 2]))
+    dy = np.maximum(0, np.maximum(mine[:, None, 1] - boxes[None, :, 3], boxes[None, :, 1] - mine[:, None, 3]))
+    distance = np.hypot(dx, 2 * dy).min(axis=0)
+    distance[list(group)] = np.inf
+    distance[~known] = np.inf
+    order = np.argsort(distance, kind="stable")[:k]
+    return [int(j) for j in order if np.isfinite(distance[j])]
+
+
 def _line_neighbours(doc: Document, i: int) -> tuple[int, ...]:
     """Word ``i`` and the words on its line within three box heights of it (for words in no entity)."""
     box = doc.words[i].box
@@ -312,13 +374,69 @@ def _line_neighbours(doc: Document, i: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+def text_width(text: str, style: Style) -> float:
+    """Width (page pixels) of ``text``'s ink drawn in ``style``, before any fitting into a box."""
+    ref_size = max(REF_SIZE, int(math.ceil(2 * style.size)))
+    ref = _reference(style.face, text, ref_size)
+    if ref is None:
+        return 0.0
+    _, (rx0, _, rx1, _), _ = ref
+    return (rx1 - rx0) * style.size / ref_size * min(max(style.stretch, 1 / MAX_STRETCH), MAX_STRETCH)
+
+
+def room_for(pixels: np.ndarray, boxes, i: int, text: str, style: Style) -> tuple[int, int, int, int]:
+    """Box ``i`` of ``boxes``, grown sideways into the blank paper beside it as far as ``text`` in ``style``
+    needs to be drawn at its own size and width (a longer value printed in a form's field reaches further);
+    the box itself when the text fits it squeezed to :data:`GROW_AT` of its width (a squeeze no one sees) or
+    no paper beside it is blank.
+
+    Blank paper: columns, over the box's rows but a fifth of its height at the top and at the bottom (where
+    the rules a box sits between pass), with no ink (darker than the box's Otsu threshold, or than 128; rules
+    running along the line, such as an underline, do not count) and no other word's box, up to
+    :data:`ROOM_GAP` box heights short of the first that has some. The box grows to the right first (the text
+    starts where the old ink started), then to the left; what room there is not is made up inside the box by
+    squeezing and then shrinking the text (:func:`text_alpha`).
+    """
+    height, width = pixels.shape[:2]
+    x0, y0, x1, y1 = _clip(boxes[i], width, height)
+    need = text_width(text, style) + min(max(style.left - x0, 0.0), x1 - x0)  # from the box's left: the text
+    if x1 <= x0 or y1 <= y0 or need * GROW_AT <= x1 - x0:  # starts where the old ink started
+        return x0, y0, x1, y1
+    h = y1 - y0
+    gap = max(2, int(round(ROOM_GAP * h)))
+    more = int(math.ceil(need)) - (x1 - x0)
+    lx0, lx1 = max(0, x0 - more - gap), min(width, x1 + more + gap)
+    threshold = ink_threshold(pixels[y0:y1, x0:x1])
+    ink = (_gray(pixels[y0:y1, lx0:lx1]) <= (threshold if threshold is not None else 128)).astype(np.uint8)
+    ink &= ~(cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, max(15, int(1.5 * h))), np.uint8)) > 0)
+    edge = h // 5  # the rows along the box's top and bottom edges hold the rules the box sits between
+    blocked = ink[edge : h - edge].any(axis=0)
+    for j, other in enumerate(boxes):
+        if j != i and other[1] < y1 and other[3] > y0 and other[2] > lx0 and other[0] < lx1:
+            blocked[max(other[0] - lx0, 0) : max(other[2] - lx0, 0)] = True
+    right = np.flatnonzero(blocked[x1 - lx0 :])
+    free_right = max(0, (int(right[0]) if len(right) else lx1 - x1) - gap)
+    left = np.flatnonzero(blocked[: x0 - lx0][::-1])
+    free_left = max(0, (int(left[0]) if len(left) else x0 - lx0) - gap)
+    add_right = min(free_right, more)
+    add_left = min(free_left, more - add_right)
+    return x0 - add_left, y0, x1 + add_right, y1
+
+
+#: Blank paper kept between a grown box and the next ink or word, in box heights.
+ROOM_GAP = 0.3
+#: A text that fits its box squeezed to this share of its width is drawn in the box (:func:`room_for`).
+GROW_AT = 0.85
+
+
 def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, margin: int = 0,
-               style: Style | None = None) -> None:
+               style: Style | None = None, draw_in: tuple[int, int, int, int] | None = None) -> None:
     """Erase the ink in ``box`` of ``pixels`` (``HxW`` or ``HxWx3`` uint8, changed in place) and draw ``text`` there.
 
-    ``text`` is drawn in ``style`` (default: :func:`box_style`). Ink within
-    ``margin`` pixels of the box is erased too when it belongs to a stroke
-    that reaches into the box.
+    ``text`` is drawn in ``style`` (default: :func:`box_style`), in the old
+    ink's colour, inside ``box`` or, when given, ``draw_in`` (``box`` grown
+    into blank paper: :func:`room_for`). Ink within ``margin`` pixels of the
+    box is erased too when it belongs to a stroke that reaches into the box.
     """
     height, width = pixels.shape[:2]
     x0, y0, x1, y1 = _clip(box, width, height)
@@ -347,6 +465,8 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
         _inpaint(pixels, (ex0, ey0, ex1, ey1), erase, threshold)
     if not text.strip():
         return
+    if draw_in is not None:
+        x0, y0, x1, y1 = _clip(draw_in, width, height)
     alpha = text_alpha(text, (x0, y0, x1, y1), style)
     if not alpha.any():
         return
@@ -640,21 +760,31 @@ def fit_word(pixels: np.ndarray, box: tuple[int, int, int, int], text: str) -> _
     return _Fit(box, ink, refs)
 
 
-def _choose(fits: list[_Fit]) -> tuple[int, int]:
-    """Face and edge level with the highest ink-weighted score over ``fits``: the :data:`REFINE_FACES` faces
-    best at the starting fit are refined on every word, then compared. A word's score is its IoU less
-    :data:`STRETCH_COST` times how far (log) the fit squeezes or widens the face, and :data:`ITALIC_COST`
-    for a slanted face: an upright face at its own width wins a near tie."""
-    def total(faces):
-        return sum(f.ink * (f.scores[faces] - f.costs(faces)[:, None]) for f in fits)
+def _choose(fits: list[_Fit], context: list[_Fit] = ()) -> tuple[int, int]:
+    """Face and edge level for the words of ``fits`` (one run of print), helped by ``context`` (the words
+    nearest to them) for the family alone.
+
+    A word's score is its IoU less :data:`STRETCH_COST` times how far (log) the fit squeezes or widens the
+    face, and :data:`ITALIC_COST` for a slanted face (an upright face at its own width wins a near tie). The
+    family (Serif, Sans, Mono) is the one whose best face has the highest score averaged, weighted by ink,
+    over ``fits`` and, at :data:`CONTEXT_WEIGHT` the weight, ``context``: at a dozen pixels a word fits two
+    families nearly alike (a blurred bold sans takes serifs), and the print around it, mostly of one family,
+    tells them apart; a long run outweighs its surroundings. Within that family the :data:`REFINE_FACES` faces
+    best at the starting fit are refined on every word of ``fits`` and the best face and edge level win: the
+    weight and slant are the run's own."""
+    def total(group, faces):
+        return sum(f.ink * (f.scores[faces] - f.costs(faces)[:, None]) for f in group)
 
     everything = list(range(len(FACES)))
-    first = total(everything).max(axis=1)
-    best = [int(k) for k in np.argsort(-first, kind="stable")[:REFINE_FACES]]
+    first = total(fits, everything).max(axis=1)
+    pooled = first + (CONTEXT_WEIGHT * total(context, everything).max(axis=1) if context else 0)
+    family = int(np.argmax(pooled.reshape(len(FAMILIES), -1).max(axis=1)))
+    ours = [k for k in everything if FACES[k].startswith(f"Liberation{FAMILIES[family]}-")]
+    best = [ours[int(n)] for n in np.argsort(-first[ours], kind="stable")[:REFINE_FACES]]
     for k in best:
         for f in fits:
             f.refine(k)
-    k, e = np.unravel_index(int(np.argmax(total(best))), (len(best), len(EDGES)))
+    k, e = np.unravel_index(int(np.argmax(total(fits, best))), (len(best), len(EDGES)))
     return best[int(k)], int(e)
 
 
