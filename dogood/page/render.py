@@ -31,8 +31,9 @@ size, weight, width and baseline of the print it replaces.
    or widening the face (``0.1 * |log stretch|``) and for a slanted face
    (0.06), so an upright face at its own width wins near ties. Size and
    width are the run's (the median of its words' fits), so a changed word
-   is drawn like its neighbours; baseline and left edge are each word's
-   own. A word whose old text is unknown (no ``original``) or that had no
+   is drawn like its neighbours; its left edge is each word's own, its
+   baseline the median of its own and those of the words beside it on its
+   line. A word whose old text is unknown (no ``original``) or that had no
    ink takes the run's size and width and the baseline of those on its
    line; with nothing to borrow, the face is :data:`DEFAULT_FACE` and the
    cap-top-to-descender height fills the box. The choice is a
@@ -46,19 +47,19 @@ size, weight, width and baseline of the print it replaces.
 3. **Draw.** The current text is drawn in the chosen style: its ink starts
    where the old ink started and sits on the fitted baseline (the width
    stretch kept within 1/2 to 2, in case the old text was fitted to ink that
-   showed something else). A text much wider than its box (a squeeze to
-   85% would not do: twelve digits where a ``3`` was) takes the blank paper
-   beside the box, right first, and the word's box grows to hold it
-   (:func:`room_for`), so a long value prints at its neighbours' size as it
-   would in a form's field, never as a smear. Text still wider than its
-   box first moves left, then is squeezed down to 75% of its fitted width,
-   then drawn smaller; text taller than the box is shrunk into it, and text
-   reaching more than a quarter of its height above or below the box is
-   moved in (less is clipped, as FUNSD's tight boxes cut the old print too).
+   showed something else). Text wider than the box first moves left, then
+   is squeezed down to 75% of its fitted width, then drawn smaller; text
+   taller than the box is shrunk into it, and text reaching more than a
+   quarter of its height above or below the box is moved in (less is
+   clipped, as FUNSD's tight boxes cut the old print too). Below 80% of
+   its size a text is a smear (twelve digits where a ``3`` was): a shift
+   that re-renders checks its new texts with :func:`legible` and draws
+   another (``value_text_augment``), since a box that grew to hold the
+   text would change the layout, a factor the text shift does not name.
    Glyphs are rasterised by FreeType (Pillow) at 48 px or more and reduced
    to the page by exact area averaging, so sub-pixel sizes and positions
    are kept; the coverage is then bent so that the chosen edge level
-   becomes the half-ink edge. Nothing is drawn outside the (grown) box.
+   becomes the half-ink edge. Nothing is drawn outside the box.
 4. **Colour.** The ink colour is the median of the darker half of the old ink
    pixels (per channel on RGB pages), so grey scans get grey ink; a box with
    no ink gets near-black.
@@ -80,8 +81,7 @@ a Pillow built without libraqm falls back to its basic layout, without GPOS
 kerning, and its output differs slightly (IoU on FUNSD ~0.01 lower).
 
 A box is the half-open pixel region ``[x0, x1) x [y0, y1)``; with the
-default ``margin=0`` no pixel outside the re-rendered boxes (as they are
-after growing) changes. Blank text only
+default ``margin=0`` no pixel outside the re-rendered boxes changes. Blank text only
 erases (used to remove dropped words from the page). Glyphs the fonts lack
 (non-Latin scripts) are drawn as the font's missing-glyph boxes. Grayscale (``L``)
 and RGB pages are supported; the result is a new :class:`Document` whose image
@@ -102,7 +102,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont, features
 
-from dogood.core.document import Document, PageImage, Word
+from dogood.core.document import Document, PageImage
 from dogood.core.errors import DogoodError
 
 #: Pixels of paper around a box that inpainting looks at (they are read, never written).
@@ -111,6 +111,8 @@ CONTEXT = 6
 MIN_CONTRAST = 40
 #: Narrowest horizontal squeeze (of the fitted width) before the font gets smaller instead.
 MIN_SQUEEZE = 0.75
+#: Smallest share of its style's size a text is drawn at and still reads (:func:`legible`).
+MIN_SCALE = 0.8
 #: Widest horizontal stretch (and narrowest, its inverse) text is drawn with.
 MAX_STRETCH = 2.0
 #: Share of the text's height that may stay outside the box (clipped) before the text is moved into it.
@@ -146,8 +148,9 @@ ITALIC_COST = 0.06
 #: Weight of the words around a run of print in the choice of its font family (per pixel of ink, against the
 #: run's own).
 CONTEXT_WEIGHT = 0.5
-#: How many of the nearest words make those surroundings.
+#: How many of the nearest words of about the same height (within this factor) make those surroundings.
 CONTEXT_WORDS = 16
+SAME_SIZE = 1.2
 #: Fits below this IoU do not vote on a run's size and width (unless no fit reaches it).
 MIN_FIT_IOU = 0.3
 #: Most words (the word and its nearest entity mates) a face is chosen from.
@@ -183,7 +186,7 @@ class Style:
 
 
 def render_words(doc: Document, indices: Iterable[int], original: Document | None = None, *,
-                 margin: int = 0, styles: Mapping[int, Style] | None = None, grow: bool = True) -> Document:
+                 margin: int = 0, styles: Mapping[int, Style] | None = None) -> Document:
     """``doc`` with the pixels of words ``indices`` erased and their current text drawn in their boxes.
 
     Parameters
@@ -205,18 +208,11 @@ def render_words(doc: Document, indices: Iterable[int], original: Document | Non
     styles : the :class:`Style` of each word to draw (default:
         :func:`choose_styles`); a word missing from it gets one from
         :func:`box_style`.
-    grow : a text much wider than its box at its style's size (twelve
-        digits where a ``3`` was) takes the blank paper beside the box, and
-        the word's box grows to hold it (:func:`room_for`); what room there
-        is not, or all with ``grow=False``, is made up inside the box by
-        squeezing the text to :data:`MIN_SQUEEZE` of its width, then
-        drawing it smaller.
 
     Returns
     -------
     ``doc`` with a new image (only pixels inside the re-rendered boxes,
-    grown by ``margin``, differ) and the grown boxes, or ``doc`` itself when
-    nothing needed drawing.
+    grown by ``margin``, differ), or ``doc`` itself when nothing needed drawing.
 
     Raises
     ------
@@ -230,20 +226,10 @@ def render_words(doc: Document, indices: Iterable[int], original: Document | Non
     drawn = [i for i in todo if doc.words[i].text.strip()]
     if styles is None:
         styles = choose_styles(doc, drawn, original) if drawn else {}
-    source = doc.image.to_array()
-    pixels = np.array(source)  # writable copy
-    words = list(doc.words)
+    pixels = np.array(doc.image.to_array())  # writable copy
     for i in todo:
-        box, style = words[i].box, styles.get(i)
-        room = None
-        if grow and style is not None and words[i].text.strip():
-            room = room_for(source, [w.box for w in words], i, words[i].text, style)
-            if room != _clip(box, pixels.shape[1], pixels.shape[0]):
-                words[i] = Word(words[i].text, room)
-            else:
-                room = None
-        render_box(pixels, box, words[i].text, margin=margin, style=style, draw_in=room)
-    return doc.replace(image=PageImage.from_array(pixels), words=tuple(words))
+        render_box(pixels, doc.words[i].box, doc.words[i].text, margin=margin, style=styles.get(i))
+    return doc.replace(image=PageImage.from_array(pixels))
 
 
 def _todo(doc: Document, indices: Iterable[int], original: Document | None) -> list[int]:
@@ -317,19 +303,24 @@ def choose_styles(doc: Document, indices: Iterable[int], original: Document | No
             styles[i] = box_style(pixels, box)
             continue
         if group not in chosen:
-            context = () if per == "word" else _nearest(boxes, group, CONTEXT_WORDS, known)
+            context = () if per == "word" else _nearest(boxes, group, CONTEXT_WORDS, known & _alike(boxes, group))
             chosen[group] = _choose([f for _, f in fitted], [f for j in context if (f := fit(j)) is not None])
         face_k, edge_k = chosen[group]
         fitted_styles = [f.style(face_k, edge_k) for _, f in fitted]
         good = [s for s in fitted_styles if s.iou >= MIN_FIT_IOU] or fitted_styles
-        size = float(np.median([s.size for s in good]))  # one size and width for the whole run of print
-        stretch = float(np.median([s.stretch for s in good]))
+        size = float(np.median([s.size for s in good]))  # one size for the whole run of print
+        stretch = float(np.median([s.size * s.stretch for s in good])) / size
+        # the baseline of the line: the words beside it on it (a digit or two place their baseline loosely)
+        beside = [f.style(face_k, edge_k).baseline for j in _line_neighbours(doc, i)
+                  if j != i and (f := fit(j)) is not None]
         own = fit(i)
-        if own is not None:
+        if own is not None:  # its own width: how wide its old text's ink was, at the run's size
             mine = own.style(face_k, edge_k)
-            styles[i] = Style(mine.face, size, stretch, mine.baseline, mine.left, mine.edge, mine.iou)
+            styles[i] = Style(mine.face, size, mine.size * mine.stretch / size, float(np.median([mine.baseline] + beside)),
+                              mine.left, mine.edge, mine.iou)
             continue
         same_line = [s.baseline for (j, _), s in zip(fitted, fitted_styles) if _same_line(doc.words[j].box, box)]
+        same_line = same_line or beside
         base = box_style(pixels, box, face=FACES[face_k], size=size)
         baseline = float(np.median(same_line)) if same_line else base.baseline
         styles[i] = Style(FACES[face_k], size, stretch, baseline, base.left, EDGES[edge_k], None)
@@ -345,6 +336,13 @@ def _same_line(a, b) -> bool:
     """Boxes ``a`` and ``b`` overlap vertically by at least half the lower one's height."""
     overlap = min(a[3], b[3]) - max(a[1], b[1])
     return overlap >= 0.5 * max(1, min(a[3] - a[1], b[3] - b[1]))
+
+
+def _alike(boxes: np.ndarray, group: tuple[int, ...]) -> np.ndarray:
+    """Which words' boxes are about as tall as ``group``'s (within 20%): print of the same size."""
+    heights = boxes[:, 3] - boxes[:, 1]
+    mine = float(np.median(heights[list(group)]))
+    return (heights >= mine / SAME_SIZE) & (heights <= mine * SAME_SIZE)
 
 
 def _nearest(boxes: np.ndarray, group: tuple[int, ...], k: int, known: np.ndarray) -> list[int]:
@@ -384,59 +382,21 @@ def text_width(text: str, style: Style) -> float:
     return (rx1 - rx0) * style.size / ref_size * min(max(style.stretch, 1 / MAX_STRETCH), MAX_STRETCH)
 
 
-def room_for(pixels: np.ndarray, boxes, i: int, text: str, style: Style) -> tuple[int, int, int, int]:
-    """Box ``i`` of ``boxes``, grown sideways into the blank paper beside it as far as ``text`` in ``style``
-    needs to be drawn at its own size and width (a longer value printed in a form's field reaches further);
-    the box itself when the text fits it squeezed to :data:`GROW_AT` of its width (a squeeze no one sees) or
-    no paper beside it is blank.
-
-    Blank paper: columns, over the box's rows but a fifth of its height at the top and at the bottom (where
-    the rules a box sits between pass), with no ink (darker than the box's Otsu threshold, or than 128; rules
-    running along the line, such as an underline, do not count) and no other word's box, up to
-    :data:`ROOM_GAP` box heights short of the first that has some. The box grows to the right first (the text
-    starts where the old ink started), then to the left; what room there is not is made up inside the box by
-    squeezing and then shrinking the text (:func:`text_alpha`).
-    """
-    height, width = pixels.shape[:2]
-    x0, y0, x1, y1 = _clip(boxes[i], width, height)
-    need = text_width(text, style) + min(max(style.left - x0, 0.0), x1 - x0)  # from the box's left: the text
-    if x1 <= x0 or y1 <= y0 or need * GROW_AT <= x1 - x0:  # starts where the old ink started
-        return x0, y0, x1, y1
-    h = y1 - y0
-    gap = max(2, int(round(ROOM_GAP * h)))
-    more = int(math.ceil(need)) - (x1 - x0)
-    lx0, lx1 = max(0, x0 - more - gap), min(width, x1 + more + gap)
-    threshold = ink_threshold(pixels[y0:y1, x0:x1])
-    ink = (_gray(pixels[y0:y1, lx0:lx1]) <= (threshold if threshold is not None else 128)).astype(np.uint8)
-    ink &= ~(cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, max(15, int(1.5 * h))), np.uint8)) > 0)
-    edge = h // 5  # the rows along the box's top and bottom edges hold the rules the box sits between
-    blocked = ink[edge : h - edge].any(axis=0)
-    for j, other in enumerate(boxes):
-        if j != i and other[1] < y1 and other[3] > y0 and other[2] > lx0 and other[0] < lx1:
-            blocked[max(other[0] - lx0, 0) : max(other[2] - lx0, 0)] = True
-    right = np.flatnonzero(blocked[x1 - lx0 :])
-    free_right = max(0, (int(right[0]) if len(right) else lx1 - x1) - gap)
-    left = np.flatnonzero(blocked[: x0 - lx0][::-1])
-    free_left = max(0, (int(left[0]) if len(left) else x0 - lx0) - gap)
-    add_right = min(free_right, more)
-    add_left = min(free_left, more - add_right)
-    return x0 - add_left, y0, x1 + add_right, y1
-
-
-#: Blank paper kept between a grown box and the next ink or word, in box heights.
-ROOM_GAP = 0.3
-#: A text that fits its box squeezed to this share of its width is drawn in the box (:func:`room_for`).
-GROW_AT = 0.85
+def legible(text: str, box: tuple[int, int, int, int], style: Style) -> bool:
+    """Whether ``text`` in ``style`` fits ``box`` without being drawn below :data:`MIN_SCALE` of its size (after
+    the squeeze to :data:`MIN_SQUEEZE` of its width): smaller, a long text in a short box (twelve digits where
+    a ``3`` was) would be a smear. A text shift that re-renders checks its new texts with it, so the boxes stay
+    the words' own and every drawn word reads."""
+    return text_width(text, style) * MIN_SQUEEZE * MIN_SCALE <= box[2] - box[0]
 
 
 def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, margin: int = 0,
-               style: Style | None = None, draw_in: tuple[int, int, int, int] | None = None) -> None:
+               style: Style | None = None) -> None:
     """Erase the ink in ``box`` of ``pixels`` (``HxW`` or ``HxWx3`` uint8, changed in place) and draw ``text`` there.
 
-    ``text`` is drawn in ``style`` (default: :func:`box_style`), in the old
-    ink's colour, inside ``box`` or, when given, ``draw_in`` (``box`` grown
-    into blank paper: :func:`room_for`). Ink within ``margin`` pixels of the
-    box is erased too when it belongs to a stroke that reaches into the box.
+    ``text`` is drawn in ``style`` (default: :func:`box_style`). Ink within
+    ``margin`` pixels of the box is erased too when it belongs to a stroke
+    that reaches into the box.
     """
     height, width = pixels.shape[:2]
     x0, y0, x1, y1 = _clip(box, width, height)
@@ -465,8 +425,6 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
         _inpaint(pixels, (ex0, ey0, ex1, ey1), erase, threshold)
     if not text.strip():
         return
-    if draw_in is not None:
-        x0, y0, x1, y1 = _clip(draw_in, width, height)
     alpha = text_alpha(text, (x0, y0, x1, y1), style)
     if not alpha.any():
         return

@@ -54,8 +54,13 @@ class ValueTextAugment(Shift):
     old token word (:func:`dogood.language.values.split_into`, cutting after ``/``, ``-``, ``$`` as
     OCR does: ``March 17, 1995`` -> ``03/`` ``17/`` ``05``); a value whose
     new text would change type when cut, or is too short, stays unchanged.
-    The new text always has the old type. Counts are per entity:
-    ``eligible``, ``changed``, ``unchangeable``, and ``changed_<type>``.
+    The new text always has the old type. With ``render`` the new value must
+    also read where it is drawn, in each piece's own box at the size of the
+    old print (:func:`dogood.page.render.legible`; twelve digits do not fit
+    where a ``3`` was): one that does not is drawn again, so boxes stay
+    the words' own. Counts are per entity: ``eligible``, ``changed``,
+    ``unchangeable`` (``unfit``: of those, values for which only new values
+    too long for their boxes were drawn), and ``changed_<type>``.
 
     Parameters: :class:`ValueTextAugment.Params`.
     """
@@ -66,6 +71,10 @@ class ValueTextAugment(Shift):
                                     "(SROIE values with Faker); parameters in Implementation Details"),)
 
     label_params = ("labels",)
+    counts_help = {
+        **Shift.counts_help,
+        "unfit": "values left unchanged because every new value drawn was too long to read in its boxes (render)",
+    }
 
     class Params(params.Params):
         fraction: params.Real = Field(1.0, ge=0, le=1, validation_alias=AliasChoices("fraction", "p"),
@@ -87,15 +96,26 @@ class ValueTextAugment(Shift):
         fake = faker_for(rng)
         changes: dict[int, str] = {}
         counts = {"eligible": len(values), "changed": 0, "unchangeable": 0}
+        fits = self.legible_in(doc, [i for e in picked for i in e.word_ids]) if self.render else None
         for ent in picked:
             ids = [i for i in ent.word_ids if doc.words[i].text.strip()]
             old = [doc.words[i].text for i in ids]
             linked = {b if a == ent.id else a for a, b in ent.links if ent.id in (a, b)} - {ent.id}
             key_text = " ".join(doc.entity_text(by_id[k]) for k in sorted(linked)
                                 if k in by_id and by_id[k].label in self.key_labels)
-            kind, new = self.new_value(old, key_text, rng, fake)
+            turned_down = []
+
+            def check(texts, ids=ids, turned_down=turned_down):
+                ok = all(map(fits, ids, texts))
+                if not ok:
+                    turned_down.append(texts)
+                return ok
+
+            kind, new = self.new_value(old, key_text, rng, fake, None if fits is None else check)
             if new is None or new == old:
                 counts["unchangeable"] += 1
+                if new is None and turned_down:
+                    counts["unfit"] = counts.get("unfit", 0) + 1
                 continue
             changes.update(zip(ids, new))
             counts["changed"] += 1
@@ -105,8 +125,21 @@ class ValueTextAugment(Shift):
     def card_notes(self, schema: str = "funsd") -> list[str]:
         return [faker_note(self.name)]
 
-    def new_value(self, old: list[str], key_text: str, rng: np.random.Generator, fake) -> tuple[str, list[str] | None]:
-        """``(type, new word texts)`` for a value whose token words are ``old`` (``None``: cannot change)."""
+    @staticmethod
+    def legible_in(doc: Document, indices: list[int]):
+        """``fits(i, text)``: whether ``text`` drawn in word ``i``'s box, in the style of its old print, reads
+        (:func:`dogood.page.render.legible`: not below 80% of its size)."""
+        from dogood.page.render import choose_styles, legible
+
+        styles = choose_styles(doc, [i for i in indices if doc.words[i].text.strip()], original=doc)
+        return lambda i, text: i not in styles or legible(text, doc.words[i].box, styles[i])
+
+    def new_value(self, old: list[str], key_text: str, rng: np.random.Generator, fake,
+                  fits=None) -> tuple[str, list[str] | None]:
+        """``(type, new word texts)`` for a value whose token words are ``old`` (``None``: cannot change).
+
+        ``fits`` (with ``render``): a new value whose pieces do not all pass it is drawn again, as one that
+        changed type would be."""
         text = " ".join(old)
         kind = data_type(text)
         if len(text) > MAX_WORD_LENGTH * max(1, len(old)) or not is_latin(text):
@@ -130,5 +163,7 @@ class ValueTextAugment(Shift):
                 if len(new) != len(old):
                     continue
             if new is not None and data_type(" ".join(new)) == kind:
+                if fits is not None and not fits(new):
+                    continue
                 return (kind if kind != "other" else key_hint(key_text)), new
         return kind, None
