@@ -32,8 +32,8 @@ size, weight, width and baseline of the print it replaces.
    (0.06), so an upright face at its own width wins near ties. Size and
    width are the run's (the median of its words' fits), so a changed word
    is drawn like its neighbours; its left edge is each word's own, its
-   baseline the median of its own and those of the words beside it on its
-   line. A word whose old text is unknown (no ``original``) or that had no
+   baseline the median of its own and those of the run's words beside it
+   on its line. A word whose old text is unknown (no ``original``) or that had no
    ink takes the run's size and width and the baseline of those on its
    line; with nothing to borrow, the face is :data:`DEFAULT_FACE` and the
    cap-top-to-descender height fills the box. The choice is a
@@ -151,6 +151,9 @@ CONTEXT_WEIGHT = 0.5
 #: How many of the nearest words of about the same height (within this factor) make those surroundings.
 CONTEXT_WORDS = 16
 SAME_SIZE = 1.2
+#: A word's baseline is the median of its own and those of the words of its run on its line within this many
+#: words of it (a skewed scan drifts along a line).
+BASELINE_WORDS = 2
 #: Fits below this IoU do not vote on a run's size and width (unless no fit reaches it).
 MIN_FIT_IOU = 0.3
 #: Most words (the word and its nearest entity mates) a face is chosen from.
@@ -310,9 +313,9 @@ def choose_styles(doc: Document, indices: Iterable[int], original: Document | No
         good = [s for s in fitted_styles if s.iou >= MIN_FIT_IOU] or fitted_styles
         size = float(np.median([s.size for s in good]))  # one size for the whole run of print
         stretch = float(np.median([s.size * s.stretch for s in good])) / size
-        # the baseline of the line: the words beside it on it (a digit or two place their baseline loosely)
-        beside = [f.style(face_k, edge_k).baseline for j in _line_neighbours(doc, i)
-                  if j != i and (f := fit(j)) is not None]
+        # the baseline of the run's line: its words beside it (a digit or two place their baseline loosely)
+        beside = [s.baseline for (j, _), s in zip(fitted, fitted_styles)
+                  if j != i and _same_line(doc.words[j].box, box) and abs(j - i) <= BASELINE_WORDS]
         own = fit(i)
         if own is not None:  # its own width: how wide its old text's ink was, at the run's size
             mine = own.style(face_k, edge_k)
@@ -320,7 +323,6 @@ def choose_styles(doc: Document, indices: Iterable[int], original: Document | No
                               mine.left, mine.edge, mine.iou)
             continue
         same_line = [s.baseline for (j, _), s in zip(fitted, fitted_styles) if _same_line(doc.words[j].box, box)]
-        same_line = same_line or beside
         base = box_style(pixels, box, face=FACES[face_k], size=size)
         baseline = float(np.median(same_line)) if same_line else base.baseline
         styles[i] = Style(FACES[face_k], size, stretch, baseline, base.left, EDGES[edge_k], None)
