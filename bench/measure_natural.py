@@ -18,6 +18,9 @@ its own unswept step), then measured:
   as :func:`dogood.page.ink.connected_strokes` joins them) that the page keeps in part: between 10% and 90%
   of their core pixels within 24 grey levels of the source's (a rule or a shaded bar clipped to a word box).
 
+``--timing N``: CPU milliseconds per page (median over the first N pages, one process, after a warm-up page) of
+the shift at levels 1, 3 and 5 (5: no guard, the paper's composite), and each over level 5.
+
 Run with ``PYTHONPATH`` pointing at a checkout to measure that checkout (the figures in ``bench/RESULTS.md``
 compare main before issue 25 with after). ``--previews DIR``: each level of the first page as PNG.
 """
@@ -117,6 +120,22 @@ def measure_page(args) -> dict:
     return out
 
 
+def timing(source: FunsdSource, ids, region: str) -> dict[int, float]:
+    """Median CPU ms per page of the shift at levels 1, 3 and 5 (JPEG encoding included), one process."""
+    cv2.setNumThreads(1)
+    docs = [source.load(i) for i in ids]
+    shifted(docs[0], region, 5)  # warm-up: the photo pool, the fonts of nothing
+    out = {}
+    for level in (1, 3, 5):
+        times = []
+        for doc in docs:
+            start = time.process_time()
+            shifted(doc, region, level)
+            times.append(1000 * (time.process_time() - start))
+        out[level] = float(np.median(times))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", default=str(DATA / "funsd/dataset"))
@@ -126,8 +145,15 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--no-ocr", dest="ocr", action="store_false")
     parser.add_argument("--previews", default=None)
+    parser.add_argument("--timing", type=int, default=0, help="time the shift on this many pages instead")
     args = parser.parse_args()
     source = FunsdSource(root=args.source, split="test")
+    if args.timing:
+        for region in args.regions:
+            ms = timing(source, source.ids()[: args.timing], region)
+            print(f"{region}: CPU ms per page, median of {args.timing}: " + ", ".join(
+                f"level {k} {v:.1f} ({v / ms[5]:.2f}x level 5)" for k, v in ms.items()))
+        return
     ids = source.ids()[: args.docs]
     jobs = [(args.source, doc_id, k, args.regions, args.levels, args.ocr, args.previews) for k, doc_id in enumerate(ids)]
     start = time.perf_counter()
