@@ -363,3 +363,29 @@ def test_value_text_augment_draws_no_smear_on_a_real_form(funsd_test):
                            original=doc)
     assert any(not render.legible(w.text, w.box, styles[i]) for i, w in enumerate(plain.words)
                if w.text != doc.words[i].text and i in styles)
+
+
+def test_value_text_augment_runs_no_new_words_together(funsd_test):
+    """Faker words replace a value word for word; where the old token words are one printed word (``Maid`` ``-O``
+    ``Clover``, ``Dari`` ``Mart``: their boxes touch), two new words would be drawn with no space between them
+    (``Stanleyand``): with render such a value is drawn again or left unchanged; without render (text only) it
+    changes as before."""
+    from dogood.shifts import ValueTextAugment
+
+    doc = funsd_test.load("82200067_0069")
+    glued = [(140, 141), (141, 142), (143, 144)]
+    assert [doc.words[i].text for i in (140, 141, 142, 143, 144)] == ["Maid", "-O", "Clover", "Dari", "Mart"]
+    assert all(doc.words[b].box[0] - doc.words[a].box[2] <= 1 for a, b in glued)
+    ran_together = {True: 0, False: 0}
+    for seed in range(4):
+        for flag in (True, False):
+            out = ValueTextAugment(fraction=1.0, render=flag)(doc, seed)
+            for a, b in glued:
+                ta, tb = out.words[a].text, out.words[b].text
+                if (ta, tb) != (doc.words[a].text, doc.words[b].text):
+                    ran_together[flag] += ta[-1].isalnum() and tb[0].isalnum()
+    assert ran_together[True] == 0
+    assert ran_together[False] > 0  # the check is what keeps them apart
+    assert ValueTextAugment.joins_kept(doc, [143, 144], ["Webb-", "Group"])
+    assert not ValueTextAugment.joins_kept(doc, [143, 144], ["Webb", "Group"])
+    assert ValueTextAugment.joins_kept(doc, [134, 136], ["Freeman", "Ltd"])  # words apart on the page

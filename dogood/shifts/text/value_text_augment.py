@@ -105,8 +105,10 @@ class ValueTextAugment(Shift):
                                 if k in by_id and by_id[k].label in self.key_labels)
             turned_down = []
 
-            def check(texts, ids=ids, turned_down=turned_down):
-                ok = all(map(fits, ids, texts))
+            words_apart = data_type(" ".join(old)) == "other"  # Faker's words: a space at every join
+
+            def check(texts, ids=ids, turned_down=turned_down, words_apart=words_apart):
+                ok = all(map(fits, ids, texts)) and (not words_apart or self.joins_kept(doc, ids, texts))
                 if not ok:
                     turned_down.append(texts)
                 return ok
@@ -133,6 +135,20 @@ class ValueTextAugment(Shift):
 
         styles = choose_styles(doc, [i for i in indices if doc.words[i].text.strip()], original=doc)
         return lambda i, text: i not in styles or legible(text, doc.words[i].box, styles[i])
+
+    @staticmethod
+    def joins_kept(doc: Document, ids: list[int], texts: list[str]) -> bool:
+        """Whether words ``texts`` (a Faker name or company, one word per piece) drawn in the boxes of words
+        ``ids`` keep a space between them: where two token words are one printed word (``Maid`` ``-O``
+        ``Clover``, ``Dari`` ``Mart``: the boxes touch on one line), two new words would run into each other
+        (``Stanleyand``), unless one of them ends or starts with a separator."""
+        for (a, b), (ta, tb) in zip(zip(ids, ids[1:]), zip(texts, texts[1:])):
+            (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = doc.words[a].box, doc.words[b].box
+            height = min(ay1 - ay0, by1 - by0)
+            same_line = min(ay1, by1) - max(ay0, by0) > height / 2
+            if same_line and bx0 - ax1 <= max(1, height // 10) and ta and tb and ta[-1].isalnum() and tb[0].isalnum():
+                return False
+        return True
 
     def new_value(self, old: list[str], key_text: str, rng: np.random.Generator, fake,
                   fits=None) -> tuple[str, list[str] | None]:
