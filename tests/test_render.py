@@ -155,6 +155,18 @@ def test_form_lines_through_a_box_survive_the_erase():
     assert text_area.min() > 180  # the letters are gone
 
 
+def test_a_bold_words_own_baseline_is_erased_with_it(funsd_test):
+    """The letters of a bold word at a dozen pixels can stand on one unbroken row of ink ("Gas" in a FUNSD
+    table): that row is the word, not a form rule, so erasing the word leaves no dash; the table's rules above
+    and below the box stay."""
+    doc = funsd_test.load("82200067_0069")
+    assert doc.words[149].text == "Gas"
+    x0, y0, x1, y1 = doc.words[149].box
+    after = gray(render_words(replace_texts(doc, {149: ""}), [149], original=doc).image.to_array())
+    assert after[y0:y1, x0:x1].min() > 180
+    assert (after[y0 - 2, x0:x1] < 100).mean() > 0.5 and (after[y1 + 1, x0:x1] < 100).mean() > 0.5
+
+
 def test_margin_erases_strokes_that_overflow_a_tight_box():
     im = Image.new("L", (120, 50), 245)
     ImageDraw.Draw(im).text((10, 8), "Hg", fill=20, font=ImageFont.load_default(size=30))

@@ -445,7 +445,8 @@ def form_lines(pixels: np.ndarray, box: tuple[int, int, int, int], threshold: fl
     Horizontal runs of at least ``max(15, 1.5 h)`` pixels and vertical runs
     of at least ``1.5 h`` (``h`` the box height), looked for in the box grown
     by ``max(4, h / 2)``: underlines and table borders that cross a word box
-    are kept, not erased.
+    are kept, not erased. A horizontal run within the box that glyph ink
+    stands on along most of its length is the word's baseline, not a rule.
     """
     height, width = pixels.shape[:2]
     x0, y0, x1, y1 = box
@@ -456,7 +457,15 @@ def form_lines(pixels: np.ndarray, box: tuple[int, int, int, int], threshold: fl
     cx1, cy1 = min(width, max(x1 + ext, rx1)), min(height, max(y1 + ext, ry1))
     ink = (_gray(pixels[cy0:cy1, cx0:cx1]) <= threshold).astype(np.uint8)
     long_h, long_v = max(15, int(1.5 * box_h)), max(6, int(1.5 * box_h))
-    rules = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, long_h), np.uint8)) > 0
+    rules = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, long_h), np.uint8))
+    # The letters of a bold word can stand on one unbroken row of ink ("Gas"): a run that stays within the box
+    # with glyph ink on top along most of it is the word's own baseline, erased with the word, not a rule.
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(rules, connectivity=8)
+    for k in range(1, count):
+        left, top, run = stats[k, cv2.CC_STAT_LEFT], stats[k, cv2.CC_STAT_TOP], stats[k, cv2.CC_STAT_WIDTH]
+        if top > 0 and left >= x0 - cx0 - 1 and left + run <= x1 - cx0 + 1 and ink[top - 1, left:left + run].mean() > 0.5:
+            rules[labels == k] = 0
+    rules = rules > 0
     rules |= cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((long_v, 1), np.uint8)) > 0
     return rules[ry0 - cy0:ry1 - cy0, rx0 - cx0:rx1 - cx0]
 

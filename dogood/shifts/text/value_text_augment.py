@@ -57,10 +57,12 @@ class ValueTextAugment(Shift):
     The new text always has the old type. With ``render`` the new value must
     also read where it is drawn, in each piece's own box at the size of the
     old print (:func:`dogood.page.render.legible`; twelve digits do not fit
-    where a ``3`` was): one that does not is drawn again, so boxes stay
-    the words' own. Counts are per entity: ``eligible``, ``changed``,
-    ``unchangeable`` (``unfit``: of those, values for which only new values
-    too long for their boxes were drawn), and ``changed_<type>``.
+    where a ``3`` was), and new words must not run together where the old
+    token words were one printed word (:meth:`joins_kept`): one that fails
+    is drawn again, so boxes stay the words' own. Counts are per entity:
+    ``eligible``, ``changed``, ``unchangeable`` (``unfit``: of those, values
+    for which only new values that would not read were drawn), and
+    ``changed_<type>``.
 
     Parameters: :class:`ValueTextAugment.Params`.
     """
@@ -73,7 +75,7 @@ class ValueTextAugment(Shift):
     label_params = ("labels",)
     counts_help = {
         **Shift.counts_help,
-        "unfit": "values left unchanged because every new value drawn was too long to read in its boxes (render)",
+        "unfit": "values left unchanged because every new value drawn would not read in its boxes (render)",
     }
 
     class Params(params.Params):
