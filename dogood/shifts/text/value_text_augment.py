@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import numpy as np
 from pydantic import AliasChoices, Field
@@ -144,7 +145,7 @@ class ValueTextAugment(Shift):
         ``ids`` keep a space between them: where two token words are one printed word (``Maid`` ``-O``
         ``Clover``, ``Dari`` ``Mart``: the boxes touch on one line), two new words would run into each other
         (``Stanleyand``), unless one of them ends or starts with a separator."""
-        for (a, b), (ta, tb) in zip(zip(ids, ids[1:]), zip(texts, texts[1:])):
+        for (a, ta), (b, tb) in pairwise(zip(ids, texts, strict=True)):
             (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = doc.words[a].box, doc.words[b].box
             height = min(ay1 - ay0, by1 - by0)
             same_line = min(ay1, by1) - max(ay0, by0) > height / 2
