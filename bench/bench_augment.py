@@ -20,6 +20,11 @@ plus the main process's), whose ratio to the no-transform loader's is what
 the chain would cost on an idle machine. Workers persist across epochs
 (``persistent_workers=True``, as training loops that augment run them) unless
 ``--fresh-workers`` (re-forked every epoch, torch's default).
+
+A third figure per chain, the **shift alone**: the chain's CPU seconds per page
+on records in one process (``Transform.apply``, no row conversion), and the
+loader's CPU per row over (no-transform CPU per row + shift alone): near 1, the
+loader with the chain costs what reading a row plus the shift costs.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from datasets import load_dataset
 import dogood
 from dogood.pipeline.build import build
 from dogood.pipeline.recipe import load_recipe
+from dogood.sources.rows import row_to_doc
 
 NO_TRANSFORM = "no transform"
 CHAINS = {
@@ -91,12 +97,28 @@ def measure(ds, chain, epochs: int, fresh_workers: bool) -> tuple[float, float]:
     return n / wall, (worker_cpu + main_cpu) / n
 
 
+def shift_alone(ds, chain, epochs: int) -> float:
+    """CPU seconds per page of the chain on records in this process (``Transform.apply``), with no row
+    conversion around it: the bound the loader's cost with the chain approaches (issue 31, part 3)."""
+    t = dogood.transform(chain, seed=0, per_epoch=True)
+    t.prepare()
+    docs = [row_to_doc(row, row["id"])[0] for row in ds]
+    for doc in docs:  # warm-up (caches fill)
+        t.apply(doc, epoch=0)
+    start = time.process_time()
+    for epoch in range(1, epochs + 1):
+        for doc in docs:
+            t.apply(doc, epoch=epoch)
+    return (time.process_time() - start) / (epochs * len(docs))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=50)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--fresh-workers", action="store_true", help="re-fork the workers every epoch")
+    parser.add_argument("--no-alone", action="store_true", help="skip the shift-alone column")
     parser.add_argument("--only", nargs="*", help="chain names (substrings) to run beside the no-transform loader")
     args = parser.parse_args()
     chains = {k: v for k, v in CHAINS.items()
@@ -105,6 +127,7 @@ def main() -> None:
     cpus: dict[str, list[float]] = {k: [] for k in chains}
     ratios: dict[str, list[float]] = {k: [] for k in chains}
     cpu_ratios: dict[str, list[float]] = {k: [] for k in chains}
+    alone: dict[str, list[float]] = {k: [] for k in chains}
     started, load_start = time.strftime("%Y-%m-%d %H:%M"), os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         build(load_recipe("funsd"), Path(tmp) / "funsd", limit=args.docs, progress=False, box_level="word")
@@ -114,6 +137,8 @@ def main() -> None:
                 rate, cpu = measure(ds, chain, args.epochs, args.fresh_workers)
                 rates[name].append(rate)
                 cpus[name].append(cpu)
+                if chain and not args.no_alone:
+                    alone[name].append(shift_alone(ds, chain, args.epochs))
             for name in chains:
                 ratios[name].append(rates[name][-1] / rates[NO_TRANSFORM][-1])
                 cpu_ratios[name].append(cpus[NO_TRANSFORM][-1] / cpus[name][-1])
@@ -121,12 +146,15 @@ def main() -> None:
     print(f"{started}, load average {load_start[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
           f"{len(ds)} FUNSD test rows, DataLoader(batch_size=4, num_workers=2, {workers} workers), "
           f"{args.epochs} timed epochs after a warm-up, median of {args.repeat} repeat(s)\n")
-    print("| chain | rows/s | vs no transform (wall) | CPU ms/row | vs no transform (CPU) |")
-    print("|---|---:|---:|---:|---:|")
+    print("| chain | rows/s | vs no transform (wall) | CPU ms/row | vs no transform (CPU) | shift alone, CPU ms/page "
+          "| loader's CPU over no transform + shift alone |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     med = statistics.median
     for name in chains:
+        alone_ms = f"{1000 * med(alone[name]):.1f}" if alone[name] else ""
+        bound = f"{med(cpus[name]) / (med(cpus[NO_TRANSFORM]) + med(alone[name])):.2f}" if alone[name] else ""
         print(f"| {name} | {med(rates[name]):.1f} | {med(ratios[name]):.2f} | {1000 * med(cpus[name]):.1f} "
-              f"| {med(cpu_ratios[name]):.2f} |")
+              f"| {med(cpu_ratios[name]):.2f} | {alone_ms} | {bound} |")
 
 
 if __name__ == "__main__":
