@@ -85,7 +85,7 @@ def describe_shift(name: str) -> str:
     lines += ["", "Boxes (the `bboxes` conventions it can be written with):"]
     lines += [f"  {level}: {what}" for level, what in cls.box_levels.items()]
     lines += ["", "Counts (what it reports per document, summed per config in the data card):"]
-    lines += [f"  {key}: {meaning}" for key, meaning in cls.counts_help.items()]
+    lines += [f"  {key}: {cls.counts_help.get(key, '')}" for key in cls.reported_counts] or ["  none"]
     if cls.tallies_help:
         lines += ["", "Tallies (values it reports per document, counted per config in the data card):"]
         lines += [f"  {key}: {meaning}" for key, meaning in cls.tallies_help.items()]

@@ -65,6 +65,7 @@ class DistortPage(Shift):
     """
 
     name = "distort"
+    reported_counts = ("words", "fallback_boxes", "no_ink")
     family = "image"
     #: Severity levels (:mod:`dogood.shifts.levels`): the displacements' scale; measured by the warp's mean
     #: displacement in page widths (``bench/measure_severity.py``) and the words' mean box displacement.

@@ -87,6 +87,7 @@ class ScanQuality(Shift):
     """
 
     name = "scan_quality"
+    reported_counts = ("words", "pixels_changed")
     family = "image"
     subfamily: ClassVar[str] = "scan"
     papers = (Cites("do-good", "3.1 (image shifts)",

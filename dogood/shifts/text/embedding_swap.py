@@ -84,6 +84,7 @@ class EmbeddingSwap(WordSwapShift):
     """
 
     name = "embedding_swap"
+    reported_counts = ("eligible", "changed", "unchangeable")
     papers = (Cites("do-good", "3.2, Word Swap 1; Table 4"), Cites("textattack"), Cites("counter-fitting"))
 
     class Params(WordSwapShift.Params):

@@ -83,6 +83,7 @@ class NumberSwap(WordSwapShift):
     """
 
     name = "number_swap"
+    reported_counts = ("eligible", "changed", "unchangeable")
     papers = (Cites("do-good", "3.2, Word Swap 3; Table 4"), Cites("textattack"))
 
     class Params(WordSwapShift.Params):

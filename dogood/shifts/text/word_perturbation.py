@@ -158,6 +158,8 @@ class WordPerturbation(SamplePerturbation):
     """
 
     name = "word_perturbation"
+    reported_counts = ("eligible", "changed", "unchangeable", "samples", "perturbed_samples", "perturbations", "short", "empty", "number", "non_latin", "symbol", "too_long",
+                       "added", "deleted")
     papers = (Cites("moradi", "4.2, Table 2", inspired_by=(
         "synonym takes WordNet synonyms of the most frequent sense only, inflected with lemminflect; negation, "
         "singular_plural_verb and verb_tense find verbs by rule (no POS tagger, no subject, no mlconjug3) and "
