@@ -35,7 +35,7 @@ def add_parser(sub) -> None:
                         "FUNSD loader; default for FUNSD-style data) or 'word' (each token its own box; default otherwise)")
     p.add_argument("--ray", metavar="ADDRESS", help="run the shards on Ray with --num-proc actors, each reading and "
                                                     "writing whole shards: 'local' starts Ray here, 'auto' or "
-                                                    "ray://host:port joins a cluster (pip install 'ray[data]')")
+                                                    "ray://host:port joins a cluster (pip install \"dogood[distributed]\")")
     p.set_defaults(func=cmd_build)
 
 

@@ -197,6 +197,16 @@ class Shift:
     #: the docs list these and no others (a test runs each shift on FUNSD forms and checks what it reports).
     reported_counts: ClassVar[tuple[str, ...]] = ()
 
+    #: What the shift needs beyond dogood's own dependencies, checked by ``dogood plan`` before a build:
+    #: ``module:NAME[EXTRA]`` (a Python package of a dogood extra), ``nltk:NAME`` (NLTK data), ``tesseract`` (the
+    #: program), ``coco`` (COCO annotations and photos), ``glove`` (GloVe vectors in the data folder),
+    #: ``model:PARAM`` (the masked LM the parameter names), ``scorer:PARAM`` (the token model the parameter names).
+    requires: ClassVar[tuple[str, ...]] = ()
+
+    def requirements(self) -> tuple[str, ...]:
+        """What this step needs (:attr:`requires`; a shift whose needs depend on its parameters overrides this)."""
+        return self.requires
+
     #: What each tally (``apply``'s per-document values, e.g. ``{"photo": {"397133": 1}}``, summed in the card)
     #: means; a shift with tallies adds its own.
     tallies_help: ClassVar[dict[str, str]] = {}

@@ -83,6 +83,7 @@ class CapturePage(Shift):
     """
 
     name = "capture"
+    requires = ("coco",)
     reported_counts = ("words", "fallback_boxes", "no_ink")
     family = "image"
     subfamily: ClassVar[str] = "capture"

@@ -70,6 +70,7 @@ class NaturalBackground(Shift):
     """
 
     name = "natural_background"
+    requires = ("coco",)
     reported_counts = ("words", "ink_words", "no_ink", "guarded")
     family = "image"
     #: Severity levels (:mod:`dogood.shifts.levels`): the readability guard's target, level 5 without the guard (the

@@ -33,6 +33,7 @@ class ReOCR(Shift):
     """
 
     name = "reocr"
+    requires = ("tesseract",)
     reported_counts = ("words_before", "words_after", "labelled", "unlabelled", "entities_lost")
     family = "image"
     reads_words = True

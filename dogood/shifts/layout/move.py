@@ -345,6 +345,7 @@ class MoveEntities(Shift):
     """
 
     name = "move"
+    requires = ("scorer:scorer",)
     reported_counts = ("entities", "strong", "moved", "no_words", "overlapping", "no_room", "ink_components_moved",
                        "ink_components_shared", "ink_components_large", "ink_components_texture")
     family = "layout"

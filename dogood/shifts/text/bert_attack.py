@@ -132,7 +132,10 @@ class MaskedLM:
     """
 
     def __init__(self, name_or_path: str | Path, device: str = "cpu"):
-        import torch
+        from dogood.core.extras import require_module
+
+        torch = require_module("torch", "bert_attack", "text")
+        require_module("transformers", "bert_attack", "text")
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
         from dogood.core.hub import hub_options, load_hf_config, model_source, tokenizer_with_prefix_space
@@ -305,6 +308,7 @@ class BertAttack(Shift):
     """
 
     name = "bert_attack"
+    requires = ("module:transformers[text]", "module:torch[text]", "nltk:stopwords", "model:model")
     reported_counts = ("eligible", "changed", "unchangeable", "stopword", "one_letter", "not_alphabetic", "too_long",
                        "unknown_word", "no_candidate")
     counts_help: ClassVar[dict[str, str]] = {

@@ -171,6 +171,9 @@ class WordPerturbation(SamplePerturbation):
         span: params.Integer = Field(3, ge=2, description=(
             "word_order only: words per shuffled window (a shorter sample shuffles all its words)"))
 
+    def requirements(self) -> tuple[str, ...]:
+        return ("nltk:wordnet", "nltk:stopwords") if self.kind in _NEEDS_WORDNET else ()
+
     def prepare(self) -> None:
         if self.kind in _NEEDS_WORDNET:
             require(f"kind {self.kind!r}", "lemminflect", "wordnet", "stopwords")
