@@ -120,7 +120,10 @@ def build(recipe: str | Path | dict | Recipe, out: str | Path, *, source_path: s
     ray : run the shards on Ray (``"local"``, ``"auto"`` or ``"ray://host:port"``); same bytes.
     progress : print the progress bar and the one-time steps' lines on stderr.
 
-    Returns the :class:`BuildReport` (documents written per split, skipped documents, configs).
+    Returns
+    -------
+    BuildReport
+        Documents written per split, skipped documents, configs.
     """
     from dogood.pipeline.build import build as run
 

@@ -263,3 +263,66 @@ def _scorer(who: str, spec: str) -> tuple[str, str]:
     if local or (cache_dir() / "funsd" / "dataset" / "training_data").is_dir():
         return READY, f"{who} trains the CRF baseline on FUNSD train first (once, seconds)"
     return NETWORK, f"{who} trains the CRF baseline on FUNSD train, which is downloaded first"
+
+
+def recipe_needs(recipe: Recipe) -> dict[str, list[str]]:
+    """What a recipe's configs need beyond the plain install, from the shifts' declarations: ``extras`` (dogood
+    extras), ``programs`` (Tesseract), ``data`` (COCO photos, GloVe vectors, a masked LM, the CRF scorer)."""
+    extras: list[str] = []
+    programs: list[str] = []
+    data: list[str] = []
+
+    def add(target: list[str], item: str) -> None:
+        if item not in target:
+            target.append(item)
+
+    if recipe.source.get("kind") == "rvl_cdip":
+        add(programs, "Tesseract (source words)")
+    for config in recipe.configs:
+        for shift in recipe.chain(config):
+            for need in shift.requirements():
+                what, _, arg = need.partition(":")
+                if what == "module":
+                    add(extras, arg.partition("[")[2].rstrip("]"))
+                elif what == "tesseract":
+                    add(programs, "Tesseract (reocr)")
+                elif what == "coco":
+                    add(data, "COCO photos")
+                elif what == "glove":
+                    add(data, "GloVe vectors")
+                elif what == "model":
+                    add(data, f"masked LM ({getattr(shift, arg)})")
+                elif what == "scorer":
+                    add(data, "FUNSD train (CRF scorer)")
+    return {"extras": extras, "programs": programs, "data": data}
+
+
+#: The README's recipe table sits between these two lines (``dogood list --markdown`` prints it).
+RECIPE_TABLE_START = "<!-- recipe-table:start -->"
+RECIPE_TABLE_END = "<!-- recipe-table:end -->"
+
+
+def recipes_table_markdown(detail: bool = False) -> str:
+    """One row per shipped recipe: configs, source, the extra to install (``pip install "dogood[EXTRA]"``), and with
+    ``detail`` the programs and data its configs need and its description."""
+    from dogood.pipeline.recipe import list_recipes
+
+    head = ["recipe", "configs", "source", "extra"] + (["programs", "data", "what"] if detail else [])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for recipe in sorted(list_recipes(), key=lambda r: r.name):
+        needs = recipe_needs(recipe)
+        extra = ", ".join(f"`{e}`" for e in needs["extras"]) or "none"
+        cells = [f"`{recipe.name}`", str(len(recipe.configs)), str(recipe.source.get("kind")), extra]
+        if detail:
+            about = " ".join(recipe.description.split()).replace("|", "\\|")
+            cells += [", ".join(needs["programs"]) or "–", ", ".join(needs["data"]) or "–", about]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def readme_with_recipe_table(text: str) -> str:
+    """``text`` (the README) with the generated recipe table between its markers; ``ValueError`` without them."""
+    start, end = text.find(RECIPE_TABLE_START), text.find(RECIPE_TABLE_END)
+    if start < 0 or end < start:
+        raise ValueError(f"the README has no {RECIPE_TABLE_START} ... {RECIPE_TABLE_END} markers")
+    return text[: start + len(RECIPE_TABLE_START)] + "\n" + recipes_table_markdown() + text[end:]
