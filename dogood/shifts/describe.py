@@ -84,6 +84,9 @@ def describe_shift(name: str) -> str:
     if cls.tallies_help:
         lines += ["", "Tallies (values it reports per document, counted per config in the data card):"]
         lines += [f"  {key}: {meaning}" for key, meaning in cls.tallies_help.items()]
+    needs = cls.requires or cls().requirements()
+    lines += ["", "Needs (beyond dogood's own dependencies; `dogood plan RECIPE` checks them):"]
+    lines += [f"  {n}" for n in needs] or ["  nothing"]
     lines += ["", "Papers:"]
     for c in cls.papers:
         lines.append(f"  - {c.citation.markdown()}" + (f" Section {c.section}." if c.section else ""))
