@@ -40,6 +40,14 @@ SHIFT_MS: dict[str, tuple[float, str]] = {
     "capture": (26.0, "RESULTS (j) capture 26 ms CPU a page"),
     "scan_quality": (36.8, "RESULTS (k) scan_quality (one kind a page) 27.2 pages per CPU-second"),
     "reocr": (389.0, "RESULTS (a) funsd-i distort_reocr 2.43 pages/s, less distort (Tesseract binary)"),
+    "rotate": (14.7, "RESULTS (m) rotate 68.1 pages per CPU-s, the shift alone"),
+    "watermark": (10.5, "RESULTS (m) watermark 94.8 pages per CPU-s, the shift alone"),
+    "illumination": (6.4, "RESULTS (m) illumination 155.7 pages per CPU-s, the shift alone"),
+    "shadow": (6.1, "RESULTS (m) shadow 162.8 pages per CPU-s, the shift alone"),
+    "defocus": (2.7, "RESULTS (m) defocus 363.9 pages per CPU-s, the shift alone"),
+    "motion_blur": (7.5, "RESULTS (m) motion_blur 134.2 pages per CPU-s, the shift alone"),
+    "speckle": (29.2, "RESULTS (m) speckle 34.3 pages per CPU-s, the shift alone"),
+    "paper_texture": (60.6, "RESULTS (m) paper_texture 16.5 pages per CPU-s, the shift alone"),
 }
 
 #: Writing one output row (encode, check the image decodes, Parquet), CPU ms: the no-op config of RESULTS (a),
