@@ -16,6 +16,7 @@ from dogood.core.errors import DogoodError
 EXTRA_OF = {
     "textattack": "text", "transformers": "hf", "torch": "hf", "augraphy": "scan", "numba": "scan",
     "skimage": "scan", "ray": "distributed", "tesserocr": "ocr", "psutil": "bench",
+    "textblob_aptagger": "pos",
 }
 
 

@@ -195,6 +195,14 @@ def check(need: str, shift: Any) -> tuple[str, str]:
         except DogoodError as exc:
             return CANNOT, str(exc).split("; searched")[0]
         return READY, ""
+    if what == "pos":
+        from dogood.language.pos_tagger import tagger
+
+        try:
+            tagger()
+        except DogoodError as exc:
+            return CANNOT, f"{shift.name}: {exc}"
+        return READY, ""
     if what == "tesseract":
         if shutil.which("tesseract"):
             return READY, ""
