@@ -112,3 +112,22 @@ def test_plan_refuses_a_model_it_cannot_reach_offline(monkeypatch, tmp_path):
     assert verdict == CANNOT and "--set bert_attack.model=/path" in reason
     shift.model = str(tmp_path)
     assert check("model:model", shift) == (READY, "")
+
+
+def test_plan_names_the_pos_extra_for_the_configs_that_tag_words(monkeypatch):
+    """`ms_word_synonym` and the paper-style word kinds need the part-of-speech tagger's model: without it the plan
+    says so with the `pos` extra; the character kinds and the other word kinds stay ready."""
+    from dogood.core.errors import SourceError
+    from dogood.language import pos_tagger
+
+    def absent():
+        raise SourceError(f"the part-of-speech tagger needs its model from the package textblob-aptagger: "
+                          f"{pos_tagger.INSTALL}")
+
+    monkeypatch.setattr(pos_tagger, "tagger", absent)
+    recipe = load_recipe("funsd-t")
+    names = ["ms_word_synonym", "ms_paper_word_negation", "ms_paper_char_swap", "ms_word_deletion"]
+    synonym, negation, swap, deletion = plan_recipe(recipe, configs=names).configs
+    for config in (synonym, negation):
+        assert config.verdict == CANNOT and 'pip install "dogood[pos]"' in config.reasons[0], config.reasons
+    assert swap.verdict == READY and deletion.verdict == READY

@@ -292,6 +292,10 @@ def recipe_needs(recipe: Recipe) -> dict[str, list[str]]:
                 what, _, arg = need.partition(":")
                 if what == "module":
                     add(extras, arg.partition("[")[2].rstrip("]"))
+                elif what == "pos":
+                    add(extras, "pos")
+                elif what == "nltk":
+                    add(data, f"NLTK {arg}")
                 elif what == "tesseract":
                     add(programs, "Tesseract (reocr)")
                 elif what == "coco":
