@@ -131,3 +131,17 @@ def test_plan_names_the_pos_extra_for_the_configs_that_tag_words(monkeypatch):
     for config in (synonym, negation):
         assert config.verdict == CANNOT and 'pip install "dogood[pos]"' in config.reasons[0], config.reasons
     assert swap.verdict == READY and deletion.verdict == READY
+
+
+def test_every_shipped_shift_but_bert_attack_has_a_cpu_figure_and_funsd_p_gets_an_estimate():
+    """The plan's per-page figures cover every registered shift (bert_attack: no BERT weights offline when the
+    benchmarks ran), each naming the section of bench/RESULTS.md it comes from."""
+    from dogood.pipeline.cpu_costs import SHIFT_MS
+    from dogood.shifts.describe import shipped_shifts
+
+    assert {cls.name for cls in shipped_shifts()} - set(SHIFT_MS) == {"bert_attack"}
+    assert all(ms > 0 and source.startswith("RESULTS") for ms, source in SHIFT_MS.values())
+    plan = plan_recipe(load_recipe("funsd-p"), num_proc=1)
+    assert len(plan.configs) == 65 and all(c.seconds and c.seconds > 0 for c in plan.configs)
+    seconds = {c.config: c.seconds for c in plan.configs}
+    assert seconds["texture@3"] > seconds["defocus@3"]  # paper_texture costs about 20x defocus a page (RESULTS (m))
