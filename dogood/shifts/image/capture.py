@@ -94,6 +94,8 @@ class CapturePage(Shift):
     """
 
     name = "capture"
+    requires = ("coco",)
+    reported_counts = ("words", "fallback_boxes", "no_ink")
     family = "image"
     subfamily: ClassVar[str] = "capture"
     papers = (Cites("do-good", "3.1 (RVL-CDIP-I2, distorted images)",

@@ -68,6 +68,7 @@ class DistortPage(Shift):
     """
 
     name = "distort"
+    reported_counts = ("words", "fallback_boxes", "no_ink")
     family = "image"
     #: Severity levels (:mod:`dogood.shifts.levels`): the displacements' scale. Every level draws the same warp
     #: (:func:`dogood.page.warp.distortion_map`), so its displacements are the level's strength times the full
