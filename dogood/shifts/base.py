@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from dogood.core.document import Document, ShiftRecord
 from dogood.core.errors import RecipeError
+from dogood.core.fs import recorded_value
 from dogood.core.papers import Cites
 from dogood.core.seeds import step_key
 from dogood.shifts import params as declared
@@ -228,8 +229,11 @@ class Shift:
         return self.draw_key or self.step_key()
 
     def params(self) -> dict[str, Any]:
-        """The parameters and their current values (what the step's seed is hashed from)."""
-        return {name: _plain(getattr(self, name)) for name in type(self).Params.model_fields}
+        """The parameters and their current values, as records show them (what the step's seed is hashed from):
+        a path-valued one (a COCO annotation file, a model folder) as its last part and a content hash
+        (:func:`dogood.core.fs.recorded_path`), so no folder of this machine reaches a card, a shard's provenance
+        or a seed, and the same file gives the same rows wherever it lies."""
+        return {name: recorded_value(_plain(getattr(self, name))) for name in type(self).Params.model_fields}
 
     def __call__(self, doc: Document, seed: int) -> Document:
         """Apply with ``numpy.random.default_rng(seed)`` and append a :class:`ShiftRecord`."""

@@ -56,17 +56,46 @@ def split_of(path: str) -> str | None:
     return None
 
 
+#: The extra that brings the fsspec file system of a URL scheme, for the error when it is missing.
+_SCHEME_PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs",
+                    "abfss": "adlfs"}
+
+
+def url_fs(location: str) -> tuple[Any, str]:
+    """``(fsspec file system, path)`` of a URL; every failure (an unknown scheme, a scheme whose file system is
+    not installed, a malformed URL) is a :class:`SourceError` naming the URL. fsspec's backends raise errors of
+    their own types (aiohttp's, botocore's, ``TypeError`` on some malformed hosts), hence the broad catch."""
+    import fsspec
+
+    scheme, sep, rest = location.partition("://")
+    if not sep or not scheme or not rest.strip("/"):
+        raise SourceError(f"{location!r} is not a URL of a file or folder (scheme://path)")
+    try:
+        return fsspec.core.url_to_fs(location)
+    except ImportError as exc:
+        package = _SCHEME_PACKAGES.get(scheme.lower())
+        hint = f": pip install {package}" if package else ""
+        raise SourceError(f"cannot read {location}: the {scheme}:// file system is not installed ({exc}){hint}") from None
+    except ValueError as exc:
+        if "Protocol not known" in str(exc):
+            raise SourceError(f"cannot read {location}: unknown URL scheme {scheme!r} (fsspec knows "
+                              "hf://, https://, s3://, gs://, file:// and others)") from None
+        raise SourceError(f"cannot read {location} ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        raise SourceError(f"cannot read {location} ({type(exc).__name__}: {exc})") from None
+
+
 def list_parquet(location: str, split: str) -> tuple[Any, list[str]]:
     """``(fsspec file system, sorted file paths)`` of ``split`` at ``location``; :class:`SourceError` when none."""
     import fsspec
 
     if is_url(location):
+        fs, path = url_fs(location)
         try:
-            fs, path = fsspec.core.url_to_fs(location)
             files = ([f for f in fs.find(path) if f.endswith(".parquet")] if fs.isdir(path)
                      else fs.glob(path) if glob.has_magic(path) else [path])
-        except (ImportError, ValueError, OSError) as exc:
-            raise SourceError(f"cannot list the Parquet files at {location} ({exc})") from None
+        except Exception as exc:  # noqa: BLE001 - a backend's own error types (see url_fs)
+            raise SourceError(f"cannot list the Parquet files at {location} ({type(exc).__name__}: {exc})") from None
     else:
         fs = fsspec.filesystem("file")
         path = Path(location)
@@ -155,8 +184,11 @@ class ParquetRows:
         else:
             import fsspec
 
-            self.fs = fsspec.core.url_to_fs(files[0])[0]
-            self.files = [fsspec.core.url_to_fs(f)[1] for f in files]
+            if not files:
+                raise SourceError(f"no Parquet file at {location}")
+            opened = [url_fs(f) if is_url(f) else (fsspec.filesystem("file"), f) for f in files]
+            self.fs = opened[0][0]
+            self.files = [path for _, path in opened]
         stems = [Path(f).stem for f in self.files]
         if len(set(stems)) != len(stems):  # the same name in two folders: the path below the common folder
             common = len(os.path.commonpath(self.files))
@@ -192,6 +224,19 @@ class ParquetRows:
             except (OSError, ValueError) as exc:
                 raise SourceError(f"cannot read column {name!r} of {path} ({exc})") from None
         return values
+
+    def column_arrow(self, name: str):
+        """One column over every file as an Arrow ``ChunkedArray`` (only that column's chunks are read; no Python
+        object per row)."""
+        import pyarrow as pa
+
+        chunks = []
+        for path in self.files:
+            try:
+                chunks += _parquet_file(self.fs, path, os.getpid()).read(columns=[name]).column(name).chunks
+            except (OSError, ValueError) as exc:
+                raise SourceError(f"cannot read column {name!r} of {path} ({exc})") from None
+        return pa.chunked_array(chunks) if chunks else pa.chunked_array([], type=self.schema.field(name).type)
 
     def row(self, f: int, row: int) -> dict[str, Any]:
         """One row's cells (``columns``), reading its row group unless it was the last one read."""
@@ -232,6 +277,8 @@ def _parquet_file(fs, path: str, pid: int):
         return pq.ParquetFile(fs.open(path, "rb"))
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise SourceError(f"cannot read Parquet file {path} ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - a remote file system's own error types (see url_fs)
+        raise SourceError(f"cannot read Parquet file {path} ({type(exc).__name__}: {exc})") from None
 
 
 def _read_group(pf, path: str, group: int, columns: tuple[str, ...] | None) -> list[dict[str, Any]]:
