@@ -175,6 +175,55 @@ def sync_tree(folder: str | Path) -> None:
         fsync_folder(root)
 
 
+# -- replacing a folder ---------------------------------------------------------------------------------------
+def glob_escape(name: str) -> str:
+    return re.sub(r"([*?[])", r"[\1]", name)
+
+
+def _old_folders(out: Path) -> list[Path]:
+    return sorted(out.parent.glob(f".{glob_escape(out.name)}.old-*")) if out.parent.is_dir() else []
+
+
+def commit_folder(tmp: str | Path, out: str | Path) -> None:
+    """Move the finished folder ``tmp`` to ``out``: the old ``out`` stays until the new one is in place.
+
+    Old -> ``.<name>.old-PID``, new -> ``out``, then the old one is deleted. A crash between the
+    renames leaves the old folder in the ``.old`` folder, and :func:`recover_folder` puts it back.
+    """
+    tmp, out = Path(tmp), Path(out)
+    if out.exists() or is_link(out):
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.replace(out, old)
+        try:
+            os.replace(tmp, out)
+        except BaseException:
+            if not out.exists():
+                os.replace(old, out)
+            raise
+        fsync_folder(out.parent)
+        remove_tree(old)
+    else:
+        os.replace(tmp, out)
+        fsync_folder(out.parent)
+
+
+def recover_folder(out: str | Path, ours) -> Path | None:
+    """Undo a replacement a crash interrupted: when ``out`` is missing and ``.<name>.old-PID`` holds the
+    previous folder (a real folder, never a link, for which ``ours(folder)`` is true), it is put back; old
+    folders of finished replacements are removed. Returns the folder put back, if any."""
+    out = Path(out)
+    olds = [p for p in _old_folders(out) if not is_link(p) and p.is_dir() and ours(p)]
+    restored = None
+    if olds and not out.exists() and not is_link(out):
+        newest = max(olds, key=lambda p: p.stat().st_mtime)
+        os.replace(newest, out)
+        olds.remove(newest)
+        restored = out
+    for p in olds:
+        shutil.rmtree(p, ignore_errors=True)
+    return restored
+
+
 # -- leftovers of killed runs ------------------------------------------------------------------------------------
 def partial_folder(dest: str | Path) -> Path:
     """A new ``.<name>.partial-<pid>`` folder beside ``dest``, marked as dogood's (:data:`PARTIAL_MARKER`);

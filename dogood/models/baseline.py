@@ -76,7 +76,7 @@ import pycrfsuite
 
 from dogood.core.document import Document
 from dogood.models.base import ModelError, default_baseline_path
-from dogood.models.model_zip import read_model_zip
+from dogood.models.model_zip import CHECKSUMS, member_checksums, read_model_zip
 from dogood.models.predictions import Prediction
 from dogood.core.schema import FUNSD_NER_TAGS, iob_tags
 from dogood.core.paths import write_zip_atomic
@@ -473,7 +473,8 @@ class BaselineTagger:
         pathlib.Path
             ``path``.
         """
-        return write_zip_atomic(path, [(META_MEMBER, json.dumps(self.meta, indent=2, sort_keys=True).encode("utf-8")),
+        meta = {**self.meta, CHECKSUMS: member_checksums([(MODEL_MEMBER, self.model_bytes)])}
+        return write_zip_atomic(path, [(META_MEMBER, json.dumps(meta, indent=2, sort_keys=True).encode("utf-8")),
                                        (MODEL_MEMBER, self.model_bytes)])
 
     @classmethod
@@ -497,6 +498,7 @@ class BaselineTagger:
                     f"baseline model file {path} has {key.replace('_', ' ')} {meta.get(key)!r}, but this dogood "
                     f"reads version {expected}: retrain it with `dogood train-baseline`"
                 )
+        probe_crf(model_bytes, path)  # CRFsuite parses in C without checks: a crafted file crashes a child, not us
         model = cls(model_bytes, meta, source=str(path))
         if list(meta.get("labels") or []) != list(model.labels):
             raise ModelError(
@@ -504,6 +506,45 @@ class BaselineTagger:
                 f"the CRF knows {list(model.labels)}"
             )
         return model
+
+
+def _probe_child(model_bytes: bytes) -> None:  # pragma: no cover - runs in the child process
+    import os
+
+    try:
+        tagger = pycrfsuite.Tagger()
+        tagger.open_inmemory(model_bytes)
+        labels = tagger.labels()
+        tagger.dump(os.devnull)  # writes out every label, attribute, transition and feature: reads the whole model
+        tagger.set(pycrfsuite.ItemSequence([{"bias": 1.0, "w=the": 1.0}, {"bias": 1.0}]))
+        tagger.tag()
+        for label in labels:
+            tagger.marginal(label, 0)
+    except Exception:  # noqa: BLE001 - a model the tagger refuses: the parent reports it
+        os._exit(3)
+    os._exit(0)
+
+
+def probe_crf(model_bytes: bytes, path: str | Path, timeout: float = 30.0) -> None:
+    """Open the CRF model and tag a two-word sequence in a child process first: CRFsuite parses the model in C
+    without bounds checks, and a truncated or crafted file can crash the process that parses it (a segmentation
+    fault). A :class:`ModelError` naming ``path`` when the child crashes, refuses the model or hangs."""
+    import multiprocessing
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    child = multiprocessing.get_context(method).Process(target=_probe_child, args=(bytes(model_bytes),), daemon=True)
+    child.start()
+    child.join(timeout)
+    if child.is_alive():
+        child.kill()
+        child.join()
+        raise ModelError(f"baseline model file {path}: the CRF parser did not finish reading it in {timeout:.0f} s; "
+                         "the file is corrupt or crafted: retrain it with `dogood train-baseline`")
+    if child.exitcode != 0:
+        how = (f"crashed reading it (signal {-child.exitcode})" if child.exitcode < 0
+               else "refused it")
+        raise ModelError(f"baseline model file {path}: the CRF parser {how}; the file is corrupt or crafted: "
+                         "retrain it with `dogood train-baseline`")
 
 
 # --------------------------------------------------------------------------- training

@@ -29,7 +29,8 @@ from typing import Any
 import yaml
 
 from dogood.core.errors import DogoodError
-from dogood.core.fs import NAME, check_name, create_no_follow, is_link  # noqa: F401 (one policy, re-exported)
+from dogood.core.fs import (NAME, _old_folders, check_name, commit_folder, create_no_follow,  # noqa: F401
+                            glob_escape, is_link, recover_folder)
 
 #: What ``dogood_build.json`` says to mark a folder as written by a dogood build.
 BUILD_MARKER = {"written_by": "dogood"}
@@ -172,50 +173,19 @@ def check_out(out: Path, sources: Iterable[Any], *, overwrite: bool) -> None:
 
 
 def old_folders(out: Path) -> list[Path]:
-    return sorted(out.parent.glob(f".{glob_escape(out.name)}.old-*")) if out.parent.is_dir() else []
-
-
-def glob_escape(name: str) -> str:
-    return re.sub(r"([*?[])", r"[\1]", name)
+    return _old_folders(out)
 
 
 def recover(out: Path) -> Path | None:
-    """Undo a replacement a crash interrupted (call with the lock held).
-
-    When ``out`` is missing and ``.<name>.old-PID`` holds the previous build, it is put back;
-    when ``out`` is there, leftover old folders of finished replacements are removed.
-    Returns the folder put back, if any.
-    """
-    olds = [p for p in old_folders(out) if not is_link(p) and p.is_dir() and is_dogood_build(p)]  # never a link
-    restored = None
-    if olds and not out.exists() and not out.is_symlink():
-        newest = max(olds, key=lambda p: p.stat().st_mtime)
-        os.replace(newest, out)
-        olds.remove(newest)
-        restored = out
-    for p in olds:
-        shutil.rmtree(p, ignore_errors=True)
-    return restored
+    """Undo a replacement a crash interrupted (call with the lock held): :func:`dogood.core.fs.recover_folder`
+    of dogood builds (a link named like an old folder is never followed nor put back)."""
+    return recover_folder(out, is_dogood_build)
 
 
 def commit(tmp: Path, out: Path) -> None:
-    """Move the finished ``tmp`` to ``out``: the old build stays until the new one is in place.
-
-    Old -> ``.<name>.old-PID``, new -> ``out``, then the old one is deleted. A crash between the
-    renames leaves the old build in the ``.old`` folder, and :func:`recover` puts it back.
-    """
-    if out.exists():
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
-        os.replace(out, old)
-        try:
-            os.replace(tmp, out)
-        except BaseException:
-            if not out.exists():
-                os.replace(old, out)
-            raise
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, out)
+    """Move the finished ``tmp`` to ``out``, the old folder kept until the new one is in place
+    (:func:`dogood.core.fs.commit_folder`)."""
+    commit_folder(tmp, out)
 
 
 # -- source content ---------------------------------------------------------------------------------

@@ -64,6 +64,9 @@ class Shift:
     #: The papers the shift comes from (:mod:`dogood.core.papers`), with the section and, where it follows only the
     #: paper's idea, how it differs.
     papers: ClassVar[tuple[Cites, ...]] = ()
+    #: The shortest page side, in pixels, the shift can act on; a smaller page (a row may hold a 1x1 page) passes
+    #: through unchanged, recorded as skipped.
+    min_side: ClassVar[int] = 1
     #: Whether the shift re-reads the words from the shifted page (OCR), so the card says where words come from.
     reads_words: ClassVar[bool] = False
     #: What the shift's output means under each convention of the ``bboxes`` column
@@ -240,6 +243,9 @@ class Shift:
         counts: Mapping[str, int] = {}
         tallies: Mapping[str, Mapping[str, int]] = {}
         try:
+            if min(doc.width, doc.height) < self.min_side:
+                raise SkipDocument(f"the page is {doc.width}x{doc.height} pixels; {self.name} needs at least "
+                                   f"{self.min_side} on each side")
             out = self.apply(doc, np.random.default_rng(seed))
             if isinstance(out, Outcome):
                 out, counts, tallies = out

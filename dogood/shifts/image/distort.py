@@ -66,6 +66,7 @@ class DistortPage(Shift):
 
     name = "distort"
     family = "image"
+    min_side = 4  # OpenCV (or augraphy) fails on smaller pages: such a page is skipped, recorded
     #: Severity levels (:mod:`dogood.shifts.levels`): the displacements' scale; measured by the warp's mean
     #: displacement in page widths (``bench/measure_severity.py``) and the words' mean box displacement.
     severities: ClassVar[dict[int, dict]] = {1: {"strength": 0.1}, 2: {"strength": 0.3}, 3: {"strength": 0.5},
