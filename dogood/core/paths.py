@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from dogood.core.fs import fsync_folder
+from dogood.core.fs import fsync_folder, partial_file
 
 
 def data_dir() -> Path | None:
@@ -86,7 +86,7 @@ def write_zip_atomic(path: str | Path, members: list[tuple[str, bytes]]) -> Path
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    fd, tmp = partial_file(path)  # .<name>.<pid>.<random>.partial; a killed run's is removed first
     try:
         with os.fdopen(fd, "wb") as fh:
             with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as zf:
