@@ -509,8 +509,13 @@ class BaselineTagger:
 
 
 def _probe_child(model_bytes: bytes) -> None:  # pragma: no cover - runs in the child process
+    import faulthandler
     import os
 
+    faulthandler.disable()  # a crash here is the expected outcome for a bad file: the parent reports it, in one line
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
     try:
         tagger = pycrfsuite.Tagger()
         tagger.open_inmemory(model_bytes)

@@ -189,6 +189,7 @@ class ParquetRows:
             opened = [url_fs(f) if is_url(f) else (fsspec.filesystem("file"), f) for f in files]
             self.fs = opened[0][0]
             self.files = [path for _, path in opened]
+        self.stamps = [file_stamp(self.fs, f) for f in self.files]
         stems = [Path(f).stem for f in self.files]
         if len(set(stems)) != len(stems):  # the same name in two folders: the path below the common folder
             common = len(os.path.commonpath(self.files))
@@ -197,13 +198,13 @@ class ParquetRows:
 
     def __getstate__(self):  # a worker reopens the files: no open handle crosses processes
         return {"location": self.location, "columns": self.columns, "fs": self.fs, "files": self.files,
-                "ids": self.ids}
+                "ids": self.ids, "stamps": self.stamps}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
 
     def _metadata(self, n: int):
-        pf = _parquet_file(self.fs, self.files[n], os.getpid())
+        pf = _parquet_file(self.fs, self.files[n], os.getpid(), self.stamps[n])
         names = pf.schema_arrow.names
         missing = [c for c in self.columns or () if c not in names]
         if missing:
@@ -213,14 +214,15 @@ class ParquetRows:
     @property
     def schema(self):
         """The first file's Arrow schema."""
-        return _parquet_file(self.fs, self.files[0], os.getpid()).schema_arrow
+        return _parquet_file(self.fs, self.files[0], os.getpid(), self.stamps[0]).schema_arrow
 
     def column(self, name: str) -> list[Any]:
         """One column's values over every file, in row order (only that column's chunks are read)."""
         values: list[Any] = []
-        for path in self.files:
+        for path, stamp in zip(self.files, self.stamps):
             try:
-                values += _parquet_file(self.fs, path, os.getpid()).read(columns=[name]).column(name).to_pylist()
+                table = _parquet_file(self.fs, path, os.getpid(), stamp).read(columns=[name])
+                values += table.column(name).to_pylist()
             except (OSError, ValueError) as exc:
                 raise SourceError(f"cannot read column {name!r} of {path} ({exc})") from None
         return values
@@ -231,21 +233,21 @@ class ParquetRows:
         import pyarrow as pa
 
         chunks = []
-        for path in self.files:
+        for path, stamp in zip(self.files, self.stamps):
             try:
-                chunks += _parquet_file(self.fs, path, os.getpid()).read(columns=[name]).column(name).chunks
+                chunks += _parquet_file(self.fs, path, os.getpid(), stamp).read(columns=[name]).column(name).chunks
             except (OSError, ValueError) as exc:
                 raise SourceError(f"cannot read column {name!r} of {path} ({exc})") from None
         return pa.chunked_array(chunks) if chunks else pa.chunked_array([], type=self.schema.field(name).type)
 
     def row(self, f: int, row: int) -> dict[str, Any]:
         """One row's cells (``columns``), reading its row group unless it was the last one read."""
-        meta = _parquet_file(self.fs, self.files[f], os.getpid()).metadata
+        meta = _parquet_file(self.fs, self.files[f], os.getpid(), self.stamps[f]).metadata
         start = 0
         for g in range(meta.num_row_groups):
             size = meta.row_group(g).num_rows
             if row < start + size:
-                return _row_group(self.fs, self.files[f], g, self.columns, os.getpid())[row - start]
+                return _row_group(self.fs, self.files[f], g, self.columns, os.getpid(), self.stamps[f])[row - start]
             start += size
         raise DocumentError(f"{self.files[f]} has no row {row}")
 
@@ -255,7 +257,7 @@ class ParquetRows:
         while position < stop:
             f, row = self.ids.locate(position)
             last = min(self.ids.counts[f], row + stop - position)  # this file's rows row..last-1
-            pf = _parquet_file(self.fs, self.files[f], os.getpid())
+            pf = _parquet_file(self.fs, self.files[f], os.getpid(), self.stamps[f])
             first = 0
             for g in range(pf.metadata.num_row_groups):
                 size = pf.metadata.row_group(g).num_rows
@@ -267,10 +269,24 @@ class ParquetRows:
             position += last - row
 
 
+def file_stamp(fs, path: str) -> tuple | None:
+    """What identifies a local file's content for the caches below: inode, size, and modification and change
+    times (the change time cannot be set back: a file rewritten with its old time is still seen as new);
+    ``None`` for a remote file (named by its URL)."""
+    protocol = getattr(fs, "protocol", None)
+    if "file" not in ((protocol,) if isinstance(protocol, str) else tuple(protocol or ())):
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
 @functools.lru_cache(maxsize=64)
-def _parquet_file(fs, path: str, pid: int):
+def _parquet_file(fs, path: str, pid: int, stamp: tuple | None = None):
     """An open Parquet file of this process (``pid`` in the key: a forked worker opens its own handle, never
-    sharing a file offset with the driver's)."""
+    sharing a file offset with the driver's; ``stamp``, :func:`file_stamp`: a replaced file is opened anew)."""
     import pyarrow.parquet as pq
 
     try:
@@ -289,6 +305,7 @@ def _read_group(pf, path: str, group: int, columns: tuple[str, ...] | None) -> l
 
 
 @functools.lru_cache(maxsize=1)
-def _row_group(fs, path: str, group: int, columns: tuple[str, ...] | None, pid: int) -> list[dict[str, Any]]:
+def _row_group(fs, path: str, group: int, columns: tuple[str, ...] | None, pid: int,
+               stamp: tuple | None = None) -> list[dict[str, Any]]:
     """The last row group :meth:`ParquetRows.row` read in this process."""
-    return _read_group(_parquet_file(fs, path, pid), path, group, columns)
+    return _read_group(_parquet_file(fs, path, pid, stamp), path, group, columns)
