@@ -15,7 +15,6 @@ import errno
 import gc
 import hashlib
 import json
-import os
 import random
 import zipfile
 from pathlib import Path

@@ -378,12 +378,10 @@ class LocalScan:
     _ABS = re.compile(r"(?<![\w.~:/-])(/[\w.@+-]+(?:/[\w.@+ -]*[\w.@+-])+)")
 
     def __init__(self, extra: Iterable[str | Path] = ()):
-        from dogood.core.paths import data_dir
-
         places = {str(Path.home()), str(Path.cwd().resolve())}
-        shared = data_dir()
-        if shared is not None:
-            places.add(str(shared.resolve()))
+        shared = os.environ.get("DOGOOD_DATA_DIR")  # dogood.core.paths.data_dir (which imports this module)
+        if shared and Path(shared).is_dir():
+            places.add(str(Path(shared).resolve()))
         places.update(str(Path(p).resolve()) for p in extra)
         self.places = sorted((p for p in places if len(p) > 1 and p.count("/") >= 1 and p != "/"),
                              key=len, reverse=True)

@@ -6,7 +6,6 @@ import csv
 import io
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -19,8 +19,6 @@ import hashlib
 import itertools
 import json
 import os
-import re
-import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path

@@ -28,9 +28,7 @@ from __future__ import annotations
 import fnmatch
 import io
 import json
-import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -448,7 +447,9 @@ def push(manifest: str | Path, *, build_dir: str | Path = "out", dry_run: str | 
         return out
     api = api or HfApi()
     check_token(api)
-    with tempfile.TemporaryDirectory(prefix="dogood-push-") as tmp:
+    # staged in a marked temporary folder of this process: a killed push's is removed by the next push
+    tmp = partial_folder(Path(tempfile.gettempdir()) / "dogood-push")
+    try:
         staged = {}
         for k, entry in enumerate(entries):
             built = ensure_build(entry, build_dir, source=source, num_proc=num_proc, progress=progress)
@@ -461,6 +462,8 @@ def push(manifest: str | Path, *, build_dir: str | Path = "out", dry_run: str | 
             else:
                 results.append(_upload(api, entry, staged[entry.repo]))
         return results
+    finally:
+        remove_tree(tmp)
 
 
 def _tag_state(api, entry: PublishEntry, staged: Path) -> bool:
