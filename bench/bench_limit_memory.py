@@ -82,7 +82,9 @@ def run(tree: Path, recipe: Path, source: Path, out: Path, env: dict) -> tuple[f
     cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "dogood", "build", str(recipe), "--source", str(source),
            "--limit", "3", "--out", str(out), "--quiet"]
     start = time.perf_counter()
-    proc = subprocess.run(cmd, env={**env, "PYTHONPATH": str(tree)}, capture_output=True, text=True)
+    # run from the output's folder: `python -m` puts the working folder first on sys.path, and a checkout there
+    # would be imported instead of `tree`
+    proc = subprocess.run(cmd, env={**env, "PYTHONPATH": str(tree)}, capture_output=True, text=True, cwd=out.parent)
     seconds = time.perf_counter() - start
     peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
     lines = [line for line in proc.stderr.splitlines() if line.startswith("dogood")]
@@ -107,10 +109,10 @@ def main() -> None:
               f"{time.perf_counter() - t0:.1f} s")
         env = {**os.environ, "HF_HOME": str(tmp / "hf"), "DOGOOD_CACHE": str(tmp / "cache"),
                "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
-        cases = [("hf", Path(args.tree), "kind: hf", "")]
+        cases = [("hf", Path(args.tree).resolve(), "kind: hf", "")]
         if args.before:
-            cases.append(("hf (before)", Path(args.before), "kind: hf", ""))
-        cases.append(("rvl_cdip parquet", Path(args.tree), "kind: rvl_cdip", ", ocr: false"))
+            cases.append(("hf (before)", Path(args.before).resolve(), "kind: hf", ""))
+        cases.append(("rvl_cdip parquet", Path(args.tree).resolve(), "kind: rvl_cdip", ", ocr: false"))
         print("| source | checkout | peak RSS (MiB) | seconds | result |")
         print("|---|---|---:|---:|---|")
         for k, (label, tree, kind, options) in enumerate(cases):

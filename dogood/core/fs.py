@@ -377,6 +377,8 @@ class LocalScan:
     #: An absolute POSIX path of at least two parts, not part of a longer word or URL.
     _ABS = re.compile(r"(?<![\w.~:/-])(/[\w.@+-]+(?:/[\w.@+ -]*[\w.@+-])+)")
 
+    _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s)'\"`<>]+")
+
     def __init__(self, extra: Iterable[str | Path] = ()):
         places = {str(Path.home()), str(Path.cwd().resolve())}
         shared = os.environ.get("DOGOOD_DATA_DIR")  # dogood.core.paths.data_dir (which imports this module)
@@ -405,8 +407,8 @@ class LocalScan:
             parts = candidate.split("/")
             if len(parts) >= 3 and os.path.isdir("/" + parts[1] + "/" + parts[2]):
                 return candidate
-        if self._user is not None:
-            m = self._user.search(text)
+        if self._user is not None:  # URLs aside: a Hub repo of the same name as the user is not a local path
+            m = self._user.search(self._URL.sub(" ", text))
             if m:
                 start = max(0, m.start() - 20)
                 return text[start:m.end() + 20]
