@@ -76,6 +76,7 @@ import pycrfsuite
 
 from dogood.core.document import Document
 from dogood.models.base import ModelError, default_baseline_path
+from dogood.models.crf_file import CrfFileError, check_crf_model
 from dogood.models.model_zip import CHECKSUMS, member_checksums, read_model_zip
 from dogood.models.predictions import Prediction
 from dogood.core.schema import FUNSD_NER_TAGS, iob_tags
@@ -498,7 +499,12 @@ class BaselineTagger:
                     f"baseline model file {path} has {key.replace('_', ' ')} {meta.get(key)!r}, but this dogood "
                     f"reads version {expected}: retrain it with `dogood train-baseline`"
                 )
-        probe_crf(model_bytes, path)  # CRFsuite parses in C without checks: a crafted file crashes a child, not us
+        try:  # CRFsuite parses in C without checks: only a file that passes is given to it
+            check_crf_model(model_bytes)
+        except CrfFileError as exc:
+            raise ModelError(f"baseline model file {path}: model.crfsuite is corrupt or crafted ({exc}): retrain "
+                             "it with `dogood train-baseline`") from None
+        probe_crf(model_bytes, path)  # and should it still crash the parser, it crashes a child process, not us
         model = cls(model_bytes, meta, source=str(path))
         if list(meta.get("labels") or []) != list(model.labels):
             raise ModelError(
@@ -508,46 +514,41 @@ class BaselineTagger:
         return model
 
 
-def _probe_child(model_bytes: bytes) -> None:  # pragma: no cover - runs in the child process
-    import faulthandler
-    import os
-
-    faulthandler.disable()  # a crash here is the expected outcome for a bad file: the parent reports it, in one line
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.dup2(devnull, 2)
-    try:
-        tagger = pycrfsuite.Tagger()
-        tagger.open_inmemory(model_bytes)
-        labels = tagger.labels()
-        tagger.dump(os.devnull)  # writes out every label, attribute, transition and feature: reads the whole model
-        tagger.set(pycrfsuite.ItemSequence([{"bias": 1.0, "w=the": 1.0}, {"bias": 1.0}]))
-        tagger.tag()
-        for label in labels:
-            tagger.marginal(label, 0)
-    except Exception:  # noqa: BLE001 - a model the tagger refuses: the parent reports it
-        os._exit(3)
-    os._exit(0)
+#: What the probe's child process runs: open the model from stdin, write every part of it out, tag two items.
+_PROBE = """
+import os, sys, pycrfsuite
+tagger = pycrfsuite.Tagger()
+model = sys.stdin.buffer.read()  # kept: the tagger reads from this buffer, it does not copy it
+try:
+    tagger.open_inmemory(model)
+    labels = tagger.labels()
+    tagger.dump(os.devnull)
+    tagger.set(pycrfsuite.ItemSequence([{"bias": 1.0, "w=the": 1.0}, {"bias": 1.0}]))
+    tagger.tag()
+    for label in labels:
+        tagger.marginal(label, 0)
+except Exception:
+    sys.exit(3)
+"""
 
 
 def probe_crf(model_bytes: bytes, path: str | Path, timeout: float = 30.0) -> None:
-    """Open the CRF model and tag a two-word sequence in a child process first: CRFsuite parses the model in C
-    without bounds checks, and a truncated or crafted file can crash the process that parses it (a segmentation
-    fault). A :class:`ModelError` naming ``path`` when the child crashes, refuses the model or hangs."""
-    import multiprocessing
+    """Open the CRF model, write out every label, attribute and feature, and tag a two-item sequence in a child
+    process first: CRFsuite parses the model in C without bounds checks, and a truncated or crafted file can
+    crash the process that parses it (a segmentation fault). A :class:`ModelError` naming ``path`` when the child
+    crashes, refuses the model or hangs. (A new interpreter, not a fork: it works from any process, a pool's
+    daemonic workers included.)"""
+    import subprocess
 
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    child = multiprocessing.get_context(method).Process(target=_probe_child, args=(bytes(model_bytes),), daemon=True)
-    child.start()
-    child.join(timeout)
-    if child.is_alive():
-        child.kill()
-        child.join()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}
+    try:
+        done = subprocess.run([sys.executable, "-c", _PROBE], input=bytes(model_bytes), capture_output=True,
+                              timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
         raise ModelError(f"baseline model file {path}: the CRF parser did not finish reading it in {timeout:.0f} s; "
-                         "the file is corrupt or crafted: retrain it with `dogood train-baseline`")
-    if child.exitcode != 0:
-        how = (f"crashed reading it (signal {-child.exitcode})" if child.exitcode < 0
-               else "refused it")
+                         "the file is corrupt or crafted: retrain it with `dogood train-baseline`") from None
+    if done.returncode != 0:
+        how = (f"crashed reading it (signal {-done.returncode})" if done.returncode < 0 else "refused it")
         raise ModelError(f"baseline model file {path}: the CRF parser {how}; the file is corrupt or crafted: "
                          "retrain it with `dogood train-baseline`")
 

@@ -332,7 +332,7 @@ def _parquet_files(name: str, config: str | None, split: str, revision: str | No
         raise
     except Exception as exc:  # noqa: BLE001 - datasets and fsspec backends raise many types (ImportError...)
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise SourceError(f"cannot stream Hugging Face dataset {name!r} (config {config!r}, split {split!r}): "
+        raise SourceError(f"cannot read Hugging Face dataset {name!r} (config {config!r}, split {split!r}): "
                           f"{first}") from None
     data_files = builder.config.data_files or {}
     if split not in data_files:
