@@ -3,7 +3,8 @@
 - a finished shard truncated (a power loss) or changed in the work folder is written again, never published;
   a tampered shard record is a rebuilt shard, never a traceback;
 - the shard files carry the sha256 recorded when they were written (``dogood_build.json``);
-- a full disk names the shard file, with no traceback (nor pyarrow's second one when its writer is collected);
+- a full disk (write_table raising ENOSPC; a real tmpfs too small where one can be mounted) names the shard file,
+  with no traceback (nor pyarrow's second one when its writer is collected);
 - a damaged OCR cache entry is read again, blamed on the cache file, not on the page;
 - untrusted model files: truncated, byte-flipped and header-crafted CRF models, a zip bomb, a member whose
   sha256 is not the one recorded: each a :class:`ModelError` naming the file, none takes dogood down.
@@ -17,6 +18,9 @@ import hashlib
 import json
 import os
 import random
+import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -144,6 +148,38 @@ def test_a_full_disk_names_the_shard_file_and_prints_no_traceback(tiny, source, 
     assert "Traceback" not in err and "Exception ignored" not in err
     assert not out.exists()
     assert not list(tmp_path.glob(".out.partial/data/plain/.*.tmp"))  # the half-written file is gone
+
+
+
+def _can_mount_tmpfs(folder: Path) -> bool:
+    if not shutil.which("unshare"):
+        return False
+    folder.mkdir(exist_ok=True)
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs '{folder}'"],
+                           capture_output=True)
+    return probe.returncode == 0
+
+
+def test_a_real_full_disk_names_the_shard_file_and_prints_no_traceback(tiny, source, tmp_path):
+    """A real file system too small for the build (a 160 KiB tmpfs, mounted in a user namespace where the system
+    allows one): the build stops with one error line naming the shard it could not write."""
+    small = tmp_path / "small"
+    if not _can_mount_tmpfs(small):
+        pytest.skip("no tmpfs can be mounted here (unshare -rm refused)")
+    import dogood
+
+    env = {**os.environ, "PYTHONPATH": str(Path(dogood.__file__).resolve().parents[1])}
+    script = (f"mount -t tmpfs -o size=160k tmpfs '{small}' && "
+              f"'{sys.executable}' -m dogood build '{tiny}' --source '{source}' --out '{small}/out' --quiet; "
+              f"echo rc=$?; ls -A '{small}'")
+    run = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, env=env,
+                         timeout=600)
+    assert "rc=1" in run.stdout, run.stdout + run.stderr
+    err = run.stderr.strip().splitlines()
+    assert err and err[-1].startswith("dogood: error: "), run.stderr
+    assert ".parquet" in err[-1] and "No space left on device" in err[-1] and f"{small}/.out.partial/" in err[-1]
+    assert "Traceback" not in run.stderr and "Exception ignored" not in run.stderr
+    assert "out" not in run.stdout.split("rc=1", 1)[1].split()  # no output folder was published
 
 
 # -- the OCR cache --------------------------------------------------------------------------------------------
