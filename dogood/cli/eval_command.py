@@ -41,6 +41,11 @@ def add_parser(sub) -> None:
                         "by, named as --model (default: the baseline of the task when one is trained; 'none': no "
                         "corruption errors)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--task", choices=["auto", "layout"], default="auto",
+                   help="auto (default): the datasets' task, scored by --model; layout: region detections read "
+                        "from --predictions, scored with COCO mAP (docs/layout-analysis.md)")
+    p.add_argument("--predictions", metavar="FOLDER",
+                   help="--task layout: a folder of COCO results JSON files, <config>.json per dataset")
     p.set_defaults(func=cmd_eval)
 
 
@@ -84,6 +89,10 @@ def cmd_eval(args) -> int:
 
         datasets.disable_progress_bars()
 
+    if args.task == "layout":  # its own report files (layout_report.*), written by dogood.eval.layout_task
+        from dogood.cli.layout_eval import run_layout_eval
+
+        return run_layout_eval(args)
     if args.out:
         check_report_folder(Path(args.out))
     id_sets = resolve_datasets(args.id_dataset, args.split)

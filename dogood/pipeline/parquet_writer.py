@@ -44,10 +44,10 @@ class ShardFile:
     writer is closed then and there (no second traceback when it is collected).
     """
 
-    def __init__(self, path: Path, schema: str, labels: tuple[str, ...] | None = None):
+    def __init__(self, path: Path, schema: str, labels: tuple[str, ...] | None = None, quads: bool = False):
         self.path = Path(path)
         self.tmp = self.path.with_name(f".{self.path.name}.tmp")
-        self.arrow_schema = features_for(schema, labels).arrow_schema
+        self.arrow_schema = features_for(schema, labels, quads).arrow_schema
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = None
         self._rows: list[dict[str, Any]] = []

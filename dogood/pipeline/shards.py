@@ -165,7 +165,7 @@ def write_shards(plan: BuildPlan, work: Path, shards: list[Shard], results: Iter
         try:
             for c in plan.configs:
                 files[c] = ShardFile(shard_path(work, c, shard.split, shard.k, shard.num_shards), plan.schema,
-                                     plan.labels)
+                                     plan.labels, plan.quads)
             stats: dict[str, dict[str, Any]] = {c: {} for c in plan.configs}
             skipped, documents = [], 0
             for _ in range(len(shard)):
