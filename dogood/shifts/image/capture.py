@@ -94,6 +94,8 @@ class CapturePage(Shift):
     """
 
     name = "capture"
+    requires = ("coco",)
+    reported_counts = ("words", "fallback_boxes", "no_ink")
     family = "image"
     min_side = 16  # OpenCV (or augraphy) fails on smaller pages: such a page is skipped, recorded
     subfamily: ClassVar[str] = "capture"

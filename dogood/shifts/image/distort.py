@@ -68,6 +68,7 @@ class DistortPage(Shift):
     """
 
     name = "distort"
+    reported_counts = ("words", "fallback_boxes", "no_ink")
     family = "image"
     min_side = 4  # OpenCV (or augraphy) fails on smaller pages: such a page is skipped, recorded
     #: Severity levels (:mod:`dogood.shifts.levels`): the displacements' scale. Every level draws the same warp

@@ -33,6 +33,8 @@ class ReOCR(Shift):
     """
 
     name = "reocr"
+    requires = ("tesseract",)
+    reported_counts = ("words_before", "words_after", "labelled", "unlabelled", "entities_lost")
     family = "image"
     reads_words = True
     papers = (Cites("do-good", "3.1 (RVL-CDIP-I1/I2: OCR on the new images)",

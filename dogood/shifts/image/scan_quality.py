@@ -87,6 +87,8 @@ class ScanQuality(Shift):
     """
 
     name = "scan_quality"
+    requires = ("module:augraphy[scan]", "module:numba[scan]", "module:skimage[scan]")
+    reported_counts = ("words", "pixels_changed")
     family = "image"
     min_side = 4  # OpenCV (or augraphy) fails on smaller pages: such a page is skipped, recorded
     subfamily: ClassVar[str] = "scan"

@@ -23,6 +23,7 @@ class GlobalShuffle(Shift):
     """
 
     name = "global_shuffle"
+    reported_counts = ("eligible", "changed")
     family = "layout"
     papers = (Cites("form-attacks", "OCR level transformations: Global Shuffle"),)
 

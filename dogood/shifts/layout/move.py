@@ -345,6 +345,9 @@ class MoveEntities(Shift):
     """
 
     name = "move"
+    requires = ("scorer:scorer",)
+    reported_counts = ("entities", "strong", "moved", "no_words", "overlapping", "no_room", "ink_components_moved",
+                       "ink_components_shared", "ink_components_large", "ink_components_texture")
     family = "layout"
     papers = (Cites("do-good", "3.3 (moving entities with strong text semantics; Figure 2e), 4.2",
                     inspired_by="strength is scored by a dogood token model (by default its CRF baseline), not by "

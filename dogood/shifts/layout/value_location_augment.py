@@ -43,6 +43,7 @@ class ValueLocationAugment(Shift):
     """
 
     name = "value_location_augment"
+    reported_counts = ("pairs", "eligible", "moved", "changed")
     family = "layout"
     papers = (Cites("form-attacks", "Field-value augmentation: Value Location Augment",
                     inspired_by="the paper swaps OCR box locations only; with move_pixels the words' pixels are "

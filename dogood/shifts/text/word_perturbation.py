@@ -185,6 +185,8 @@ class WordPerturbation(SamplePerturbation):
     """
 
     name = "word_perturbation"
+    reported_counts = ("eligible", "changed", "unchangeable", "samples", "perturbed_samples", "perturbations", "short", "empty", "number", "non_latin", "symbol", "too_long",
+                       "added", "deleted")
     papers = (Cites("moradi", "4.2, Table 2", inspired_by=(
         "in style dogood (style paper runs the reference scripts' rules), synonym takes WordNet synonyms of the "
         "tagged part of speech's most frequent sense only, inflected with lemminflect; negation, "
@@ -197,6 +199,15 @@ class WordPerturbation(SamplePerturbation):
         span: params.Integer = Field(3, ge=2, description=(
             "word_order in style dogood only: words per shuffled window (a shorter sample shuffles all its words)"))
         style: Style = STYLE
+
+    def requirements(self) -> tuple[str, ...]:
+        """What :meth:`prepare` checks, for ``dogood plan``."""
+        if self.style == "paper":
+            if self.kind == "synonym":
+                return ("nltk:wordnet", "pos:tagger")
+            return ("pos:tagger",) if self.kind in _paper_style.RULES else ()
+        needs = ("nltk:wordnet", "nltk:stopwords") if self.kind in _NEEDS_WORDNET else ()
+        return needs + (("pos:tagger",) if self.kind == "synonym" else ())
 
     def prepare(self) -> None:
         who = f"kind {self.kind!r}" + (" in style 'paper'" if self.style == "paper" else "")
