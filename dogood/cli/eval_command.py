@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -50,23 +49,6 @@ def add_parser(sub) -> None:
     p.set_defaults(func=cmd_eval)
 
 
-def _check_report_folder(out: Path) -> None:
-    """Refuse a report folder that is a file, or that holds report files dogood did not write."""
-    if out.exists() and not out.is_dir():
-        raise DogoodError(f"--out {out} is a file; the report is a folder (report.md, .csv, .json, .png)")
-    existing = [out / f"report.{ext}" for ext in ("md", "csv", "json", "png") if (out / f"report.{ext}").exists()]
-    if not existing:
-        return
-    try:
-        info = json.loads((out / "report.json").read_text(encoding="utf-8"))
-        ours = isinstance(info, dict) and {"model", "task", "metric", "datasets"} <= set(info)
-    except (OSError, ValueError, RecursionError):
-        ours = False
-    if not ours:
-        raise DogoodError(f"--out {out} holds {existing[0].name}, which is not a dogood eval report; refusing to "
-                          "replace it: pick another --out")
-
-
 def _reference_model(args, model, task: str, ood_sets, options: dict):
     """``--reference``: the model the corruption errors are divided by, and a note when there is none.
 
@@ -99,6 +81,7 @@ def _reference_model(args, model, task: str, ood_sets, options: dict):
 
 def cmd_eval(args) -> int:
     from dogood.eval import evaluate, resolve_datasets
+    from dogood.eval.report import check_report_folder
     from dogood.models import load_model
 
     if args.quiet:
@@ -106,12 +89,12 @@ def cmd_eval(args) -> int:
 
         datasets.disable_progress_bars()
 
-    if args.out:
-        _check_report_folder(Path(args.out))
-    if args.task == "layout":
+    if args.task == "layout":  # its own report files (layout_report.*), written by dogood.eval.layout_task
         from dogood.cli.layout_eval import run_layout_eval
 
         return run_layout_eval(args)
+    if args.out:
+        check_report_folder(Path(args.out))
     id_sets = resolve_datasets(args.id_dataset, args.split)
     if len(id_sets) != 1:
         names = ", ".join(d.name for d in id_sets)
@@ -128,6 +111,8 @@ def cmd_eval(args) -> int:
         model = load_model(args.model, task=id_sets[0].task, **options)
     except HubUnreachable as exc:
         raise HubUnreachable(f"--model: {exc}; pass a local model folder to --model", model=exc.model) from None
+    out = Path(args.out) if args.out else Path("eval") / model.name.replace("/", "_")
+    check_report_folder(out)  # the default folder too: a folder dogood eval did not write is never replaced
     reference, reference_note = _reference_model(args, model, id_sets[0].task, ood_sets, options)
     report = evaluate(model, id_sets[0], ood_sets, limit=args.limit, progress=not args.quiet,
                       require_same_ids=args.require_same_ids, resamples=args.bootstrap, seed=args.seed,
@@ -135,7 +120,6 @@ def cmd_eval(args) -> int:
                       reference_note=reference_note)
     for warning in report.warnings:
         print(f"dogood: warning: {warning}", file=sys.stderr)
-    out = Path(args.out) if args.out else Path("eval") / model.name.replace("/", "_")
     paths = report.write(out)
     print(report.to_markdown().split("## Per dataset")[0].rstrip())
     print()

@@ -40,7 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from dogood.core.schema import RVL_CDIP_CLASSES, iob_tags
+from dogood.core.errors import DogoodError
+from dogood.core.schema import RVL_CDIP_CLASSES, iob_tags, ner_tag_names
 from dogood.eval.metrics import ANLS_CONVENTIONS, accuracy, anls_scores, entity_error_rates, entity_scores, iob_entities
 from dogood.models.predictions import check_against, read_predictions
 from dogood.eval.robustness import split_severity
@@ -114,6 +115,7 @@ def _predict(model: Model, dataset: EvalDataset, ids: Sequence[str], *, batch_si
         from tqdm import tqdm
 
         bar = tqdm(total=len(ids), desc=dataset.name, unit="doc")
+    allowed = _tag_set(dataset) if dataset.task == "token" else None
     for chunk in _batches(list(ids), batch_size):
         docs = [dataset.source.load(doc_id) for doc_id in chunk]
         if file_preds is not None:
@@ -135,6 +137,12 @@ def _predict(model: Model, dataset: EvalDataset, ids: Sequence[str], *, batch_si
                     iob_entities(p.tags)
                 except ValueError as exc:
                     raise ModelError(f"model {model.name!r}: document {doc.id!r} of {dataset.name!r}: {exc}") from None
+                outside = sorted(set(p.tags) - allowed - set(tags))
+                if outside:  # scored, they would only count as errors: a wrong number, not a score
+                    raise ModelError(f"model {model.name!r} predicted tag(s) {', '.join(outside[:5])} for document "
+                                     f"{doc.id!r} of {dataset.name!r}, outside the data's label set "
+                                     f"({', '.join(sorted(allowed))}); map the model's labels to the data's "
+                                     "(--labels) or score it on data with its labels")
                 scored.gold[doc.id] = list(tags)
                 scored.pred[doc.id] = list(p.tags)
                 if kieval:
@@ -157,6 +165,21 @@ def _predict(model: Model, dataset: EvalDataset, ids: Sequence[str], *, batch_si
     if bar is not None:
         bar.close()
     return scored
+
+
+def _tag_set(dataset: EvalDataset) -> set[str]:
+    """The IOB tags of a FUNSD-style dataset's entity labels (its source's, else FUNSD's)."""
+    labels = None
+    entity_labels = getattr(dataset.source, "entity_labels", None)
+    if entity_labels is not None:
+        try:
+            labels = tuple(entity_labels())
+        except (DogoodError, ValueError):
+            labels = None
+    try:
+        return set(ner_tag_names(labels))
+    except ValueError:
+        return set(ner_tag_names(None))
 
 
 def _kieval_document(doc, index: list[int], tags: list[str]) -> dict:

@@ -127,8 +127,8 @@ def baseline_kind(path: Path) -> str | None:
 
     try:
         with zipfile.ZipFile(path) as zf:
-            if "meta.json" not in zf.namelist():
-                return None
+            if "meta.json" not in zf.namelist() or zf.getinfo("meta.json").file_size > 1 << 20:
+                return None  # no meta, or one that expands beyond any model's (a zip bomb): the loader says so
             meta = json.loads(zf.read("meta.json").decode("utf-8"))
     except Exception:  # a damaged file: the loaders say what is wrong with it
         return None

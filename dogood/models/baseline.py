@@ -76,7 +76,8 @@ import pycrfsuite
 
 from dogood.core.document import Document
 from dogood.models.base import ModelError, default_baseline_path
-from dogood.models.model_zip import read_model_zip
+from dogood.models.crf_file import CrfFileError, check_crf_model
+from dogood.models.model_zip import CHECKSUMS, member_checksums, read_model_zip
 from dogood.models.predictions import Prediction
 from dogood.core.schema import FUNSD_NER_TAGS, iob_tags
 from dogood.core.paths import write_zip_atomic
@@ -473,7 +474,8 @@ class BaselineTagger:
         pathlib.Path
             ``path``.
         """
-        return write_zip_atomic(path, [(META_MEMBER, json.dumps(self.meta, indent=2, sort_keys=True).encode("utf-8")),
+        meta = {**self.meta, CHECKSUMS: member_checksums([(MODEL_MEMBER, self.model_bytes)])}
+        return write_zip_atomic(path, [(META_MEMBER, json.dumps(meta, indent=2, sort_keys=True).encode("utf-8")),
                                        (MODEL_MEMBER, self.model_bytes)])
 
     @classmethod
@@ -497,6 +499,12 @@ class BaselineTagger:
                     f"baseline model file {path} has {key.replace('_', ' ')} {meta.get(key)!r}, but this dogood "
                     f"reads version {expected}: retrain it with `dogood train-baseline`"
                 )
+        try:  # CRFsuite parses in C without checks: only a file that passes is given to it
+            check_crf_model(model_bytes)
+        except CrfFileError as exc:
+            raise ModelError(f"baseline model file {path}: model.crfsuite is corrupt or crafted ({exc}): retrain "
+                             "it with `dogood train-baseline`") from None
+        probe_crf(model_bytes, path)  # and should it still crash the parser, it crashes a child process, not us
         model = cls(model_bytes, meta, source=str(path))
         if list(meta.get("labels") or []) != list(model.labels):
             raise ModelError(
@@ -504,6 +512,45 @@ class BaselineTagger:
                 f"the CRF knows {list(model.labels)}"
             )
         return model
+
+
+#: What the probe's child process runs: open the model from stdin, write every part of it out, tag two items.
+_PROBE = """
+import os, sys, pycrfsuite
+tagger = pycrfsuite.Tagger()
+model = sys.stdin.buffer.read()  # kept: the tagger reads from this buffer, it does not copy it
+try:
+    tagger.open_inmemory(model)
+    labels = tagger.labels()
+    tagger.dump(os.devnull)
+    tagger.set(pycrfsuite.ItemSequence([{"bias": 1.0, "w=the": 1.0}, {"bias": 1.0}]))
+    tagger.tag()
+    for label in labels:
+        tagger.marginal(label, 0)
+except Exception:
+    sys.exit(3)
+"""
+
+
+def probe_crf(model_bytes: bytes, path: str | Path, timeout: float = 30.0) -> None:
+    """Open the CRF model, write out every label, attribute and feature, and tag a two-item sequence in a child
+    process first: CRFsuite parses the model in C without bounds checks, and a truncated or crafted file can
+    crash the process that parses it (a segmentation fault). A :class:`ModelError` naming ``path`` when the child
+    crashes, refuses the model or hangs. (A new interpreter, not a fork: it works from any process, a pool's
+    daemonic workers included.)"""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}
+    try:
+        done = subprocess.run([sys.executable, "-c", _PROBE], input=bytes(model_bytes), capture_output=True,
+                              timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        raise ModelError(f"baseline model file {path}: the CRF parser did not finish reading it in {timeout:.0f} s; "
+                         "the file is corrupt or crafted: retrain it with `dogood train-baseline`") from None
+    if done.returncode != 0:
+        how = (f"crashed reading it (signal {-done.returncode})" if done.returncode < 0 else "refused it")
+        raise ModelError(f"baseline model file {path}: the CRF parser {how}; the file is corrupt or crafted: "
+                         "retrain it with `dogood train-baseline`")
 
 
 # --------------------------------------------------------------------------- training

@@ -31,7 +31,8 @@ from dogood.pipeline.shards import (BuildError, Shard, ShardRecord, ShardTasks, 
                                     seal_work_folder, work_folder, write_shards)
 from dogood.core.progress import say, silenced
 from dogood.pipeline.recipe import Recipe
-from dogood.pipeline.safety import check_out, commit, output_lock, recover
+from dogood.core.fs import sync_tree
+from dogood.pipeline.safety import check_nothing_local, check_out, commit, output_lock, recover
 
 __all__ = ["BuildError", "BuildReport", "build"]
 
@@ -115,7 +116,11 @@ def _build_locked(plan: BuildPlan, *, num_proc: int, ray: str | None, progress: 
         totals = aggregate(plan, work, done)
         report.documents, report.skipped = totals.documents, totals.skipped
         write_card(plan, work, totals, source_sha256=key["content"])
+        card_files = [p.name for p in work.iterdir() if p.is_file() and p.suffix in (".md", ".json")
+                      and not p.name.startswith(".")]
+        check_nothing_local(work, f"the card of {plan.recipe.name}", names=sorted(card_files), parquet=False)
         seal_work_folder(work)
+        sync_tree(work)  # every file and folder on disk before the rename that publishes them
         commit(work, plan.out)
     finally:
         if work.exists() and not is_resumable(work):

@@ -369,7 +369,21 @@ def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: 
     card = render_card(**facts, load_path=load_path(plan.out), download_sizes=parquet_sizes(work))
     (work / "README.md").write_text(card, encoding="utf-8")
     record = build_record(plan, facts, source_sha256)
+    record["sha256"] = file_checksums(work, totals.checksums)
     (work / "dogood_build.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def file_checksums(work: Path, shards: dict[str, str]) -> dict[str, str]:
+    """Relative path -> sha256 of every file of the dataset but its card and record (the shards' from their
+    records, kept when they were written; previews and credits hashed now): push checks a build against it."""
+    from dogood.core.fs import sha256_file
+
+    out = dict(shards)
+    for path in sorted(p for p in work.rglob("*") if p.is_file()):
+        rel = path.relative_to(work).as_posix()
+        if rel not in out and not rel.startswith(("data/", ".")) and rel not in ("README.md", "dogood_build.json"):
+            out[rel] = sha256_file(path)
+    return dict(sorted(out.items()))
 
 
 def build_record(plan: BuildPlan, facts: dict[str, Any], source_sha256: dict[str, str | None]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from dogood.core.document import Document, ShiftRecord
 from dogood.core.errors import RecipeError
+from dogood.core.fs import recorded_value
 from dogood.core.papers import Cites
 from dogood.core.seeds import step_key
 from dogood.shifts import params as declared
@@ -64,6 +65,9 @@ class Shift:
     #: The papers the shift comes from (:mod:`dogood.core.papers`), with the section and, where it follows only the
     #: paper's idea, how it differs.
     papers: ClassVar[tuple[Cites, ...]] = ()
+    #: The shortest page side, in pixels, the shift can act on; a smaller page (a row may hold a 1x1 page) passes
+    #: through unchanged, recorded as skipped.
+    min_side: ClassVar[int] = 1
     #: Whether the shift re-reads the words from the shifted page (OCR), so the card says where words come from.
     reads_words: ClassVar[bool] = False
     #: What the shift's output means under each convention of the ``bboxes`` column
@@ -254,8 +258,11 @@ class Shift:
     later_params: ClassVar[dict[str, Any]] = {}
 
     def params(self) -> dict[str, Any]:
-        """The parameters and their current values."""
-        return {name: _plain(getattr(self, name)) for name in type(self).Params.model_fields}
+        """The parameters and their current values, as records show them (what the step's seed is hashed from):
+        a path-valued one (a COCO annotation file, a model folder) as its last part and a content hash
+        (:func:`dogood.core.fs.recorded_path`), so no folder of this machine reaches a card, a shard's provenance
+        or a seed, and the same file gives the same rows wherever it lies."""
+        return {name: recorded_value(_plain(getattr(self, name))) for name in type(self).Params.model_fields}
 
     def recorded_params(self) -> dict[str, Any]:
         """What the step's seed is hashed from and its provenance records: :meth:`params`, less any of
@@ -268,6 +275,9 @@ class Shift:
         counts: Mapping[str, int] = {}
         tallies: Mapping[str, Mapping[str, int]] = {}
         try:
+            if min(doc.width, doc.height) < self.min_side:
+                raise SkipDocument(f"the page is {doc.width}x{doc.height} pixels; {self.name} needs at least "
+                                   f"{self.min_side} on each side")
             out = self.apply(doc, np.random.default_rng(seed))
             if isinstance(out, Outcome):
                 out, counts, tallies = out

@@ -408,7 +408,9 @@ class MoveEntities(Shift):
 
     def card_notes(self, schema: str = "funsd") -> list[str]:
         """What the data card says of this shift: which model scored strength."""
-        return [f"`move`: entity strength scored by `{model_fingerprint(self.model)}` over {self.shuffles} "
+        shown = (model_fingerprint(self.model) if getattr(self.model, "model_bytes", None) is not None
+                 else self.params()["scorer"])  # a model folder as its last part and content hash, no local path
+        return [f"`move`: entity strength scored by `{shown}` over {self.shuffles} "
                 f"layout shuffles (boxes permuted among the words); entities unchanged in at least "
                 f"{self.threshold:.0%} of them may move."]
 
