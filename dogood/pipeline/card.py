@@ -178,6 +178,7 @@ def render_card(
         tag_names=list(features["ner_tags"].feature.names) if schema == "funsd" else [],
         shared_draws={c: {o: n for o, n in (shared_draws or {}).get(c, {}).items() if o in chains} for c in chains},
         severity_rows=_severity_rows(chains, stats, levels or {}),
+        factors=_factor_context(chains, chain_params, stats),
     )
     return str(DatasetCard(body))
 
@@ -296,6 +297,23 @@ def _severity_rows(chains, stats, levels: dict[str, list]) -> list[dict[str, Any
                 **{k: "–" if m[k] is None else f"{100 * m[k]:.1f}%" for k in ("words_dropped", "words_reordered")},
             })
     return rows
+
+
+def _factor_context(chains, chain_params, stats) -> dict[str, Any]:
+    """The card's factor table (:mod:`dogood.pipeline.factor_table`): its heads, rows of cell texts, and the
+    undeclared changes; empty rows for a build recorded before factors were measured."""
+    from dogood.measures.factors import FACTOR_HELP, FACTORS, TOLERANCE, UNITS
+    from dogood.pipeline.factor_table import cell_text, factor_rows, warnings
+
+    steps = {config: (chain_params or {}).get(config, chains[config]) for config in chains}
+    rows = factor_rows(steps, stats)
+    return {
+        "heads": [name.replace("_", " ") for name in FACTORS],
+        "rows": [{"config": r["config"], "cells": [cell_text(c) for c in r["cells"]]} for r in rows],
+        "warnings": warnings(rows),
+        "legend": [{"name": name, "what": FACTOR_HELP[name], "unit": UNITS[name],
+                    "tolerance": f"{100 * TOLERANCE[name]:g}%"} for name in FACTORS],
+    }
 
 
 def _signed(value: float) -> str:

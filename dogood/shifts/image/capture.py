@@ -84,6 +84,7 @@ class CapturePage(Shift):
 
     name = "capture"
     family = "image"
+    factors = frozenset({"geometry", "box_position", "box_size", "ink", "background", "quality"})
     subfamily: ClassVar[str] = "capture"
     papers = (Cites("do-good", "3.1 (RVL-CDIP-I2, distorted images)",
                     inspired_by="the paper took DocGeoNet-distorted pages on black and lost the word boxes; here the "

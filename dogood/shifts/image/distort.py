@@ -66,6 +66,7 @@ class DistortPage(Shift):
 
     name = "distort"
     family = "image"
+    factors = frozenset({"geometry", "box_position", "box_size", "ink", "background", "quality"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the displacements' scale; measured by the warp's mean
     #: displacement in page widths (``bench/measure_severity.py``) and the words' mean box displacement.
     severities: ClassVar[dict[int, dict]] = {1: {"strength": 0.1}, 2: {"strength": 0.3}, 3: {"strength": 0.5},

@@ -71,6 +71,7 @@ class NaturalBackground(Shift):
 
     name = "natural_background"
     family = "image"
+    factors = frozenset({"ink", "background"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the readability guard's target, level 5 without the guard (the
     #: paper's); measured by the photo's contrast under the ink, and the ink's against the photo.
     severities: ClassVar[dict[int, dict]] = {1: {"min_contrast": 150}, 2: {"min_contrast": 100},

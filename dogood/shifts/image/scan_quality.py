@@ -88,6 +88,7 @@ class ScanQuality(Shift):
 
     name = "scan_quality"
     family = "image"
+    factors = frozenset({"ink", "background", "quality"})
     subfamily: ClassVar[str] = "scan"
     papers = (Cites("do-good", "3.1 (image shifts)",
                     inspired_by="a scan-quality family (I3) the paper does not have, built from augraphy's ink, "

@@ -25,6 +25,7 @@ class CenterShift(BoxJitter):
     """
 
     name = "center_shift"
+    factors = frozenset({"box_position"})
     papers = (Cites("form-attacks", "OCR level transformations: Center Shift and Box Stretch"),)
 
     def jitter(self, doc: Document, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

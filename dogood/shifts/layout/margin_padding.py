@@ -31,6 +31,7 @@ class MarginPadding(Shift):
 
     name = "margin_padding"
     family = "layout"
+    factors = frozenset({"box_position", "geometry"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the largest margin, in page sizes; measured by the mean box
     #: displacement.
     severities: ClassVar[dict[int, dict]] = {1: {"r": 0.05}, 2: {"r": 0.1}, 3: {"r": 0.2}, 4: {"r": 0.3},

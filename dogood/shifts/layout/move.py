@@ -346,6 +346,10 @@ class MoveEntities(Shift):
 
     name = "move"
     family = "layout"
+    #: Moved words take their ink along (their boxes' pixels move with them); ink components near an entity but
+    #: outside its boxes move too, which changes pixels outside the boxes. With ``ink_threshold: 0`` only the boxes
+    #: move, onto blank paper (:meth:`declared_factors`).
+    factors = frozenset({"box_position", "background"})
     papers = (Cites("do-good", "3.3 (moving entities with strong text semantics; Figure 2e), 4.2",
                     inspired_by="strength is scored by a dogood token model (by default its CRF baseline), not by "
                                 "the paper's fine-tuned models; the moved entity takes its ink along and lands on a "
@@ -390,6 +394,9 @@ class MoveEntities(Shift):
 
     def setup(self) -> None:
         self._model = None
+
+    def declared_factors(self) -> frozenset[str]:
+        return self.factors | ({"ink"} if self.ink_threshold == 0 else frozenset())
 
     # -- the scorer: loaded once per process (build calls prepare() before starting workers) --------
     def prepare(self) -> None:

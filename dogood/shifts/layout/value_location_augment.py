@@ -44,6 +44,7 @@ class ValueLocationAugment(Shift):
 
     name = "value_location_augment"
     family = "layout"
+    factors = frozenset({"box_position", "box_size", "ink"})
     papers = (Cites("form-attacks", "Field-value augmentation: Value Location Augment",
                     inspired_by="the paper swaps OCR box locations only; with move_pixels the words' pixels are "
                                 "pasted into their new boxes too"),)

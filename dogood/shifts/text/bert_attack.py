@@ -306,6 +306,7 @@ class BertAttack(Shift):
 
     name = "bert_attack"
     family = "text"
+    factors = frozenset({"text"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the share of eligible words changed, as the other word swaps;
     #: measured by the share of words whose text changed.
     severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.05}, 2: {"fraction": 0.1}, 3: {"fraction": 0.2},

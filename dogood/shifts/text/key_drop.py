@@ -30,6 +30,7 @@ class KeyDrop(Shift):
 
     name = "key_drop"
     family = "text"
+    factors = frozenset({"word_set"})
     papers = (Cites("form-attacks", "form-level transformations, Background manipulation: Key Drop"),)
 
     label_params = ("labels",)

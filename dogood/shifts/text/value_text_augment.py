@@ -62,6 +62,7 @@ class ValueTextAugment(Shift):
 
     name = "value_text_augment"
     family = "text"
+    factors = frozenset({"text"})
     papers = (Cites("form-attacks", "form-level transformations, Field-value augmentation: Value Text Augment "
                                     "(SROIE values with Faker); parameters in Implementation Details"),)
 

@@ -69,7 +69,7 @@ whatever ink is there (the box may overlap the next word).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -158,6 +158,16 @@ class WordPerturbation(SamplePerturbation):
     """
 
     name = "word_perturbation"
+    #: What each kind may change (:meth:`declared_factors`): a deleted or inserted word changes the word set, a
+    #: word whose form changes its text; ``word_order`` trades texts over boxes that stay in their places, so the
+    #: texts at those places change.
+    factors = frozenset({"text", "word_set"})
+    kind_factors: ClassVar[dict[str, frozenset[str]]] = {
+        "deletion": frozenset({"word_set"}), "repetition": frozenset({"word_set"}),
+        "synonym": frozenset({"text"}), "negation": frozenset({"text", "word_set"}),
+        "singular_plural_verb": frozenset({"text"}), "verb_tense": frozenset({"text"}),
+        "word_order": frozenset({"text"}),
+    }
     papers = (Cites("moradi", "4.2, Table 2", inspired_by=(
         "synonym takes WordNet synonyms of the most frequent sense only, inflected with lemminflect; negation, "
         "singular_plural_verb and verb_tense find verbs by rule (no POS tagger, no subject, no mlconjug3) and "
@@ -168,6 +178,9 @@ class WordPerturbation(SamplePerturbation):
         kind: Literal[WORD_KINDS] = Field("deletion", description="the word perturbation (the paper's Table 2)")
         span: params.Integer = Field(3, ge=2, description=(
             "word_order only: words per shuffled window (a shorter sample shuffles all its words)"))
+
+    def declared_factors(self) -> frozenset[str]:
+        return self.kind_factors[self.kind] | (self.render_factors if self.render else frozenset())
 
     def prepare(self) -> None:
         if self.kind in _NEEDS_WORDNET:
