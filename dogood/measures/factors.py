@@ -31,9 +31,10 @@ The factors and how each is measured (:func:`measure_factors`; the unit of each 
     entities. Shuffling the word sequence (``global_shuffle``) leaves it alone: each entity keeps its words in
     their order; OCR that regroups the words (``reocr``) changes it.
 ``ink`` [paired words]
-    the pixels inside the word's box: the shifted page's box crop (scaled to the source box's size when the sizes
-    differ) differs from the source's by more than 8 grey levels on average. A word whose box and ink moved
-    together (``move``, ``margin_padding``) keeps its ink.
+    the pixels inside the word's box differ from the source's by more than 8 grey levels on average: compared where
+    the box now is when it kept its size (a word whose box and ink moved together, ``move`` or ``margin_padding``,
+    keeps its ink), where it was when it was resized on a page whose geometry is unchanged (``merge``, ``reocr``:
+    the pixels stayed), and scaled to the source box's size on a warped page.
 ``background`` [pixels]
     the pixels outside every word box (source and shifted boxes, grown by 2 pixels) that changed by more than 32
     grey levels, on pages whose pixels can be laid over the source's (the same size, or padded: every word moved
@@ -43,9 +44,9 @@ The factors and how each is measured (:func:`measure_factors`; the unit of each 
     square) match the source best at an offset of 2 pixels or more (OpenCV's normalised cross-correlation,
     searched 48 pixels around), as a warp or a photograph of the page does.
 ``quality`` [pages]
-    the page was imaged differently (blur, noise, contrast, fading): the median over the page's words of the
-    mean change of the source's ink cores (as :func:`dogood.page.ink.ink_core_mask` finds them), in the
-    word's box crop, exceeds 12 grey levels. A change of most words' ink is a property of the page, not of some
+    the page was imaged differently (blur, noise, contrast, fading): the median over the page's words (with 8
+    pixels of full ink or more) of the mean change of the source's full ink (the pixels as dark as the word's ink,
+    :func:`dogood.page.ink.ink_full_mask`) in the word's box crop exceeds 12 grey levels. A change of most words' ink is a property of the page, not of some
     words: redrawing a tenth of the words, or replacing the paper around the ink, leaves it alone. On a page
     whose geometry changed the crops cannot be laid pixel for pixel over each other, so quality reads as changed
     there too (warping a page also resamples it).
@@ -141,11 +142,13 @@ def pair_words(original: Document, shifted: Document) -> Pairing:
     - by content (each word only with one of its own entity, which shifts keep): words equal in text and box pair first (whatever their place: a shuffle), then words whose text
       is gone from the other side pair by box (their text changed in place), words whose box is gone pair by text
       (they moved), and words that traded texts or boxes with each other (both are still on the other side) by
-      text, or by box where that costs clearly less (a word keeps its box when texts trade over boxes);
+      text, or by box where that costs less (a word keeps its box when texts trade over boxes);
     - by sequence (only when the first leaves words out of place): :class:`difflib.SequenceMatcher` runs of equal
       texts (and entities) pair in place first (words of equal text that traded boxes keep their place), the rest as above.
 
-    What is left pairs by position within the runs difflib aligns; unpaired words were removed or inserted.
+    What is left pairs by position within the runs difflib aligns, within each entity; unpaired words were removed or inserted. In a
+    sequence whose order was kept (at most a tenth of the pairs out of place), a pair that is both changed and out
+    of place is read as a word removed and another inserted (``negation`` deletes one "not" and inserts another).
     """
     a, b = original.words, shifted.words
     if len(a) == len(b) and all(x == y for x, y in zip(a, b)):
@@ -153,19 +156,28 @@ def pair_words(original: Document, shifted: Document) -> Pairing:
     ea, eb = _entity_of(original), _entity_of(shifted)
     exact = _match(range(len(a)), range(len(b)), lambda i: (a[i].text, a[i].box, ea[i]),
                    lambda j: (b[j].text, b[j].box, eb[j]))
-    best = _pair_rest(a, b, ea, eb, exact)
+    oa, ob = _place_in_entity(original), _place_in_entity(shifted)
+    best = _pair_rest(a, b, ea, eb, exact, oa, ob)
     if _out_of_place(best):
         from difflib import SequenceMatcher
 
         matcher = SequenceMatcher(None, [(w.text, e) for w, e in zip(a, ea)], [(w.text, e) for w, e in zip(b, eb)],
                                   autojunk=False)
         runs = {i0 + k: j0 + k for i0, j0, n in matcher.get_matching_blocks() for k in range(n)}
-        other = _pair_rest(a, b, ea, eb, runs)
+        other = _pair_rest(a, b, ea, eb, runs, oa, ob)
         if _cost(a, b, other) <= _cost(a, b, best):
             best = other
+    out_of_place = _out_of_place(best)
+    if 0 < out_of_place <= len(best) / 10:  # an ordered sequence: a changed word out of place was removed, another inserted
+        keep = _increasing_members([(i, best[i]) for i in sorted(best)])
+        best = {i: j for i, j in best.items() if i in keep or a[i] == b[j]}
     used = set(best.values())
     return Pairing(sorted(best.items()), [i for i in range(len(a)) if i not in best],
                    [j for j in range(len(b)) if j not in used])
+
+
+def _place_in_entity(doc: Document) -> dict[int, int]:
+    return {i: k for ent in doc.entities for k, i in enumerate(ent.word_ids)}
 
 
 def _entity_of(doc: Document) -> list[int | None]:
@@ -176,9 +188,10 @@ def _entity_of(doc: Document) -> list[int | None]:
     return owner
 
 
-def _pair_rest(a, b, ea, eb, pairs: dict[int, int]) -> dict[int, int]:
+def _pair_rest(a, b, ea, eb, pairs: dict[int, int], order_a: dict[int, int], order_b: dict[int, int]
+               ) -> dict[int, int]:
     """``pairs`` completed by the content rules of :func:`pair_words` (within an entity: ``ea``, ``eb`` the entity
-    of each word), then by position in difflib's runs."""
+    of each word; ``order_a``, ``order_b`` each word's place in its entity), then by position in difflib's runs."""
     pairs = dict(pairs)
     taken = set(pairs.values())
     rest_a = [i for i in range(len(a)) if i not in pairs]
@@ -194,7 +207,7 @@ def _pair_rest(a, b, ea, eb, pairs: dict[int, int]) -> dict[int, int]:
         used = set(found.values())
         rest_a = [i for i in rest_a if i not in found]
         rest_b = [j for j in rest_b if j not in used]
-    # words that traded texts or boxes with each other: by text, unless by box costs clearly less
+    # words that traded texts or boxes with each other: by text, unless by box costs less
     trials = []
     for keys in ((by_text, by_box), (by_box, by_text)):
         trial = dict(pairs)
@@ -207,15 +220,18 @@ def _pair_rest(a, b, ea, eb, pairs: dict[int, int]) -> dict[int, int]:
             left_b = [j for j in left_b if j not in used]
         trials.append((trial, left_a, left_b))
     (by_texts, *_), (by_boxes, *_) = trials
-    chosen = trials[1] if _cost(a, b, by_boxes) + len(rest_a) / 2 < _cost(a, b, by_texts) else trials[0]
+    chosen = trials[1] if _cost(a, b, by_boxes) < _cost(a, b, by_texts) else trials[0]
     pairs, rest_a, rest_b = chosen
     if rest_a and rest_b:
         from difflib import SequenceMatcher
 
-        matcher = SequenceMatcher(None, [a[i].text for i in rest_a], [b[j].text for j in rest_b], autojunk=False)
-        for _op, i0, i1, j0, j1 in matcher.get_opcodes():
-            for i, j in zip(range(i0, i1), range(j0, j1)):
-                pairs[rest_a[i]] = rest_b[j]
+        for entity in dict.fromkeys(ea[i] for i in rest_a):  # an entity's words in its own order (kept by shuffles)
+            mine = sorted((i for i in rest_a if ea[i] == entity), key=lambda i: order_a.get(i, i))
+            theirs = sorted((j for j in rest_b if eb[j] == entity), key=lambda j: order_b.get(j, j))
+            matcher = SequenceMatcher(None, [a[i].text for i in mine], [b[j].text for j in theirs], autojunk=False)
+            for _op, i0, i1, j0, j1 in matcher.get_opcodes():
+                for i, j in zip(range(i0, i1), range(j0, j1)):
+                    pairs[mine[i]] = theirs[j]
     return pairs
 
 
@@ -260,8 +276,9 @@ def _longest_increasing(values: list[int]) -> int:
 
 class SourcePage:
     """What the measures read of a source page, computed once per document however many configs are compared with
-    it: the page in grey and its ink cores (:func:`dogood.page.ink.ink_core_mask`, and the cores one pixel in from
-    the stroke's rim, whose tone no compositing of the paper touches)."""
+    it: the page in grey, its ink cores (:func:`dogood.page.ink.ink_core_mask`) and its full ink
+    (:func:`dogood.page.ink.ink_full_mask`: the pixels as dark as their word's ink, which no compositing of the
+    paper touches)."""
 
     def __init__(self, original: Document):
         self.original = original
@@ -297,9 +314,10 @@ class SourcePage:
     @property
     def deep(self) -> np.ndarray:
         if self._deep is None:
-            import cv2
+            from dogood.page.ink import ink_full_mask
 
-            self._deep = cv2.erode(self.core.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+            self._deep = (ink_full_mask(self.gray, self.original.boxes) if self.original.words
+                          else np.zeros(self.gray.shape, bool))
         return self._deep
 
 
@@ -377,9 +395,11 @@ class Comparison:
 
     def word_changes(self) -> dict[tuple[int, int], tuple[float, float, int]]:
         """Per pair of words with boxes: the mean absolute change of the box's pixels, the mean absolute change of
-        the source's deep ink cores in it, and how many such core pixels there are. The shifted box's crop is
-        compared with the source's, scaled to its size where the sizes differ; boxes that stayed in place (laid
-        over by the page's offset) are read off integral images of the page's difference."""
+        the source's full ink in it, and how many such pixels there are. A box of the source's size is compared
+        where it now is (a word moved with its pixels); a box resized on a page whose geometry did not change is
+        compared where the source's was (the pixels stayed, the box changed); on a warped page the shifted box's
+        crop is scaled to the source box's size. Boxes compared in place (laid over by the page's offset) are read
+        off integral images of the page's difference."""
         if self._words is None:
             import cv2
 
@@ -388,13 +408,15 @@ class Comparison:
             deep = self.source.deep
             out: dict[tuple[int, int], tuple[float, float, int]] = {}
             in_place, elsewhere = [], []
+            off = p["offset"]
             for i, j in self.pairing.pairs:
                 (x0, y0, x1, y1), (u0, v0, u1, v1) = a[i].box, b[j].box
                 if x1 <= x0 or y1 <= y0 or u1 <= u0 or v1 <= v0:
                     continue
-                off = p["offset"]
                 if off is not None and (u0 - x0, v0 - y0, u1 - x1, v1 - y1) == (off[0], off[1], off[0], off[1]):
                     in_place.append((i, j))
+                elif off is not None and (u1 - u0, v1 - v0) != (x1 - x0, y1 - y0) and not geometry_changed(self):
+                    in_place.append((i, j))  # a box resized on a page that was not warped: its pixels stayed
                 else:
                     elsewhere.append((i, j))
             if in_place:

@@ -92,6 +92,16 @@ def ink_core_mask(pixels: np.ndarray, boxes: np.ndarray, *, pad: int = 2,
     return cv2.bitwise_and(near, half).astype(bool)
 
 
+def ink_full_mask(pixels: np.ndarray, boxes: np.ndarray, *, pad: int = 2,
+                  min_contrast: int = MIN_INK_CONTRAST) -> np.ndarray:
+    """The pixels to which :func:`ink_matte` (same ``pad`` and ``min_contrast``) gives alpha 1 (boolean HxW): full
+    ink, at least as much darker than the local paper as its box's ink is deep. A composite keeps them exactly."""
+    boxes = np.asarray(boxes, np.int64).reshape(-1, 4)
+    _, contrast, threshold, depth, _, _ = _ink_maps(gray(pixels), boxes, "words", pad, min_contrast, False)
+    full = cv2.bitwise_and(cv2.compare(contrast, depth, cv2.CMP_GE), cv2.compare(threshold, 255, cv2.CMP_LT))
+    return full.astype(bool)
+
+
 def ink_matte(
     pixels: np.ndarray,
     boxes: np.ndarray | None = None,
