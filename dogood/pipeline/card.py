@@ -352,7 +352,7 @@ def _result_table(report: dict[str, Any], configs: set[str] | None = None) -> di
             "value": None if value is None else round(100 * value, 2),
             "change": None if d.get("drop") is None else round(-100 * d["drop"], 2) + 0.0,
         })
-    return {"model": report.get("model", "model"), "metric": metric, "rows": rows}
+    return {"model": report.get("model", "model"), "metric": metric, "rows": rows, "box_level": report.get("box_level")}
 
 
 def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: dict[str, str | None]) -> None:
