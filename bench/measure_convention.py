@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = Path(os.environ.get("DOGOOD_DATA_DIR") or ROOT.parent / "shared" / "data")
 MERGES = ["merge_x0_y0", "merge_x10_y0", "merge_x0_y5", "merge", "merge_x20_y0", "merge_x0_y10", "merge_x20_y10"]
 
 

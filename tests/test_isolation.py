@@ -90,3 +90,15 @@ def test_every_shipped_config_changes_only_what_it_declares(name, tmp_path, data
     assert "factor by factor" in card and "⚠**" not in card and "Undeclared changes" not in card
     for config in report.configs:
         assert f"| `{config}` |" in card
+
+
+def test_describe_lists_the_declared_factors(capsys):
+    from dogood.cli.main import main
+
+    assert main(["describe", "char_deletion"]) == 0
+    out = capsys.readouterr().out
+    block = out.split("Factors")[1].split("Boxes")[0]
+    assert "  text: word text" in block and "with render: true, also ink" in block and "geometry" not in block
+    assert main(["describe", "distort"]) == 0
+    block = capsys.readouterr().out.split("Factors")[1].split("Boxes")[0]
+    assert all(f"  {name}:" in block for name in ("geometry", "box_position", "ink", "background", "quality"))

@@ -294,11 +294,9 @@ class SourcePage:
 
     @property
     def core(self) -> np.ndarray:
+        """The source's ink cores (:func:`dogood.page.ink.ink_core_mask`)."""
         if self._core is None:
-            from dogood.page.ink import ink_core_mask
-
-            self._core = (ink_core_mask(self.gray, self.original.boxes, pad=0) if self.original.words
-                          else np.zeros(self.gray.shape, bool))
+            self._masks()
         return self._core
 
     def outside_boxes(self, boxes: np.ndarray, offset: tuple[int, int]) -> np.ndarray:
@@ -313,12 +311,18 @@ class SourcePage:
 
     @property
     def deep(self) -> np.ndarray:
+        """The source's full ink (:func:`dogood.page.ink.ink_full_mask`)."""
         if self._deep is None:
-            from dogood.page.ink import ink_full_mask
-
-            self._deep = (ink_full_mask(self.gray, self.original.boxes) if self.original.words
-                          else np.zeros(self.gray.shape, bool))
+            self._masks()
         return self._deep
+
+    def _masks(self) -> None:
+        from dogood.page.ink import ink_full_mask
+
+        if self.original.words:
+            self._core, self._deep = ink_full_mask(self.gray, self.original.boxes)
+        else:
+            self._core = self._deep = np.zeros(self.gray.shape, bool)
 
 
 class Comparison:
@@ -398,8 +402,7 @@ class Comparison:
         the source's full ink in it, and how many such pixels there are. A box of the source's size is compared
         where it now is (a word moved with its pixels); a box resized on a page whose geometry did not change is
         compared where the source's was (the pixels stayed, the box changed); on a warped page the shifted box's
-        crop is scaled to the source box's size. Boxes compared in place (laid over by the page's offset) are read
-        off integral images of the page's difference."""
+        crop is scaled to the source box's size."""
         if self._words is None:
             import cv2
 
@@ -419,23 +422,13 @@ class Comparison:
                     in_place.append((i, j))  # a box resized on a page that was not warped: its pixels stayed
                 else:
                     elsewhere.append((i, j))
-            if in_place:
-                diff = p["diff"]
-                total = cv2.integral(diff, sdepth=cv2.CV_64F)
-                on_core = cv2.integral(np.where(deep, diff, 0).astype(np.uint8), sdepth=cv2.CV_64F)
-                cores = cv2.integral(deep.astype(np.uint8), sdepth=cv2.CV_64F)
-                boxes = np.array([a[i].box for i, _ in in_place], np.int64)
-                x0, y0, x1, y1 = boxes.T
-
-                def box_sums(integral):
-                    return integral[y1, x1] - integral[y0, x1] - integral[y1, x0] + integral[y0, x0]
-
-                area = (x1 - x0) * (y1 - y0)
-                mean = box_sums(total) / area
-                n = box_sums(cores)
-                core_mean = box_sums(on_core) / np.maximum(n, 1)
-                for k, key in enumerate(in_place):
-                    out[key] = (float(mean[k]), float(core_mean[k]), int(n[k]))
+            diff = p["diff"]
+            for i, j in in_place:
+                x0, y0, x1, y1 = a[i].box
+                d = diff[y0:y1, x0:x1]
+                core = deep[y0:y1, x0:x1]
+                n = int(np.count_nonzero(core))
+                out[(i, j)] = (float(d.mean()), float(d[core].mean()) if n else 0.0, n)
             for i, j in elsewhere:
                 (x0, y0, x1, y1), (u0, v0, u1, v1) = a[i].box, b[j].box
                 c0 = p["g0"][y0:y1, x0:x1]
@@ -471,38 +464,34 @@ def measure_word_set(c: Comparison) -> tuple[int, int]:
 
 
 def measure_box_position(c: Comparison) -> tuple[int, int]:
-    a, b = c.original.words, c.shifted.words
-    moved = 0
-    for i, j in c.pairing.pairs:
-        (x0, y0, x1, y1), (u0, v0, u1, v1) = a[i].box, b[j].box
-        moved += abs((u0 + u1) - (x0 + x1)) >= 2 or abs((v0 + v1) - (y0 + y1)) >= 2
-    return moved, len(c.pairing.pairs)
+    pairs = c.pairing.pairs
+    if not pairs:
+        return 0, 0
+    i, j = np.array(pairs, np.int64).T
+    b0, b1 = c.original.boxes[i], c.shifted.boxes[j]
+    centres = np.abs((b1[:, :2] + b1[:, 2:]) - (b0[:, :2] + b0[:, 2:]))  # twice the centres' moves
+    return int((centres >= 2).any(axis=1).sum()), len(pairs)
 
 
 def measure_box_size(c: Comparison) -> tuple[int, int]:
-    a, b = c.original.words, c.shifted.words
     pairs = c.pairing.pairs
-    warped = c.image_changed and geometry_changed(c)
-    if warped:
-        from dogood.page.ink import ink_core_mask
+    if not pairs:
+        return 0, 0
+    i, j = np.array(pairs, np.int64).T
+    b0, b1 = c.original.boxes[i], c.shifted.boxes[j]
+    area0 = (np.maximum(b0[:, 2] - b0[:, 0], 0) * np.maximum(b0[:, 3] - b0[:, 1], 0)).astype(np.float64)
+    area1 = (np.maximum(b1[:, 2] - b1[:, 0], 0) * np.maximum(b1[:, 3] - b1[:, 1], 0)).astype(np.float64)
+    ratio = (area1 + 1) / (area0 + 1)
+    if c.image_changed and geometry_changed(c):  # the looseness: box area over its ink's, on each page
+        from dogood.page.ink import ink_full_mask
 
-        ink1 = ink_core_mask(c.pixels["g1"], c.shifted.boxes, pad=0)
-    changed = 0
-    for i, j in pairs:
-        area0, area1 = _area(a[i].box), _area(b[j].box)
-        if area0 == area1 and not warped:
-            continue
-        if warped:
-            ink0 = _area(_ink_bounds(c.source.core, a[i].box))
-            ink = _area(_ink_bounds(ink1, b[j].box))
-            if not ink0 or not ink:
-                ratio = (area1 + 1) / (area0 + 1)
-            else:
-                ratio = (area1 / ink) / max(area0 / ink0, 1e-9)
-        else:
-            ratio = (area1 + 1) / (area0 + 1)
-        changed += not (1 / BOX_SIZE_RATIO <= ratio <= BOX_SIZE_RATIO)
-    return changed, len(pairs)
+        ink1 = ink_full_mask(c.pixels["g1"], c.shifted.boxes)[0]
+        a, b = c.original.words, c.shifted.words
+        for k, (si, sj) in enumerate(pairs):
+            ink0, ink = _area(_ink_bounds(c.source.core, a[si].box)), _area(_ink_bounds(ink1, b[sj].box))
+            if ink0 and ink:
+                ratio[k] = (area1[k] / ink) / max(area0[k] / ink0, 1e-9)
+    return int(((ratio < 1 / BOX_SIZE_RATIO) | (ratio > BOX_SIZE_RATIO)).sum()), len(pairs)
 
 
 def measure_reading_order(c: Comparison) -> tuple[int, int]:
@@ -535,8 +524,12 @@ def measure_reading_order(c: Comparison) -> tuple[int, int]:
 
 
 def measure_ink(c: Comparison) -> tuple[int, int]:
-    a, b = c.original.words, c.shifted.words
-    boxed = sum(1 for i, j in c.pairing.pairs if _area(a[i].box) and _area(b[j].box))
+    pairs = c.pairing.pairs
+    if not pairs:
+        return 0, 0
+    i, j = np.array(pairs, np.int64).T
+    b0, b1 = c.original.boxes[i], c.shifted.boxes[j]
+    boxed = int(((b0[:, 2] > b0[:, 0]) & (b0[:, 3] > b0[:, 1]) & (b1[:, 2] > b1[:, 0]) & (b1[:, 3] > b1[:, 1])).sum())
     if not c.image_changed:
         return 0, boxed
     return sum(mean > INK_LEVELS for mean, _, _ in c.word_changes().values()), boxed

@@ -82,6 +82,8 @@ class Shift:
     #: What ``render: true`` adds, for shifts with a ``render`` parameter: redrawing or erasing words changes the
     #: pixels inside their boxes.
     render_factors: ClassVar[frozenset[str]] = frozenset({"ink"})
+    #: Lines ``dogood describe`` adds on how other parameters change the declaration (:meth:`declared_factors`).
+    factor_notes: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

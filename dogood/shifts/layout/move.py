@@ -350,6 +350,7 @@ class MoveEntities(Shift):
     #: outside its boxes move too, which changes pixels outside the boxes. With ``ink_threshold: 0`` only the boxes
     #: move, onto blank paper (:meth:`declared_factors`).
     factors = frozenset({"box_position", "background"})
+    factor_notes = ("with ink_threshold: 0, also ink (the boxes move onto blank paper)",)
     papers = (Cites("do-good", "3.3 (moving entities with strong text semantics; Figure 2e), 4.2",
                     inspired_by="strength is scored by a dogood token model (by default its CRF baseline), not by "
                                 "the paper's fine-tuned models; the moved entity takes its ink along and lands on a "
