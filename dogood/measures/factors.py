@@ -143,7 +143,8 @@ def pair_words(original: Document, shifted: Document) -> Pairing:
       is gone from the other side pair by box (their text changed in place), words whose box is gone pair by text
       (they moved), and words that traded texts or boxes with each other (both are still on the other side) by
       text, or by box where that costs less (a word keeps its box when texts trade over boxes);
-    - by sequence (only when the first leaves words out of place): :class:`difflib.SequenceMatcher` runs of equal
+    - by sequence (only when the first leaves a few words out of place in an otherwise ordered sequence, at most
+      a tenth: a shuffle's order is its own): :class:`difflib.SequenceMatcher` runs of equal
       texts (and entities) pair in place first (words of equal text that traded boxes keep their place), the rest as above.
 
     What is left pairs by position within the runs difflib aligns, within each entity; unpaired words were removed or inserted. In a
@@ -158,7 +159,7 @@ def pair_words(original: Document, shifted: Document) -> Pairing:
                    lambda j: (b[j].text, b[j].box, eb[j]))
     oa, ob = _place_in_entity(original), _place_in_entity(shifted)
     best = _pair_rest(a, b, ea, eb, exact, oa, ob)
-    if _out_of_place(best):
+    if 0 < _out_of_place(best) <= len(best) / 10:  # a few crossings in an ordered sequence (not a shuffle)
         from difflib import SequenceMatcher
 
         matcher = SequenceMatcher(None, [(w.text, e) for w, e in zip(a, ea)], [(w.text, e) for w, e in zip(b, eb)],
@@ -194,8 +195,9 @@ def _pair_rest(a, b, ea, eb, pairs: dict[int, int], order_a: dict[int, int], ord
     of each word; ``order_a``, ``order_b`` each word's place in its entity), then by position in difflib's runs."""
     pairs = dict(pairs)
     taken = set(pairs.values())
-    rest_a = [i for i in range(len(a)) if i not in pairs]
-    rest_b = [j for j in range(len(b)) if j not in taken]
+    # each side in its entities' own word order (which shuffles keep), so equal keys pair in that order
+    rest_a = sorted((i for i in range(len(a)) if i not in pairs), key=lambda i: order_a.get(i, i))
+    rest_b = sorted((j for j in range(len(b)) if j not in taken), key=lambda j: order_b.get(j, j))
     by_text = (lambda i: (a[i].text, ea[i]), lambda j: (b[j].text, eb[j]))
     by_box = (lambda i: (a[i].box, ea[i]), lambda j: (b[j].box, eb[j]))
     # words whose text is gone from the other side changed their text in place; words whose box is gone moved

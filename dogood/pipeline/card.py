@@ -307,12 +307,14 @@ def _factor_context(chains, chain_params, stats) -> dict[str, Any]:
 
     steps = {config: (chain_params or {}).get(config, chains[config]) for config in chains}
     rows = factor_rows(steps, stats)
+    # a factor nothing could be measured on anywhere (reading order without entities) gets no column
+    shown = [k for k, name in enumerate(FACTORS) if any(r["cells"][k]["share"] is not None for r in rows)]
     return {
-        "heads": [name.replace("_", " ") for name in FACTORS],
-        "rows": [{"config": r["config"], "cells": [cell_text(c) for c in r["cells"]]} for r in rows],
+        "heads": [FACTORS[k].replace("_", " ") for k in shown],
+        "rows": [{"config": r["config"], "cells": [cell_text(r["cells"][k]) for k in shown]} for r in rows],
         "warnings": warnings(rows),
-        "legend": [{"name": name, "what": FACTOR_HELP[name], "unit": UNITS[name],
-                    "tolerance": f"{100 * TOLERANCE[name]:g}%"} for name in FACTORS],
+        "legend": [{"name": FACTORS[k], "what": FACTOR_HELP[FACTORS[k]], "unit": UNITS[FACTORS[k]],
+                    "tolerance": f"{100 * TOLERANCE[FACTORS[k]]:g}%"} for k in shown],
     }
 
 
