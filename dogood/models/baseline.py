@@ -24,9 +24,11 @@ Sequence order
     on the page marks a boundary); the baseline uses it on purpose, because
     every model scored on a dogood dataset sees the same order. Features that
     do not depend on the order (position, size, the geometric neighbours) keep
-    the model usable when words are reordered: trained on FUNSD train, it
-    scores entity F1 0.71 on FUNSD test in the given order and 0.56 when the
-    test words are re-sorted top-to-bottom, left-to-right.
+    the model usable when words are reordered: trained on FUNSD train on the
+    record's word boxes (``record``), it scores entity F1 0.71 on FUNSD test in
+    the given order and 0.56 when the test words are re-sorted top-to-bottom,
+    left-to-right; on segment-level ``bboxes`` (``segment``, which carry the
+    entity grouping too) 0.79 in the given order (``bench/RESULTS.md`` (m)).
 
 Input (:func:`token_inputs`)
     Exactly what a Hugging Face token classifier reads from a dogood or Hub FUNSD row: ``tokens`` (the words
