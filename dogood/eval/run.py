@@ -308,6 +308,8 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any, *, split: str = "
         raise EvalError(f"the interval's confidence must be in (0, 1), got {confidence}")
     task = id_set.task
     refuse_other_boxes(model, [id_set, *ood_sets])
+    if reference is not None and reference is not model:
+        refuse_other_boxes(reference, [id_set, *ood_sets])
 
     all_id = id_set.source.ids()
     if not all_id:
