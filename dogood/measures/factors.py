@@ -42,11 +42,15 @@ The factors and how each is measured (:func:`measure_factors`; the unit of each 
 ``geometry`` [pages]
     the page's size changed, or its content was displaced: at least half of the page's inked tiles (192 pixels
     square) match the source best at an offset of 2 pixels or more (OpenCV's normalised cross-correlation,
-    searched 48 pixels around), as a warp or a photograph of the page does.
+    searched 48 pixels around) and most of the words' full ink is no longer where it was (more than 64 grey
+    levels off), as a warp or a photograph of the page does. (A page whose background was replaced keeps its
+    words' ink in place, even where its tiles no longer match anything; on a page without word ink, a displaced
+    tile must match with a correlation above 0.5.)
 ``quality`` [pages]
     the page was imaged differently (blur, noise, contrast, fading): the median over the page's words (with 8
-    pixels of full ink or more) of the mean change of the source's full ink (the pixels as dark as the word's ink,
-    :func:`dogood.page.ink.ink_full_mask`) in the word's box crop exceeds 12 grey levels. A change of most words' ink is a property of the page, not of some
+    pixels of full ink or more, and whose box stayed as it was unless the page's geometry changed: a word moved
+    or resized by a layout shift is that shift's) of the mean change of the source's full ink (the pixels as dark
+    as the word's ink, :func:`dogood.page.ink.ink_full_mask`) in the word's box crop exceeds 12 grey levels. A change of most words' ink is a property of the page, not of some
     words: redrawing a tenth of the words, or replacing the paper around the ink, leaves it alone. On a page
     whose geometry changed the crops cannot be laid pixel for pixel over each other, so quality reads as changed
     there too (warping a page also resamples it).
@@ -148,8 +152,9 @@ def pair_words(original: Document, shifted: Document) -> Pairing:
       texts (and entities) pair in place first (words of equal text that traded boxes keep their place), the rest as above.
 
     What is left pairs by position within the runs difflib aligns, within each entity; unpaired words were removed or inserted. In a
-    sequence whose order was kept (at most a tenth of the pairs out of place), a pair that is both changed and out
-    of place is read as a word removed and another inserted (``negation`` deletes one "not" and inserts another).
+    sequence whose order was kept (at most a tenth of the pairs out of place), a pair that is changed, out of place
+    and went from a box no output word keeps to a box no source word had is read as a word removed and another
+    inserted (``negation`` deletes one "not" and inserts another).
     """
     a, b = original.words, shifted.words
     if len(a) == len(b) and all(x == y for x, y in zip(a, b)):
@@ -169,9 +174,11 @@ def pair_words(original: Document, shifted: Document) -> Pairing:
         if _cost(a, b, other) <= _cost(a, b, best):
             best = other
     out_of_place = _out_of_place(best)
-    if 0 < out_of_place <= len(best) / 10:  # an ordered sequence: a changed word out of place was removed, another inserted
-        keep = _increasing_members([(i, best[i]) for i in sorted(best)])
-        best = {i: j for i, j in best.items() if i in keep or a[i] == b[j]}
+    if 0 < out_of_place <= len(best) / 10:  # an ordered sequence: a word out of place that went from a box no word
+        keep = _increasing_members([(i, best[i]) for i in sorted(best)])  # keeps to a fresh one was removed, another
+        boxes_a, boxes_b = {w.box for w in a}, {w.box for w in b}          # inserted (not a trade of boxes)
+        best = {i: j for i, j in best.items()
+                if i in keep or a[i] == b[j] or a[i].box in boxes_b or b[j].box in boxes_a}
     used = set(best.values())
     return Pairing(sorted(best.items()), [i for i in range(len(a)) if i not in best],
                    [j for j in range(len(b)) if j not in used])
@@ -339,6 +346,8 @@ class Comparison:
         self._changed: bool | None = None
         self._geometry: bool | None = None
         self._words: dict[tuple[int, int], tuple[float, float, int]] | None = None
+        #: The pairs whose box stayed as it was (laid over by the page's offset), found by :meth:`word_changes`.
+        self.kept_boxes: set[tuple[int, int]] = set()
 
     @property
     def pairing(self) -> Pairing:
@@ -420,6 +429,7 @@ class Comparison:
                     continue
                 if off is not None and (u0 - x0, v0 - y0, u1 - x1, v1 - y1) == (off[0], off[1], off[0], off[1]):
                     in_place.append((i, j))
+                    self.kept_boxes.add((i, j))
                 elif off is not None and (u1 - u0, v1 - v0) != (x1 - x0, y1 - y0) and not geometry_changed(self):
                     in_place.append((i, j))  # a box resized on a page that was not warped: its pixels stayed
                 else:
@@ -556,7 +566,9 @@ def measure_geometry(c: Comparison) -> tuple[int, int]:
 def measure_quality(c: Comparison) -> tuple[int, int]:
     if not c.image_changed:
         return 0, 1
-    changes = [core for _, core, n in c.word_changes().values() if n >= MIN_CORE]
+    words = c.word_changes()
+    every = geometry_changed(c)  # on a warped page every box moved with its word; elsewhere, the words left alone
+    changes = [core for key, (_, core, n) in words.items() if n >= MIN_CORE and (every or key in c.kept_boxes)]
     return int(bool(changes) and float(np.median(changes)) > QUALITY_LEVELS), 1
 
 
@@ -584,12 +596,22 @@ def geometry_changed(c: Comparison) -> bool:
     """Whether the page's size changed or at least half its inked tiles moved (``measure_geometry``)."""
     if c._geometry is None:
         p = c.pixels
-        c._geometry = bool(p["size_changed"]) or _tiles_displaced(p["g0"], p["g1"])
+        if p["size_changed"]:
+            c._geometry = True
+        else:
+            deep = c.source.deep
+            n = int(np.count_nonzero(deep))
+            if n:  # most of the words' full ink still where it was (a background replaced, not a page displaced)
+                c._geometry = (2 * int(np.count_nonzero(p["diff"][deep] <= 64)) <= n
+                               and _tiles_displaced(p["g0"], p["g1"]))
+            else:  # no word ink to follow: displaced content must be found elsewhere, not merely lost
+                c._geometry = _tiles_displaced(p["g0"], p["g1"], found=0.5)
     return c._geometry
 
 
-def _tiles_displaced(g0: np.ndarray, g1: np.ndarray) -> bool:
-    """Whether at least half of the inked tiles of ``g0`` match ``g1`` best away from their own place."""
+def _tiles_displaced(g0: np.ndarray, g1: np.ndarray, found: float = -1.0) -> bool:
+    """Whether at least half of the inked tiles of ``g0`` match ``g1`` best away from their own place (with a
+    correlation above ``found``)."""
     import cv2
 
     s = 2  # tiles are matched at half resolution
@@ -606,7 +628,7 @@ def _tiles_displaced(g0: np.ndarray, g1: np.ndarray) -> bool:
             scores = cv2.matchTemplate(small1[y - r:y + t + r, x - r:x + t + r], tile, cv2.TM_CCOEFF_NORMED)
             _, best, _, (bx, by) = cv2.minMaxLoc(scores)
             inked += 1
-            if np.hypot(bx - r, by - r) * s >= TILE_SHIFT and best > scores[r, r] + 0.05:
+            if np.hypot(bx - r, by - r) * s >= TILE_SHIFT and best > max(scores[r, r] + 0.05, found):
                 moved += 1
     return inked > 0 and 2 * moved >= inked
 
