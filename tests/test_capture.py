@@ -70,15 +70,17 @@ def test_reprojected_boxes_hold_the_ink(level, seed, rgb):
     for word in out.words:
         x0, y0, x1, y1 = word.box
         covered[max(y0 - grow, 0):y1 + grow, max(x0 - grow, 0):x1 + grow] = True
-        assert ink[y0:y1, x0:x1].mean() > 0.2, f"box {word.text} lost its ink"
+        # the boxes keep the source's margins (reproject: margins): its bars fill about a quarter of each
+        assert ink[y0:y1, x0:x1].mean() > 0.1, f"box {word.text} lost its ink"
     assert dark.sum() > 1000 and (dark & ~covered).sum() <= 0.002 * dark.sum()
 
 
 def test_boxes_are_exact_without_camera_effects():
-    """With no blur, noise or shading, the ink's bounds are the boxes: every box edge within 1 px."""
+    """With no blur, noise or shading, the ink's bounds are the boxes (``reproject: ink``): every box edge within
+    1 px."""
     doc, _ = rectangles_doc()
     params = dict(CapturePage.severities[4], blur=0.0, noise=0.0, shading=0.0, gradient=0.0, shadow=0.0,
-                  quality=[100, 100])
+                  quality=[100, 100], reproject="ink")
     shift, outcome = captured(doc, 2, **params)
     luma = np.asarray(outcome.doc.image.to_pil().convert("L"), dtype=np.int32)
     for word in outcome.doc.words:
@@ -183,3 +185,26 @@ def test_funsd_i_capture_builds_and_loads(funsd_dir, funsd_test, tmp_path):
         assert row["dogood"]["words"] == [w.text for w in original.words]
     card = (out / "README.md").read_text()
     assert "capture: photo (test): " in card and "`capture`: the page" in card
+
+
+def test_levels_share_their_draws(funsd_test):
+    """Every level of one draw puts the page on the same photo, with the same crease lines, light and noise
+    seed: the generator is in the same state after the geometry whatever the level, and the height fields'
+    creases lie on the same lines (a level with more creases adds some)."""
+    from dogood.page.camera import HeightField
+
+    doc = funsd_test.load(funsd_test.ids()[0])
+    photos, states = set(), set()
+    for level, values in CapturePage.severities.items():
+        shift = CapturePage(**values)
+        shift.prepare()
+        rng = np.random.default_rng(5)
+        shift.geometry(doc, rng)
+        states.add(str(rng.bit_generator.state))
+        photos.add(tuple(shift.apply(doc, np.random.default_rng(5)).tallies["photo"]))
+    assert len(states) == 1 and len(photos) == 1
+    one = HeightField.draw((doc.width, doc.height), np.random.default_rng(2), 0.006, 1, 0.002)
+    two = HeightField.draw((doc.width, doc.height), np.random.default_rng(2), 0.045, 2, 0.01)
+    assert one.folds[0][1:] == two.folds[0][1:] and len(two.folds) == 2  # same line and sharpness
+    assert two.folds[0][0] / one.folds[0][0] == pytest.approx(0.01 / 0.002)  # heights scale with the level
+    assert two.bends[0][0] / one.bends[0][0] == pytest.approx(0.045 / 0.006) and two.bends[0][1:] == one.bends[0][1:]

@@ -236,7 +236,7 @@ def test_describe_lists_the_levels():
     from dogood.shifts.describe import describe_shift
 
     text = describe_shift("distort")
-    assert "Severity levels" in text and "  1: strength=0.1\n" in text and "  5: strength=1\n" in text
+    assert "Severity levels" in text and "  1: strength=0.05\n" in text and "  5: strength=1\n" in text
     assert "Severity levels" not in describe_shift("global_shuffle")
     assert "  5: fraction=1\n" in describe_shift("key_drop")
 

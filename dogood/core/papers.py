@@ -88,6 +88,10 @@ CITATIONS: dict[str, Citation] = {
         "Dan Hendrycks and Thomas Dietterich",
         "Benchmarking Neural Network Robustness to Common Corruptions and Perturbations",
         "ICLR", 2019, "https://arxiv.org/abs/1903.12261"),
+    "rodla": Citation(
+        "Yufan Chen, Jiaming Zhang, Kunyu Peng, Junwei Zheng, Ruiping Liu, Philip Torr and Rainer Stiefelhagen",
+        "RoDLA: Benchmarking the Robustness of Document Layout Analysis Models",
+        "CVPR", 2024, "https://arxiv.org/abs/2403.14442"),
     "augraphy": Citation(
         "Alexander Groleau, Kok Wei Chee, Stefan Larson, Samay Maini and Jonathan Boarman",
         "Augraphy: A Data Augmentation Library for Document Images",

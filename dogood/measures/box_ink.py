@@ -12,6 +12,9 @@ than mid-grey). After the shift:
   another offset beats it by more than 0.01): ``(0, 0)`` when the ink did
   not move.
 
+:func:`looseness` gives each box's looseness: its area over the area of the bounding box of the ink inside it
+(the annotation's box convention; a warp that keeps the convention keeps each word's looseness).
+
 Written by hand: no library measures whether ink stayed within its boxes.
 """
 
@@ -73,3 +76,20 @@ def box_ink(before: np.ndarray, after: np.ndarray, boxes: np.ndarray, reach: int
                         best, best_share = (dx, dy), share
         offset[i] = best
     return BoxInk(kept, offset)
+
+
+def looseness(pixels: np.ndarray, boxes) -> np.ndarray:
+    """Per box, its area over the area of the bounding box of the ink inside it (ink: the cores of the page's ink
+    matte within the boxes, :func:`dogood.page.warp.ink_mask`); NaN for a box without ink or without area."""
+    from dogood.page.warp import ink_bounds, ink_mask
+
+    boxes = np.asarray(boxes, np.int64).reshape(-1, 4)
+    out = np.full(len(boxes), np.nan)
+    if not len(boxes):
+        return out
+    bounds = ink_bounds(ink_mask(pixels, boxes), boxes).astype(np.float64)
+    area = ((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])).astype(np.float64)
+    ink = (bounds[:, 2] - bounds[:, 0]) * (bounds[:, 3] - bounds[:, 1])
+    ok = (bounds[:, 0] >= 0) & (ink > 0) & (area > 0)
+    out[ok] = area[ok] / ink[ok]
+    return out

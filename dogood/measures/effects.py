@@ -19,7 +19,11 @@ states, per level (:func:`measured`):
   fax binarisation, bled into the paper, or buried in noise, bleed-through and toner streaks);
 - ``words_dropped``: the share of the source page's words missing from the output (drop shifts);
 - ``words_reordered``: the share of words whose place in the word order another word took, where the output's
-  words are the source's, each with its own text and box, in another order (shuffle shifts).
+  words are the source's, each with its own text and box, in another order (shuffle shifts);
+- ``ssim``, ``ms_ssim``: the page's image quality against the source (:mod:`dogood.measures.quality`: SSIM and
+  MS-SSIM in luma), where the page changed and kept its size; ``aligned_ssim``, ``aligned_ms_ssim``: the same
+  after bringing the page back onto the source's frame by the best similarity between the word boxes' centres
+  (where the words correspond one to one), so that a page that only shrank or turned as a whole scores near 1.
 
 A document whose words were only dropped or only reordered counts no text change and no box move: no word that
 stayed changed.
@@ -38,6 +42,8 @@ from dogood.core.document import Document
 BOX_SHIFT_UNIT = 10_000
 #: Contrasts are summed in these parts of a grey level.
 CONTRAST_UNIT = 100
+#: Image-quality values (SSIM, MS-SSIM) are summed in these parts of 1.
+QUALITY_UNIT = 10_000
 
 
 def effects(original: Document, shifted: Document, text_changed: int = 0) -> dict[str, int]:
@@ -53,11 +59,13 @@ def effects(original: Document, shifted: Document, text_changed: int = 0) -> dic
     :func:`dogood.pipeline.stats.word_changes`, for a drop).
 
     An output that only drops words (the rest in order, unchanged) or only reorders them counts its words as
-    not moved (``box_shift`` 0) and no contrast."""
+    not moved (``box_shift`` 0) and no contrast. A changed page adds its image quality (:func:`image_quality`)."""
     n = len(original.words)
     out = {"box_words": 0, "box_shift": 0, "ink_words": 0, "source_contrast": 0, "ink_contrast": 0,
            "source_words": n, "dropped_words": max(0, n - len(shifted.words)), "reordered_words": 0,
            "spurious_texts": 0}
+    if shifted.image is not original.image:
+        out.update(image_quality(original, shifted))
     if not original.words:
         return out
     if len(shifted.words) < n:
@@ -79,6 +87,27 @@ def effects(original: Document, shifted: Document, text_changed: int = 0) -> dic
         n, source, ink = contrast_under_ink(original, shifted)
         out.update(ink_words=n, source_contrast=int(round(source * CONTRAST_UNIT)),
                    ink_contrast=int(round(ink * CONTRAST_UNIT)))
+    return out
+
+
+#: The image-quality sums :func:`image_quality` adds (in 1/:data:`QUALITY_UNIT`), by the pages they count.
+QUALITY_SUMS = {"quality_pages": ("ssim", "ms_ssim"), "aligned_pages": ("aligned_ssim", "aligned_ms_ssim")}
+
+
+def image_quality(original: Document, shifted: Document) -> dict[str, int]:
+    """The shifted page's quality against the source's (:func:`dogood.measures.quality.page_quality`) as sums:
+    ``quality_pages`` with ``ssim`` and ``ms_ssim`` (pages of the source's size), ``aligned_pages`` with
+    ``aligned_ssim`` and ``aligned_ms_ssim`` (pages whose words correspond one to one); in 1/:data:`QUALITY_UNIT`."""
+    from dogood.measures.quality import page_quality
+
+    same = len(original.words) == len(shifted.words)
+    q = page_quality(original.image.to_array(), shifted.image.to_array(),
+                     original.boxes if same else None, shifted.boxes if same else None)._asdict()
+    out: dict[str, int] = {}
+    for pages, names in QUALITY_SUMS.items():
+        if q[names[0]] is not None:
+            out[pages] = 1
+            out.update({name: int(round(q[name] * QUALITY_UNIT)) for name in names})
     return out
 
 
@@ -123,8 +152,8 @@ def contrast_under_ink(original: Document, shifted: Document) -> tuple[int, floa
 def measured(stats: Mapping[str, Any]) -> dict[str, float | None]:
     """A config's measured effects from its statistics (:mod:`dogood.pipeline.stats`): ``text_changed`` (share of words),
     ``box_shift`` (page widths), ``source_contrast``, ``ink_contrast`` and ``contrast_lost`` (grey levels, means
-    over words), ``words_dropped`` and ``words_reordered`` (shares of the source's words); ``None`` where nothing
-    was measured."""
+    over words), ``words_dropped`` and ``words_reordered`` (shares of the source's words), ``ssim``, ``ms_ssim``,
+    ``aligned_ssim`` and ``aligned_ms_ssim`` (means over pages); ``None`` where nothing was measured."""
     e = stats.get("effects") or {}
     words = stats.get("words") or 0
     box_words, ink_words, source_words = e.get("box_words", 0), e.get("ink_words", 0), e.get("source_words", 0)
@@ -137,4 +166,6 @@ def measured(stats: Mapping[str, Any]) -> dict[str, float | None]:
                           if ink_words else None),
         "words_dropped": e.get("dropped_words", 0) / source_words if source_words else None,
         "words_reordered": e.get("reordered_words", 0) / source_words if source_words else None,
+        **{name: e.get(name, 0) / QUALITY_UNIT / e[pages] if e.get(pages) else None
+           for pages, names in QUALITY_SUMS.items() for name in names},
     }

@@ -43,6 +43,9 @@ from dogood.page.warp import coarse_grid, page_outline, upsample_grid
 
 Size = tuple[int, int]
 
+#: Most creases a :class:`HeightField` has (as many are always drawn).
+MAX_FOLDS = 4
+
 #: Spacing, in frame pixels, of the coarse grid on which rays are cast and light is computed (upsampled
 #: bilinearly; the page's surface is smooth at that scale, and pixels and boxes follow the same upsampled map).
 STEP = 16
@@ -69,21 +72,23 @@ class HeightField:
     @classmethod
     def draw(cls, size: Size, rng: np.random.Generator, bend: float, folds: int, fold: float) -> HeightField:
         """Draw one bend of height ``bend`` (fraction of the longer side, times 0.6-1) and ``folds`` creases of
-        height ``fold``; fixed draw order."""
+        height ``fold``. The draws are the same whatever the heights and however many creases are asked for (up
+        to :data:`MAX_FOLDS` are drawn, the first ``folds`` kept), so fields of one generator differ in magnitude
+        only."""
         width, height = size
         scale = float(max(size))
         angle = rng.uniform(0, math.pi)
         bends = ((bend * scale * rng.uniform(0.6, 1.0), rng.uniform(0.4, 0.9), math.cos(angle), math.sin(angle),
                   rng.uniform(0, 2 * math.pi)),)
         creases = []
-        for _ in range(folds):
+        for _ in range(MAX_FOLDS):
             creases.append((fold * scale * rng.uniform(0.6, 1.0), rng.uniform(0.05, 0.15),
                             rng.uniform(0.2, 0.8) * (width - 1), rng.uniform(0.2, 0.8) * (height - 1),
                             rng.uniform(0, math.pi)))
-        field = cls(size, bends, tuple(creases))
+        field = cls(size, bends, tuple(creases[:folds]))
         ys, xs = np.mgrid[0:height:16, 0:width:16]
         low = float(field.height(np.stack([xs, ys], -1).astype(np.float64), clip=False).min())
-        return cls(size, bends, tuple(creases), offset=-low)
+        return cls(size, bends, tuple(creases[:folds]), offset=-low)
 
     def height(self, points: np.ndarray, clip: bool = True) -> np.ndarray:
         """Heights at page points ``(..., 2)`` (0 off the page when ``clip``)."""

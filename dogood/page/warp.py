@@ -21,9 +21,13 @@ folds over another), the page's image under the whole chain is measured by
 carrying the page outline forward, and the page is then scaled (never
 enlarged) and centred so that this image lies inside the canvas with
 ``margin`` to spare (or the canvas grows around it): no word leaves the
-output. Maps are evaluated on a coarse grid (every ``step`` pixels) and
-upsampled bilinearly: smooth and fast; pixels and boxes both follow the
-upsampled map, so the re-projection stays exact.
+output. Every random parameter is drawn at full strength; a lower strength
+scales the fitted map's displacement (:func:`distortion_map`), so strengths
+of one draw differ in magnitude only. Maps are evaluated on a coarse grid
+(every ``step`` pixels) and upsampled bilinearly: smooth and fast; pixels and
+boxes both follow the upsampled map, so the re-projection stays exact.
+:func:`carry_boxes` carries word boxes in the annotation's convention
+(their margins around the ink kept), tight to the ink, or whole.
 
 Learned warping or dewarping models (DocGeoNet, Feng et al., ECCV 2022, and
 the like) plug in as *map providers*: ``fn(pixels, rng) -> backward map``,
@@ -286,10 +290,17 @@ def warps_map(size: Size, warps: Sequence[Warp], *, margin: float = 0.05, step: 
     the output is the page's size: the page is scaled (by at most 1: never
     enlarged) and centred so that its deformed image lies inside with
     ``margin`` (a fraction of the page's width and height) left on every
-    side. With ``canvas="grow"`` the page keeps its scale and the canvas
+    side, and so that each side of the canvas samples beyond the matching side of the
+    page (:func:`_fit`). With ``canvas="grow"`` the page keeps its scale and the canvas
     grows (or shrinks) to the deformed page's bounds plus ``margin``. The
     map is evaluated every ``step`` pixels and upsampled bilinearly.
     """
+    width, height, step = _check_fit(size, margin, step, canvas)
+    (out_w, out_h), points = _fitted_grid((width, height), warps, margin, step, canvas)
+    return _upsample(points.astype(np.float32), out_w, out_h, step)
+
+
+def _check_fit(size: Size, margin: float, step: int, canvas: str) -> tuple[int, int, int]:
     width, height = _check_size(size)
     if not 0 <= margin < 0.5:
         raise ValueError(f"margin must be within [0, 0.5), got {margin}")
@@ -297,7 +308,14 @@ def warps_map(size: Size, warps: Sequence[Warp], *, margin: float = 0.05, step: 
         raise ValueError(f"step must be a positive integer, got {step}")
     if canvas not in CANVASES:
         raise ValueError(f"canvas must be one of {', '.join(CANVASES)}, got {canvas!r}")
-    step = int(step)
+    return width, height, int(step)
+
+
+def _fitted_grid(size: Size, warps: Sequence[Warp], margin: float, step: int,
+                 canvas: str) -> tuple[tuple[int, int], np.ndarray]:
+    """The canvas size and the backward map of ``warps`` fitted into it (:func:`warps_map`) on the coarse grid
+    (float64 page coordinates per node of :func:`coarse_grid`)."""
+    width, height = size
     outline = _outline(width, height)
     for warp in warps:
         outline = warp.forward(outline)
@@ -309,19 +327,40 @@ def warps_map(size: Size, warps: Sequence[Warp], *, margin: float = 0.05, step: 
     else:
         scale = 1.0
         out_w, out_h = (int(v) for v in np.maximum(np.ceil(hi - lo + 1.0 + 2.0 * margin * page - 1e-6), 1))
-    shift = np.array([(out_w - 1) / 2, (out_h - 1) / 2]) - scale * (lo + hi) / 2
-    if scale == 1.0:
-        shift = np.round(shift)  # a whole-pixel offset: an undeformed page is copied, not resampled
-    # grid node k sits at canvas coordinate (k - 0.5) * step - 0.5, so that
-    # _upsample interpolates every canvas pixel between two nodes
-    gw, gh = (int(math.ceil((n - 0.5) / step + 1.5)) for n in (out_w, out_h))
-    xs = (np.arange(gw) - 0.5) * step - 0.5
-    ys = (np.arange(gh) - 0.5) * step - 0.5
-    points = np.stack(np.meshgrid(xs, ys), axis=-1)
-    points = (points - shift) / scale
-    for warp in reversed(warps):
-        points = warp.backward(points)
-    return _upsample(points.astype(np.float32), out_w, out_h, step)
+    centre = np.array([(out_w - 1) / 2, (out_h - 1) / 2])
+
+    def backward(points: np.ndarray, scale: float) -> np.ndarray:
+        shift = centre - scale * (lo + hi) / 2
+        if scale == 1.0:
+            shift = np.round(shift)  # a whole-pixel offset: an undeformed page is copied, not resampled
+        points = (points - shift) / scale
+        for warp in reversed(warps):
+            points = warp.backward(points)
+        return points
+
+    if canvas == "page" and warps:
+        # each side of the canvas must sample at or beyond the matching side of the page, so that any blend of
+        # the map with the identity (distortion_map's strengths) still holds the whole page (_beyond_sides)
+        border = _outline(out_w, out_h)
+        for _ in range(60):
+            if _beyond_sides(border, backward(border, scale), width, height):
+                break
+            scale *= 0.98
+    return (out_w, out_h), backward(coarse_grid(out_w, out_h, step), scale)
+
+
+def _beyond_sides(border: np.ndarray, source: np.ndarray, width: int, height: int) -> bool:
+    """Whether the canvas border points ``border`` sample (``source``) at or beyond the page side of their own
+    canvas side: left-side points at ``x <= 0``, right-side ones at ``x >= width - 1``, and so on. Then the border
+    of any map ``q + s (source(q) - q)``, ``0 <= s <= 1``, stays off the page's inside, and (the map being one to
+    one) the page lies inside the canvas at every strength ``s``."""
+    right, bottom = border[:, 0].max(), border[:, 1].max()
+    ok = np.ones(len(border), bool)
+    ok &= (border[:, 0] > 0) | (source[:, 0] <= 0)
+    ok &= (border[:, 0] < right) | (source[:, 0] >= width - 1)
+    ok &= (border[:, 1] > 0) | (source[:, 1] <= 0)
+    ok &= (border[:, 1] < bottom) | (source[:, 1] >= height - 1)
+    return bool(ok.all())
 
 
 def _outline(width: int, height: int, spacing: float = 4.0) -> np.ndarray:
@@ -365,15 +404,25 @@ def distortion_map(size: Size, rng: np.random.Generator, kinds: Sequence[str] = 
                    canvas: str = "page") -> np.ndarray:
     """One backward map for several kinds of distortion, fitted into the canvas once.
 
+    Every random parameter (lines, directions, amounts, the curl's edge, the perspective's corners) is drawn
+    first, at full strength, in a fixed order whatever ``strength`` is. With ``canvas="page"`` the full-strength
+    chain is fitted into the canvas (:func:`warps_map`: ``margin`` kept on every side) giving a map ``G``, and
+    the map at ``strength`` ``s`` is ``q + s (G(q) - q)``: its displacements are exactly ``s`` times the
+    full-strength ones (the page's shrink into the margin included), so strengths of one draw differ in
+    magnitude only, and ``s = 0`` changes nothing. The fit makes each canvas side sample beyond the page's
+    matching side, so the whole page stays inside the canvas at every strength. With ``canvas="grow"`` the
+    warps are drawn at ``strength`` (the same draws: their displacements scale with it, up to the invertibility
+    caps) and the canvas grows around the page at its own scale.
+
     Parameters
     ----------
     size : the page's ``(width, height)``; the map has the same size (but with ``canvas="grow"``).
     rng : the random generator (draws are made in a fixed order: deterministic).
     kinds : among :data:`KINDS`; applied in that order whatever the order given
         (the paper is folded, curved and curled, then photographed).
-    strength : 0-1, scales every displacement (0: only the fit into the margin).
+    strength : 0-1, scales every displacement (0: the identity, or with ``canvas="grow"`` only the margin).
     folds : how many folds, and how many curves, when those kinds are asked for.
-    margin : fraction of the width and height kept free on every side.
+    margin : fraction of the width and height kept free on every side at full strength.
     step : grid spacing, in pixels, at which the map is evaluated.
     canvas : ``"page"`` (the output is the page's size; the page shrinks to fit)
         or ``"grow"`` (the page keeps its scale; the output grows around it).
@@ -383,13 +432,18 @@ def distortion_map(size: Size, rng: np.random.Generator, kinds: Sequence[str] = 
         raise ValueError(f"unknown distortion kind(s) {', '.join(map(repr, unknown))}; known: {', '.join(KINDS)}")
     if not 0 <= strength <= 1:
         raise ValueError(f"strength must be within [0, 1], got {strength}")
-    width, height = _check_size(size)
+    width, height, step = _check_fit(size, margin, step, canvas)
+    drawn = 1.0 if canvas == "page" else strength
     warps = []
     for kind in KINDS:
         if kind in kinds:
             repeat = folds if kind in ("fold", "curve") else 1
-            warps += [_WARPS[kind]((width, height), rng, strength) for _ in range(repeat)]
-    return warps_map((width, height), warps, margin=margin, step=step, canvas=canvas)
+            warps += [_WARPS[kind]((width, height), rng, drawn) for _ in range(repeat)]
+    (out_w, out_h), points = _fitted_grid((width, height), warps, margin, step, canvas)
+    if canvas == "page":
+        nodes = coarse_grid(out_w, out_h, step)
+        points = nodes + strength * (points - nodes)
+    return _upsample(points.astype(np.float32), out_w, out_h, step)
 
 
 def _check_size(size: Size) -> tuple[int, int]:
@@ -510,6 +564,90 @@ def reproject_boxes(boxes, backward_map: np.ndarray, page_size: Size,
     if ink is not None:
         counts["no_ink"] = int(no_ink[inverse].sum())
     return out[inverse], counts
+
+
+#: How a word box is carried through a map (:func:`carry_boxes`).
+REPROJECT = ("margins", "ink", "box")
+
+
+def carry_boxes(boxes, backward_map: np.ndarray, pixels: np.ndarray, mode: str = "margins",
+                ink: np.ndarray | None = None, warped: np.ndarray | None = None) -> tuple[np.ndarray, dict[str, int]]:
+    """Word boxes of the page ``pixels`` carried through ``backward_map`` in one of three conventions:
+
+    - ``"margins"``: the box keeps the annotation's convention. The bounds of the word's warped ink
+      (:func:`reproject_boxes` with the ink mask) are widened by the source box's margins around its ink, each
+      scaled by how much the ink's bounds grew or shrank along that axis, so a box keeps its looseness (its area
+      over its ink's bounding box), whatever the warp; a word without ink carries its whole box.
+    - ``"ink"``: the bounds of the warped ink alone: tight, as an OCR engine draws boxes (annotations looser than
+      their ink, FUNSD's among them, get tighter boxes: a box-size change the warp did not make).
+    - ``"box"``: the bounds of the whole warped box (a rotated or curved word's box grows around its corners).
+
+    ``ink``: the page's ink mask (:func:`ink_mask`), computed when needed and not given. ``warped``: the output
+    page; with ``"margins"`` the warped ink's bounds are then re-fitted to the ink found on it inside each box so
+    made (:func:`ink_mask`, as a looseness measure finds it) and the margins restored around those, so that the
+    box's looseness measured on the output page is the source's (a map that moves nothing keeps every box).
+    Counts as :func:`reproject_boxes`'s, without ``layers``.
+    """
+    if mode not in REPROJECT:
+        raise ValueError(f"mode must be one of {', '.join(REPROJECT)}, got {mode!r}")
+    boxes = np.asarray(boxes, dtype=np.int64).reshape(-1, 4)
+    height, width = np.asarray(pixels).shape[:2]
+    if mode != "box" and len(boxes) and ink is None:
+        ink = ink_mask(pixels, boxes)
+    out, counts = reproject_boxes(boxes, backward_map, (width, height), ink=ink if mode != "box" else None)
+    counts.pop("layers", None)
+    if mode == "margins" and len(boxes):
+        canvas = backward_map.shape[1::-1]
+        source_ink = ink_bounds(ink, boxes)
+        first = restore_margins(boxes, source_ink, out, canvas)
+        if warped is None:
+            return first, counts
+        # the ink the output page shows inside each box, as a looseness measure finds it
+        found = ink_bounds(ink_mask(warped, first), first)
+        out = np.where((found[:, :1] >= 0), found, out)
+        out = restore_margins(boxes, source_ink, out, canvas)
+    return out, counts
+
+
+def ink_bounds(ink: np.ndarray, boxes) -> np.ndarray:
+    """Per box, the bounds ``(x0, y0, x1, y1)`` (pixel edges) of the ``ink`` pixels inside it; ``-1`` rows where
+    the box holds none."""
+    boxes = np.asarray(boxes, dtype=np.int64).reshape(-1, 4)
+    height, width = ink.shape
+    out = np.full((len(boxes), 4), -1, dtype=np.int64)
+    for i, (x0, y0, x1, y1) in enumerate(boxes.tolist()):
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, width), min(y1, height)
+        if x1 <= x0 or y1 <= y0:
+            continue
+        inside = ink[y0:y1, x0:x1]
+        cols, rows = np.flatnonzero(inside.any(axis=0)), np.flatnonzero(inside.any(axis=1))
+        if len(cols):
+            out[i] = (x0 + cols[0], y0 + rows[0], x0 + cols[-1] + 1, y0 + rows[-1] + 1)
+    return out
+
+
+def restore_margins(boxes, source_ink, warped_ink, canvas: Size) -> np.ndarray:
+    """Boxes around the warped ink bounds ``warped_ink`` with the margins the source ``boxes`` leave around their
+    ink bounds ``source_ink`` (:func:`ink_bounds`; ``-1`` rows: no ink, kept as given), each margin scaled by the
+    ink bounds' growth along its axis (so the box's area over its ink's is the source's), rounded and kept within
+    the ``canvas`` ``(width, height)``."""
+    boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    src = np.asarray(source_ink, dtype=np.float64)
+    new = np.asarray(warped_ink, dtype=np.float64)
+    out = np.asarray(warped_ink, dtype=np.int64).copy()
+    ok = (src[:, 0] >= 0) & (new[:, 2] > new[:, 0]) & (new[:, 3] > new[:, 1])
+    if not ok.any():
+        return out
+    src, new, boxes = src[ok], new[ok], boxes[ok]
+    grow = np.concatenate([(new[:, 2:3] - new[:, 0:1]) / (src[:, 2:3] - src[:, 0:1]),
+                           (new[:, 3:4] - new[:, 1:2]) / (src[:, 3:4] - src[:, 1:2])], axis=1)
+    before = np.maximum(src[:, :2] - boxes[:, :2], 0) * grow
+    after = np.maximum(boxes[:, 2:] - src[:, 2:], 0) * grow
+    limit = np.array(canvas, dtype=np.float64)
+    lo = np.clip(np.round(new[:, :2] - before), 0, limit)
+    hi = np.clip(np.round(new[:, 2:] + after), 0, limit)
+    out[ok] = np.concatenate([lo, hi], axis=1).astype(np.int64)
+    return out
 
 
 def _footprint(j, c0, r0, c1, r1, ink):

@@ -295,6 +295,9 @@ def _severity_rows(chains, stats, levels: dict[str, list]) -> list[dict[str, Any
                 "ink_contrast": "–" if m["ink_contrast"] is None else
                 f"{m['source_contrast']:.1f} → {m['ink_contrast']:.1f} ({_signed(-m['contrast_lost'])})",
                 **{k: "–" if m[k] is None else f"{100 * m[k]:.1f}%" for k in ("words_dropped", "words_reordered")},
+                "quality": "–" if m["ssim"] is None else f"{m['ssim']:.3f} / {m['ms_ssim']:.3f}",
+                "aligned_quality": ("–" if m["aligned_ssim"] is None else
+                                    f"{m['aligned_ssim']:.3f} / {m['aligned_ms_ssim']:.3f}"),
             })
     return rows
 

@@ -8,10 +8,18 @@ when imported here. Shared machinery lives outside the shift modules
 
 from dogood.shifts.base import SHIFTS, Shift, SkipDocument, make_shift
 from dogood.shifts.image.capture import CapturePage
+from dogood.shifts.image.defocus import Defocus
 from dogood.shifts.image.distort import DistortPage
+from dogood.shifts.image.illumination import Illumination
+from dogood.shifts.image.motion_blur import MotionBlur
 from dogood.shifts.image.natural_background import NaturalBackground
+from dogood.shifts.image.paper_texture import PaperTexture
 from dogood.shifts.image.reocr import ReOCR
+from dogood.shifts.image.rotate import RotatePage
 from dogood.shifts.image.scan_quality import ScanQuality
+from dogood.shifts.image.shadow import Shadow
+from dogood.shifts.image.speckle import Speckle
+from dogood.shifts.image.watermark import Watermark
 from dogood.shifts.layout.bg_drop import BackgroundDrop
 from dogood.shifts.layout.box_stretch import BoxStretch
 from dogood.shifts.layout.center_shift import CenterShift
@@ -56,6 +64,14 @@ __all__ = [
     "BertAttack",
     "CharacterDeletion",
     "CapturePage",
+    "Defocus",
+    "Illumination",
+    "MotionBlur",
+    "PaperTexture",
+    "RotatePage",
+    "Shadow",
+    "Speckle",
+    "Watermark",
     "CharPerturbation",
     "DistortPage",
     "EmbeddingSwap",

@@ -10,6 +10,7 @@ import numpy as np
 from pydantic import Field, Strict
 
 from dogood.page.camera import (
+    MAX_FOLDS,
     STEP,
     Camera,
     HeightField,
@@ -30,7 +31,7 @@ from dogood.core.papers import Cites
 from dogood.shifts.resources import resource
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
-from dogood.page.warp import INTERPOLATIONS, coarse_grid, ink_mask, reproject_boxes, upsample_grid
+from dogood.page.warp import INTERPOLATIONS, REPROJECT, carry_boxes, coarse_grid, upsample_grid
 
 #: Strength of the sharpening after bilinear resampling (``interpolation: sharpened``): closest to bicubic on FUNSD.
 SHARPEN = 0.1
@@ -61,9 +62,11 @@ class CapturePage(Shift):
     by a pinhole camera with a drawn pose (tilt about a random axis, roll,
     ``distance``). Every output pixel's ray is met with the lifted page, giving
     one dense backward map through which the page is resampled and every word
-    box re-projected exactly (:func:`dogood.page.warp.reproject_boxes`; ``ink``: the
-    bounds of the word's warped ink, as OCR draws boxes; ``box``: of its whole
-    box); the surface is drawn through the same camera's homography of its
+    box carried through it (:func:`dogood.page.warp.carry_boxes`; ``margins``: the
+    warped ink's bounds widened by the source box's margins around its ink, so each
+    box keeps its looseness, the annotation's convention; ``ink``: the bounds of the
+    word's warped ink, tight as OCR draws boxes, so FUNSD's looser boxes shrink;
+    ``box``: of its whole box); the surface is drawn through the same camera's homography of its
     plane. The light: Lambertian shading from the page's normals under one
     directional light (``shading``), a lighting gradient across the frame
     (``gradient``) and a soft cast shadow (``shadow``). The camera: Gaussian
@@ -73,7 +76,11 @@ class CapturePage(Shift):
 
     Texts, word order, entities, links, labels and QA pairs are unchanged;
     the page becomes RGB, the frame keeps the page's size. All randomness
-    comes from the document's generator.
+    comes from the document's generator, drawn the same way whatever the
+    parameters (up to four creases are always drawn, the quality is one
+    uniform draw, the noise comes from a generator of its own), so the
+    levels of one config share the pose's axis, the creases' lines, the
+    light, the photo and the noise pattern, and differ in their amounts.
 
     Counts: ``words``, ``fallback_boxes`` (words squeezed out, placed by their
     centre), with ``ink``, ``no_ink``. Tallies: ``photo`` and ``licence`` (the
@@ -117,7 +124,7 @@ class CapturePage(Shift):
                                                                       "perspective)")
         bend: params.Real = Field(0.01, ge=0, le=0.06, description="height of the page's bend (a cosine across "
                                                                     "it), fraction of its longer side")
-        folds: params.Integer = Field(1, ge=0, le=4, description="creases (DocUNet folds) across the page")
+        folds: params.Integer = Field(1, ge=0, le=MAX_FOLDS, description="creases (DocUNet folds) across the page")
         fold: params.Real = Field(0.003, ge=0, le=0.02, description="height of each crease, fraction of the "
                                                                     "longer side")
         margin: params.Real = Field(0.05, ge=0, lt=0.4, description="surface shown around the page, fraction of "
@@ -130,8 +137,10 @@ class CapturePage(Shift):
         blur: params.Real = Field(0.2, ge=0, le=4, description="defocus: Gaussian sigma in pixels")
         noise: params.Real = Field(2.0, ge=0, le=30, description="sensor noise, grey levels (standard deviation)")
         quality: params.Integers = Field((85, 95), description="JPEG quality drawn in this range (inclusive)")
-        reproject: Literal["ink", "box"] = Field("ink", description="ink: the warped ink inside each word box; box: "
-                                                                    "the warped word box")
+        reproject: Literal[REPROJECT] = Field("margins", description=(
+            "margins: the warped ink's bounds widened by the source box's margins around its ink (the box keeps "
+            "its looseness, the annotation's convention); ink: the warped ink's bounds alone (tight, as OCR draws "
+            "boxes: FUNSD's looser boxes shrink); box: the bounds of the whole warped box"))
         interpolation: Literal[("sharpened", *INTERPOLATIONS)] = Field("sharpened", description=(
             "the page's resampling; sharpened: bilinear, then a 3-tap sharpening fused with the defocus (within 3 "
             "grey levels RMS of cubic, at less than half its cost)"))
@@ -147,7 +156,9 @@ class CapturePage(Shift):
     #: the page's mean non-rigid displacement (beyond the best similarity) 0.0027, 0.0047, 0.0068, 0.0132, 0.0209
     #: page widths; the ink's contrast kept (:func:`dogood.page.camera.word_contrast`) 0.88, 0.85, 0.78, 0.42, 0.27;
     #: median IoU of the re-projected boxes with Tesseract's words 0.86, 0.84, 0.77, 0, 0 (Tesseract reads 77, 75,
-    #: 68, 34, 3% of the words it read on the scan). Defocus costs Tesseract most at FUNSD's ~100 dpi.
+    #: 68, 34, 3% of the words it read on the scan). Defocus costs Tesseract most at FUNSD's ~100 dpi. (Those
+    #: figures predate the levels' shared draws.) MS-SSIM against the source once the page is aligned
+    #: (``bench/measure_geometry.py``, ``docs/severity.md``): 0.89, 0.80, 0.73, 0.58, 0.47.
     severities: ClassVar[dict[int, dict[str, Any]]] = {
         1: {"tilt": 4.0, "roll": 2.0, "bend": 0.006, "folds": 1, "fold": 0.002, "shading": 0.3, "gradient": 0.06,
             "shadow": 0.1, "blur": 0.0, "noise": 1.0, "quality": [90, 95]},
@@ -219,17 +230,19 @@ class CapturePage(Shift):
         homography = surface_homography((behind.shape[1], behind.shape[0]), camera, coarse, rng)
         darken = rng.uniform(0.55, 0.9)  # exposure is set for the white paper: the surface looks darker
         tint = rng.uniform(-1.0, 1.0)
+        low, high = self.quality
+        quality = low + min(int(rng.random() * (high - low + 1)), high - low)  # one draw, whatever the range
+        grain = np.random.default_rng(int(rng.integers(2 ** 63)))  # the noise pattern, the same at every level
         pixels = doc.image.to_array()
         sharpened = self.interpolation == "sharpened"
         frame = render(pixels, behind, homography, backward, page_alpha(coarse, size), brightness, tint=tint,
-                       darken=darken, blur=self.blur, noise=self.noise, rng=rng,
+                       darken=darken, blur=self.blur, noise=self.noise, rng=grain,
                        interpolation=cv2.INTER_LINEAR if sharpened else INTERPOLATIONS[self.interpolation],
                        sharpen=SHARPEN if sharpened else 0.0, region=page_region(coarse, size))
-        quality = int(rng.integers(self.quality[0], self.quality[1] + 1))
         image = PageImage.from_bytes(encode_jpeg(frame, quality), verify=False)
 
-        ink = ink_mask(pixels, doc.boxes) if self.reproject == "ink" and doc.words else None
-        boxes, found = reproject_boxes(doc.boxes, backward, size, ink=ink)
+        boxes, found = carry_boxes(doc.boxes, backward, pixels, self.reproject,
+                                   warped=image.to_array() if self.reproject == "margins" else None)
         words = tuple(Word(w.text, tuple(b)) for w, b in zip(doc.words, boxes.tolist()))
         counts = {"words": len(words), "fallback_boxes": found["fallback_boxes"]}
         if "no_ink" in found:

@@ -16,16 +16,14 @@ from dogood.page.warp import (
     CANVASES,
     INTERPOLATIONS,
     KINDS,
+    REPROJECT,
     apply_map,
+    carry_boxes,
     check_map,
     distortion_map,
     get_map_provider,
-    ink_mask,
     map_provider_names,
-    reproject_boxes,
 )
-
-REPROJECT = ("box", "ink")
 
 
 class DistortPage(Shift):
@@ -37,26 +35,29 @@ class DistortPage(Shift):
     and curves (Ma et al., CVPR 2018), a page curl near one edge and a random
     perspective, composed and fitted so the whole page stays inside the
     canvas (``border_value`` around it). Every word box is re-projected
-    through the same map (:func:`~dogood.page.warp.reproject_boxes`): the new box
-    bounds the warped ink inside the word's box (``reproject="ink"``, ink by
-    Otsu's threshold within each box: a tight box, as OCR draws it) or the
-    whole warped box (``"box"``: for a rotated or curved word, larger than
-    its ink). Texts, word order, entities, links, the document label and QA
-    pairs are unchanged; a grayscale page stays grayscale and an RGB page
-    RGB. Counts: ``words``, ``fallback_boxes`` (words squeezed out of the
-    output, placed by their centre) and, with ``"ink"``, ``no_ink`` (words
-    whose box held no ink, re-projected as boxes).
+    through the same map (:func:`~dogood.page.warp.carry_boxes`). ``reproject="margins"`` (the default) keeps
+    the annotation's box convention: the bounds of the word's warped ink are widened by the margins the source
+    box leaves around its ink, scaled as the ink's bounds grew, so each box keeps its looseness (box area over
+    its ink's bounding box; on the 50 FUNSD test forms the mean looseness stays within 2% of the source's at
+    every level, ``bench/measure_geometry.py``). ``"ink"`` gives the warped ink's bounds alone (Otsu within
+    each box): tight, as OCR draws boxes, so FUNSD's looser boxes shrink (a box-size change besides the warp);
+    ``"box"`` the whole warped box (for a rotated or curved word, larger than its ink). Texts, word order,
+    entities, links, the document label and QA pairs are unchanged; a grayscale page stays grayscale and an RGB
+    page RGB. Counts: ``words``, ``fallback_boxes`` (words squeezed out of the output, placed by their centre)
+    and, unless ``"box"``, ``no_ink`` (words whose box held no ink, re-projected as boxes).
 
-    On the 50 FUNSD test pages with the defaults (``bench/measure_distort_iou.py``,
-    Tesseract reading at 3x), Tesseract reads 77% of the words it read on the
-    original page again, and over all the words it read on the original the
-    median IoU between the re-projected box and the word Tesseract reads on
-    the warped page is 0.87 (0.91 over the words read again; ``"box"``:
-    0.58, as FUNSD's boxes are looser than Tesseract's). Two defaults come from that
-    measurement: bicubic interpolation (these ~100 dpi scans lose many more
-    words to Tesseract under bilinear blur) and a black surround (Tesseract
-    drops whole blocks of text on pages framed in mid grey: median IoU 0.47
-    with grey 150, 0.80 with 96, 0.87 with black).
+    Every random parameter is drawn at full strength and the map at ``strength`` is the identity plus
+    ``strength`` times the full map's displacement (the page's shrink into the margin included), so the
+    severity levels of one config warp each page the same way, by different amounts, and a strength of 0
+    changes nothing.
+
+    With ``reproject="ink"`` on the 50 FUNSD test pages (``bench/measure_distort_iou.py``, Tesseract reading
+    at 3x), Tesseract reads 77% of the words it read on the original page again, and the median IoU between
+    the re-projected box and the word Tesseract reads on the warped page is 0.87 (``"box"``: 0.58, as FUNSD's
+    boxes are looser than Tesseract's). Two defaults come from that measurement: bicubic interpolation (these
+    ~100 dpi scans lose many more words to Tesseract under bilinear blur) and a black surround (Tesseract
+    drops whole blocks of text on pages framed in mid grey: median IoU 0.47 with grey 150, 0.80 with 96, 0.87
+    with black).
 
     Inspired by Do-GOOD's I2: the paper used DocGeoNet's distorted images; dogood warps with its own synthetic
     map (DocUNet-style folds and curves, a curl, a perspective) or a registered map provider.
@@ -67,10 +68,12 @@ class DistortPage(Shift):
     name = "distort"
     family = "image"
     factors = frozenset({"geometry", "box_position", "box_size", "ink", "background", "quality"})
-    #: Severity levels (:mod:`dogood.shifts.levels`): the displacements' scale; measured by the warp's mean
-    #: displacement in page widths (``bench/measure_severity.py``) and the words' mean box displacement.
-    severities: ClassVar[dict[int, dict]] = {1: {"strength": 0.1}, 2: {"strength": 0.3}, 3: {"strength": 0.5},
-                                             4: {"strength": 0.75}, 5: {"strength": 1.0}}
+    #: Severity levels (:mod:`dogood.shifts.levels`): the displacements' scale. Every level draws the same warp
+    #: (:func:`dogood.page.warp.distortion_map`), so its displacements are the level's strength times the full
+    #: warp's. Level 1 is mild: MS-SSIM against the source above 0.7 as the page is (``docs/severity.md``, measured
+    #: by ``bench/measure_geometry.py``).
+    severities: ClassVar[dict[int, dict]] = {1: {"strength": 0.05}, 2: {"strength": 0.15}, 3: {"strength": 0.3},
+                                             4: {"strength": 0.6}, 5: {"strength": 1.0}}
     papers = (Cites("do-good", "3.1 (RVL-CDIP-I2, distorted images)",
                     inspired_by="the paper took DocGeoNet-distorted images and lost the word boxes; here the page is "
                                 "warped through one synthetic backward map and every box is re-projected through it"),
@@ -84,16 +87,19 @@ class DistortPage(Shift):
     class Params(params.Params):
         kinds: params.Names = Field(("perspective", "curve", "fold"), description=(
             "distortions among fold, curve, curl, perspective; applied in that order whatever the order given"))
-        strength: params.Real = Field(0.5, ge=0, le=1, description="scales every displacement (0: the page only "
-                                                                   "shrinks into the margin)")
+        strength: params.Real = Field(0.5, ge=0, le=1, description=(
+            "scales every displacement, the page's shrink into the margin included (0: no change); the draws "
+            "are the same at every strength"))
         folds: params.Integer = Field(1, ge=1, description="how many folds, and how many curves, when those kinds "
                                                            "are asked for")
         margin: params.Real = Field(0.04, ge=0, lt=0.5, description="fraction of the page's width and height kept "
-                                                                    "as border on every side")
+                                                                    "as border on every side at strength 1")
         border_value: params.Integer = Field(0, ge=0, le=255, description="grey level of the canvas outside the "
                                                                           "page (black by default)")
-        reproject: Literal[REPROJECT] = Field("ink", description="ink: the warped ink inside each word box; box: "
-                                                                 "the warped word box")
+        reproject: Literal[REPROJECT] = Field("margins", description=(
+            "margins: the warped ink's bounds widened by the source box's margins around its ink (the box keeps "
+            "its looseness, the annotation's convention); ink: the warped ink's bounds alone (tight, as OCR draws "
+            "boxes: FUNSD's looser boxes shrink); box: the bounds of the whole warped box"))
         encoding: Literal["jpeg", "png"] = Field("jpeg", description="how the new page is stored (jpeg: quality 95)")
         interpolation: Literal[tuple(INTERPOLATIONS)] = Field("cubic", description="pixel interpolation of the "
                                                                                    "warp (dogood.page.warp.apply_map)")
@@ -114,8 +120,11 @@ class DistortPage(Shift):
         self.kinds = tuple(dict.fromkeys(self.kinds))
 
     def card_notes(self, schema: str = "funsd") -> list[str]:
-        how = ("the bounds of the word's ink (Otsu within its box) carried through the map: tight, as OCR draws boxes"
-               if self.reproject == "ink" else "the bounds of the word's whole box carried through the map")
+        how = {"margins": "the bounds of the word's ink (Otsu within its box) carried through the map, widened by the "
+                          "source box's margins around its ink: each box keeps its looseness",
+               "ink": "the bounds of the word's ink (Otsu within its box) carried through the map: tight, as OCR "
+                      "draws boxes (looser source boxes get tighter)",
+               "box": "the bounds of the word's whole box carried through the map"}[self.reproject]
         where = (f"map provider `{self.map_provider}`" if self.map_provider else
                  f"{', '.join(k for k in KINDS if k in self.kinds)} at strength {self.strength:g}")
         return [f"`distort`: the page warped through one dense backward map ({where}); the source's words are "
@@ -136,8 +145,7 @@ class DistortPage(Shift):
         pixels = doc.image.to_array()
         backward = self.backward_map(doc, pixels, rng)
         warped = apply_map(pixels, backward, self.border_value, self.interpolation)
-        ink = ink_mask(pixels, doc.boxes) if self.reproject == "ink" and doc.words else None
-        boxes, found = reproject_boxes(doc.boxes, backward, (doc.width, doc.height), ink=ink)
+        boxes, found = carry_boxes(doc.boxes, backward, pixels, self.reproject, warped=warped)
         words = tuple(Word(w.text, tuple(int(v) for v in b)) for w, b in zip(doc.words, boxes))
         out = doc.replace(image=PageImage.from_array(warped, encoding=self.encoding), words=words)
         counts = {"words": len(words), "fallback_boxes": found["fallback_boxes"]}
