@@ -24,7 +24,8 @@ The factors and how each is measured (:func:`measure_factors`; the unit of each 
     the box's size and looseness: its area over the area of its word's ink changed by more than 10% either way.
     Where the page's geometry is unchanged the word's ink is where it was, so this is the box's area ratio; on a
     page whose geometry changed it is the looseness (box area over the bounding box of the ink inside it, by
-    Otsu within the box) on the shifted page over the one on the source page.
+    Otsu within the box: :func:`dogood.measures.box_ink.looseness`'s ratio, read off the ink cores the other
+    measures share) on the shifted page over the one on the source page.
 ``reading_order`` [entities kept]
     the entity structure a reader of entities and relations sees, as opposed to the word sequence: an entity's
     place in the order of the entities, the order of its kept words within it, and its links to the other kept
