@@ -22,7 +22,7 @@ import statistics
 import time
 from pathlib import Path
 
-from dogood.pipeline.build import apply_chain
+from dogood.pipeline.worker import apply_chain
 from dogood.pipeline.recipe import load_recipe
 from dogood.core.schema import document_to_row, iob_tags
 from dogood.shifts import make_shift

@@ -21,7 +21,8 @@ def test_globs_comma_lists_and_exclusions_select_configs_in_recipe_order():
     assert t.select_configs(["char_deletion,ms_char_swap", "bg_typo"]) == ["char_deletion", "ms_char_swap", "bg_typo"]
     every = t.select_configs(None, ["bert_attack"])
     assert every == [c for c in t.configs if c != "bert_attack"] and len(every) == len(t.configs) - 1
-    assert t.select_configs(["ms_*"], ["ms_word_*", "ms_char_swap"]) == [c for c in ms_char if c != "ms_char_swap"]
+    assert t.select_configs(["ms_*"], ["ms_word_*", "ms_paper_*", "ms_char_swap"]) == [
+        c for c in ms_char if c != "ms_char_swap"]
 
 
 @pytest.mark.parametrize("include, exclude, message", [

@@ -40,7 +40,7 @@ def nltk_module():
 
 def require(who: str, *resources: str) -> None:
     """Raise :class:`SourceError` unless every resource is there: ``stopwords``, ``wordnet`` (NLTK data),
-    ``lemminflect``, ``textattack``, ``faker`` (packages). ``who`` names the shift in the message."""
+    ``lemminflect``, ``textattack``, ``faker`` (packages), ``pos_tagger`` (:mod:`dogood.language.pos_tagger`). ``who`` names the shift in the message."""
     for resource in resources:
         if resource in _NLTK_DATA:
             nltk = nltk_module()
@@ -58,6 +58,13 @@ def require(who: str, *resources: str) -> None:
                     ) from None
         elif resource == "textattack":
             import_textattack()
+        elif resource == "pos_tagger":
+            from dogood.language.pos_tagger import tagger
+
+            try:
+                tagger()
+            except SourceError as exc:
+                raise SourceError(f"{who}: {exc}") from None
         else:
             try:
                 __import__(resource)
@@ -110,7 +117,8 @@ def first_sense_synonyms(word: str) -> tuple[str, ...]:
     """WordNet synonyms of a lower-case word from its most frequent sense per part of speech, inflected like it.
 
     Lower-case single words of letters only; stopwords and words under three letters give none.
-    Used by ``word_perturbation``'s ``synonym`` kind (lemminflect inflects).
+    Without a tag, a sense of another part of speech can be taken (``results`` -> ``ensues``): what
+    ``word_perturbation``'s ``synonym`` did before it was tagged (:func:`tagged_synonyms`; funsd-t 2.1.0).
     """
     import lemminflect
 
@@ -144,6 +152,57 @@ def first_sense_synonyms(word: str) -> tuple[str, ...]:
                 new = inflected[0]
             if new != word and new not in out:
                 out.append(new)
+    return tuple(out)
+
+
+#: WordNet's part of speech for the first letter of a Penn tag (nouns, verbs, adjectives, adverbs).
+_PENN_TO_WORDNET = {"N": "n", "V": "v", "J": "a", "R": "r"}
+#: Penn tags of inflected forms lemminflect makes (a synonym is inflected like the word it replaces).
+_INFLECTED_TAGS = frozenset({"NNS", "VBD", "VBG", "VBN", "VBZ", "JJR", "JJS", "RBR", "RBS"})
+
+
+@lru_cache(maxsize=None)
+def in_wordnet(word: str) -> bool:
+    """Whether a lower-case word could have a synonym at all: three letters or more, not a stopword, in WordNet."""
+    return len(word) >= 3 and word.isalpha() and word not in stopwords() and bool(wordnet().synsets(word))
+
+
+@lru_cache(maxsize=None)
+def tagged_synonyms(word: str, tag: str) -> tuple[str, ...]:
+    """WordNet synonyms of a lower-case word used with the Penn ``tag`` (:mod:`dogood.language.pos_tagger`): the
+    lemmas of its most frequent sense in the tag's part of speech, inflected as the tag says (lemminflect).
+
+    Proper nouns (``NNP``, ``NNPS``), tags outside nouns, verbs, adjectives and adverbs, stopwords, words under
+    three letters or with a non-letter give none. Used by ``word_perturbation``'s ``synonym`` kind; unlike
+    :func:`first_sense_synonyms` it never takes a sense of another part of speech (``results`` the noun is not
+    replaced by ``ensues``).
+    """
+    import lemminflect
+
+    wn = wordnet()
+    pos = _PENN_TO_WORDNET.get(tag[:1])
+    if pos is None or tag in ("NNP", "NNPS") or len(word) < 3 or not word.isalpha() or word in stopwords():
+        return ()
+    senses = wn.synsets(word, pos)
+    if not senses:
+        return ()
+    names = senses[0].lemma_names()
+    base = next((b for b in wn._morphy(word, pos) if b in names), None)
+    if base is None:
+        return ()
+    inflect = tag if word != base and tag in _INFLECTED_TAGS else None
+    out: list[str] = []
+    for name in names:
+        if name == base or not name.isalpha() or not name.islower():
+            continue
+        new = name
+        if inflect is not None:
+            forms = lemminflect.getInflection(name, tag=inflect)
+            if not forms:
+                continue
+            new = forms[0]
+        if new != word and new not in out:
+            out.append(new)
     return tuple(out)
 
 

@@ -243,17 +243,29 @@ class Shift:
     draw_key: str | None = None
 
     def step_key(self) -> str:
-        """This step's content (name and full parameters) as canonical JSON."""
-        return step_key(self.name, self.params())
+        """This step's content (name and full parameters, less :attr:`later_params` at their old values) as
+        canonical JSON."""
+        return step_key(self.name, self.recorded_params())
 
     def seed_key(self) -> str:
         """What this step's seed is hashed from: :attr:`draw_key` when set (a severity level), else
         :meth:`step_key`."""
         return self.draw_key or self.step_key()
 
+    #: Parameters added after configs using the shift were published, each with the value that keeps the old
+    #: behaviour: :meth:`recorded_params` leaves such a parameter out while it has that value, so the seeds and
+    #: provenance of existing configs (and so their bytes) stay what they were.
+    later_params: ClassVar[dict[str, Any]] = {}
+
     def params(self) -> dict[str, Any]:
-        """The parameters and their current values (what the step's seed is hashed from)."""
+        """The parameters and their current values."""
         return {name: _plain(getattr(self, name)) for name in type(self).Params.model_fields}
+
+    def recorded_params(self) -> dict[str, Any]:
+        """What the step's seed is hashed from and its provenance records: :meth:`params`, less any of
+        :attr:`later_params` at its old-behaviour value."""
+        later = type(self).later_params
+        return {name: value for name, value in self.params().items() if not (name in later and value == later[name])}
 
     def __call__(self, doc: Document, seed: int) -> Document:
         """Apply with ``numpy.random.default_rng(seed)`` and append a :class:`ShiftRecord`."""
@@ -268,7 +280,7 @@ class Shift:
             skipped = None
         except SkipDocument as why:
             out, skipped = doc, str(why) or "skipped"
-        record = ShiftRecord(self.name, self.params(), int(seed), skipped, dict(counts),
+        record = ShiftRecord(self.name, self.recorded_params(), int(seed), skipped, dict(counts),
                              {k: dict(v) for k, v in tallies.items()})
         return out.with_shift(record)
 

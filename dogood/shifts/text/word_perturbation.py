@@ -15,11 +15,13 @@ kinds are inspired by it, as each entry says:
   twin on the same line (left of it at the page edge:
   :func:`dogood.language.edits.box_beside`). The copy may overlap the next word.
 - ``synonym``: a word is replaced by a WordNet synonym (Miller 1995, through
-  NLTK), inflected like the word (lemminflect). Without a tagger or sense
-  disambiguation we take synonyms only from the word's most frequent sense in
-  each part of speech (WordNet lists senses by frequency), single words of
-  letters only, no proper nouns; stop words (NLTK's English list) are left
-  alone.
+  NLTK), inflected like the word (lemminflect). The sample is tagged with
+  Penn tags (:mod:`dogood.language.pos_tagger`, the ``pos`` extra); the
+  synonyms come from the word's most frequent sense in its tag's part of
+  speech only (WordNet lists senses by frequency), single words of letters
+  only; proper nouns (``NNP``), stop words (NLTK's English list) and words
+  tagged other than noun, verb, adjective or adverb are left alone. Without
+  sense disambiguation beyond the tag, a rare sense can still be picked.
 - ``negation``: an auxiliary (``is``, ``are``, ``was``, ``were``, ``am``,
   ``do``, ``does``, ``did``, ``has``, ``have``, ``had``, ``can``, ``could``,
   ``would``, ``should``, ``must``) gets a ``not`` inserted after it (a new
@@ -49,8 +51,14 @@ kinds are inspired by it, as each entry says:
   entity. ``per_sample=k`` shuffles ``k`` non-overlapping windows. Words of
   any text may move (numbers too: they move unchanged).
 
-No POS tagger: NLTK's tagger models are not in the offline data
-(``NLTK_DATA`` holds WordNet and the stop words), so verbs are recognised by
+``style: paper`` runs the paper's reference scripts' rules instead
+(:mod:`dogood.shifts.text._paper_style`, docs/moradi-samwald.md): tokens as
+``nltk.word_tokenize`` makes them, Penn tags from the packaged tagger, every
+verb of a sample for the three verb kinds, the first three words with a
+synonym (``per_sample``) among all WordNet senses, a prefix or suffix block
+of words deranged for ``word_order``.
+
+In style ``dogood`` the verb kinds use no tagger: verbs are recognised by
 rule. A lexical verb is a word that WordNet knows only as a verb form (no
 noun, adjective or adverb reading: ``requires`` yes, ``forms`` no) and whose
 form lemminflect identifies. The paper's own rules use POS tags and subjects
@@ -78,8 +86,10 @@ from dogood.core.document import Document, Word
 from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.language.edits import Edits, box_beside
-from dogood.language.lexicons import first_sense_synonyms, inflect_verb, require, verb_forms
-from dogood.shifts.text._samples import SamplePerturbation, perturb_words
+from dogood.language.lexicons import in_wordnet, inflect_verb, require, tagged_synonyms, verb_forms
+from dogood.language.sample_tokens import tokenize_words
+from dogood.shifts.text import _paper_style
+from dogood.shifts.text._samples import STYLE, SamplePerturbation, Style, perturb_words
 from dogood.language.words import case_like, split_word
 
 WORD_KINDS = ("deletion", "repetition", "synonym", "negation", "singular_plural_verb", "verb_tense", "word_order")
@@ -145,6 +155,23 @@ def swap_verb(core: str, kind: str) -> str | None:
     return _restyle(core, new, curly)
 
 
+def core_tags(doc: Document, sample: Sequence[int]) -> dict[int, str]:
+    """The Penn tag of each sample word's core, tagged in the sample's context (words whose core is not one token,
+    such as ``don't``, have none). ALL-CAPS tokens are tagged in lower case: the tagger, trained on newswire, takes
+    capitals for proper nouns, and forms write many keys and headers in capitals (``ACCOUNT``, ``SUBJECT:``)."""
+    from dogood.language.pos_tagger import pos_tags
+
+    texts = [doc.words[i].text for i in sample]
+    tokens = tokenize_words(texts)
+    tags = pos_tags([t.text.lower() if t.text.isupper() and len(t.text) > 1 else t.text for t in tokens])
+    out: dict[int, str] = {}
+    for tok, tag in zip(tokens, tags):
+        prefix, core, _ = split_word(texts[tok.word])
+        if core and tok.start == len(prefix) and tok.end == len(prefix) + len(core):
+            out[sample[tok.word]] = tag
+    return out
+
+
 # -- the shift ---------------------------------------------------------------------------------
 class WordPerturbation(SamplePerturbation):
     """Word-level perturbations of Moradi & Samwald (2021), section 4.2 and Table 2; the verb, synonym and
@@ -169,7 +196,8 @@ class WordPerturbation(SamplePerturbation):
         "word_order": frozenset({"text"}),
     }
     papers = (Cites("moradi", "4.2, Table 2", inspired_by=(
-        "synonym takes WordNet synonyms of the most frequent sense only, inflected with lemminflect; negation, "
+        "in style dogood (style paper runs the reference scripts' rules), synonym takes WordNet synonyms of the "
+        "tagged part of speech's most frequent sense only, inflected with lemminflect; negation, "
         "singular_plural_verb and verb_tense find verbs by rule (no POS tagger, no subject, no mlconjug3) and "
         "negate by inserting 'not' after an auxiliary; word_order shuffles the texts of a window of span words over "
         "their boxes. Deletion and repetition follow the paper")),)
@@ -177,16 +205,33 @@ class WordPerturbation(SamplePerturbation):
     class Params(SamplePerturbation.Params):
         kind: Literal[WORD_KINDS] = Field("deletion", description="the word perturbation (the paper's Table 2)")
         span: params.Integer = Field(3, ge=2, description=(
-            "word_order only: words per shuffled window (a shorter sample shuffles all its words)"))
+            "word_order in style dogood only: words per shuffled window (a shorter sample shuffles all its words)"))
+        style: Style = STYLE
 
     def declared_factors(self) -> frozenset[str]:
         return self.kind_factors[self.kind] | (self.render_factors if self.render else frozenset())
 
     def prepare(self) -> None:
+        who = f"kind {self.kind!r}" + (" in style 'paper'" if self.style == "paper" else "")
+        if self.style == "paper":
+            if self.kind == "synonym":
+                require(who, "wordnet", "pos_tagger")
+            elif self.kind in _paper_style.RULES:
+                require(who, "lemminflect", "pos_tagger")
+            else:
+                require(who, "nltk")
+            return
         if self.kind in _NEEDS_WORDNET:
-            require(f"kind {self.kind!r}", "lemminflect", "wordnet", "stopwords")
+            require(who, "lemminflect", "wordnet", "stopwords")
+        if self.kind == "synonym":
+            require(who, "pos_tagger")
+
+    def card_notes(self, schema: str = "funsd") -> list[str]:
+        return [_paper_style.style_note(self.style, self.kind, self.per_sample)]
 
     def perturb(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
+        if self.style == "paper":
+            return _paper_style.perturb_words(self.kind, doc, sample, k, rng, edits)
         return getattr(self, f"_{self.kind}")(doc, sample, k, rng, edits)
 
     def extra_counts(self, edits: Edits) -> dict[str, int]:
@@ -218,11 +263,27 @@ class WordPerturbation(SamplePerturbation):
         return perturb_words(sample, k, rng, attempt)
 
     def _synonym(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
-        def synonym(core: str) -> str | None:
-            options = first_sense_synonyms(core.lower())
-            return case_like(options[int(rng.integers(len(options)))], core) if options else None
+        tags: dict[int, str] = {}
 
-        return self.replace_cores(doc, sample, k, rng, edits, synonym)
+        def attempt(i: int) -> bool:
+            parts = self.plain(doc, i)
+            if parts is None or not in_wordnet(parts[1].lower()):
+                return False
+            if not tags:  # tagged once, when a word of the sample first may have a synonym
+                tags.update(core_tags(doc, sample) or {-1: ""})
+            if tags.get(i) is None:
+                return False
+            prefix, core, suffix = parts
+            options = tagged_synonyms(core.lower(), tags[i])
+            if not options:
+                return False
+            new = case_like(options[int(rng.integers(len(options)))], core)
+            if new == core:
+                return False
+            edits.replace[i] = prefix + new + suffix
+            return True
+
+        return perturb_words(sample, k, rng, attempt)
 
     def _negation(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
         words = doc.words
