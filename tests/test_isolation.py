@@ -54,6 +54,10 @@ def test_parameters_change_the_declaration():
     assert SHIFTS["word_perturbation"](kind="deletion").declared_factors() == {"word_set"}
     assert SHIFTS["word_perturbation"](kind="synonym", render=True).declared_factors() == {"text", "ink"}
     assert "ink" in SHIFTS["move"](ink_threshold=0).declared_factors()
+    # style paper edits tokens: a deleted token leaves the rest of its word, a split word's parts sit beside it
+    assert SHIFTS["word_perturbation"](kind="deletion", style="paper").declared_factors() == {"text", "word_set"}
+    assert SHIFTS["word_perturbation"](kind="negation", style="paper").declared_factors() == {
+        "text", "word_set", "box_position"}
 
 
 def _offline(name: str, folder: Path, tiny_mlm: str, scorer: str) -> Path:

@@ -195,6 +195,22 @@ class WordPerturbation(SamplePerturbation):
         "singular_plural_verb": frozenset({"text"}), "verb_tense": frozenset({"text"}),
         "word_order": frozenset({"text"}),
     }
+    #: In style paper the reference scripts edit tokens, not words (:mod:`dogood.shifts.text._paper_style`): a
+    #: deleted token may leave its word with the rest of its text, and a word whose new text is several words keeps
+    #: its box for the first and puts the others in boxes beside it (which of the parts is the source word is not
+    #: recorded: its text, or its box, changed). What each kind may change then:
+    paper_kind_factors: ClassVar[dict[str, frozenset[str]]] = {
+        "deletion": frozenset({"text", "word_set"}),
+        "repetition": frozenset({"text", "word_set", "box_position"}),
+        "synonym": frozenset({"text", "word_set", "box_position"}),
+        "negation": frozenset({"text", "word_set", "box_position"}),
+        "singular_plural_verb": frozenset({"text", "word_set", "box_position"}),
+        "verb_tense": frozenset({"text", "word_set", "box_position"}),
+        "word_order": frozenset({"text"}),
+    }
+    factor_notes = ("in style paper (tokens edited, a word split into words beside it): deletion adds text; "
+                    "repetition, synonym, negation, singular_plural_verb and verb_tense: text, word_set, "
+                    "box_position",)
     papers = (Cites("moradi", "4.2, Table 2", inspired_by=(
         "in style dogood (style paper runs the reference scripts' rules), synonym takes WordNet synonyms of the "
         "tagged part of speech's most frequent sense only, inflected with lemminflect; negation, "
@@ -209,7 +225,8 @@ class WordPerturbation(SamplePerturbation):
         style: Style = STYLE
 
     def declared_factors(self) -> frozenset[str]:
-        return self.kind_factors[self.kind] | (self.render_factors if self.render else frozenset())
+        table = self.paper_kind_factors if self.style == "paper" else self.kind_factors
+        return table[self.kind] | (self.render_factors if self.render else frozenset())
 
     def prepare(self) -> None:
         who = f"kind {self.kind!r}" + (" in style 'paper'" if self.style == "paper" else "")
