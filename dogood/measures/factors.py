@@ -116,9 +116,10 @@ MIN_CORE = 8
 
 
 def check_factors(names: Iterable[str], where: str = "") -> frozenset[str]:
-    """``names`` as a frozenset, refusing a name outside :data:`FACTORS` (``ValueError`` naming ``where``)."""
+    """``names`` as a frozenset, refusing a name outside :data:`FACTORS` (``ValueError`` naming ``where``; a
+    string: ``TypeError``)."""
     if isinstance(names, str):
-        raise ValueError(f"{where}factors must be a set of factor names, not the string {names!r}")
+        raise TypeError(f"{where}factors must be a set of factor names, not the string {names!r}")
     out = frozenset(names)
     unknown = sorted(out - set(FACTORS))
     if unknown:
@@ -292,7 +293,7 @@ class SourcePage:
 
     def __init__(self, original: Document):
         self.original = original
-        self._gray = self._core = self._deep = self._outside = None
+        self._gray = self._core = self._deep = self._outside = self._bounds = None
 
     @property
     def gray(self) -> np.ndarray:
@@ -318,6 +319,15 @@ class SourcePage:
         own = {tuple(b) for b in self.original.boxes.tolist()}
         extra = [b for b in boxes.tolist() if tuple(b) not in own]
         return self._outside if not extra else self._outside & _outside(self.gray.shape, extra, (0, 0))
+
+    def ink_bounds(self) -> np.ndarray:
+        """Per source word, the bounds of its ink cores (:func:`dogood.page.warp.ink_bounds`), computed once for
+        every config."""
+        if self._bounds is None:
+            from dogood.page.warp import ink_bounds
+
+            self._bounds = ink_bounds(self.core, self.original.boxes)
+        return self._bounds
 
     @property
     def deep(self) -> np.ndarray:
@@ -497,13 +507,12 @@ def measure_box_size(c: Comparison) -> tuple[int, int]:
     ratio = (area1 + 1) / (area0 + 1)
     if c.image_changed and geometry_changed(c):  # the looseness: box area over its ink's, on each page
         from dogood.page.ink import ink_full_mask
+        from dogood.page.warp import ink_bounds
 
-        ink1 = ink_full_mask(c.pixels["g1"], c.shifted.boxes)[0]
-        a, b = c.original.words, c.shifted.words
-        for k, (si, sj) in enumerate(pairs):
-            ink0, ink = _area(_ink_bounds(c.source.core, a[si].box)), _area(_ink_bounds(ink1, b[sj].box))
-            if ink0 and ink:
-                ratio[k] = (area1[k] / ink) / max(area0[k] / ink0, 1e-9)
+        ink0 = _bounds_area(c.source.ink_bounds()[i])
+        ink = _bounds_area(ink_bounds(ink_full_mask(c.pixels["g1"], c.shifted.boxes)[0], b1))
+        ok = (ink0 > 0) & (ink > 0)
+        ratio[ok] = (area1[ok] / ink[ok]) / np.maximum(area0[ok] / ink0[ok], 1e-9)
     return int(((ratio < 1 / BOX_SIZE_RATIO) | (ratio > BOX_SIZE_RATIO)).sum()), len(pairs)
 
 
@@ -634,20 +643,10 @@ def _tiles_displaced(g0: np.ndarray, g1: np.ndarray, found: float = -1.0) -> boo
     return inked > 0 and 2 * moved >= inked
 
 
-def _area(box) -> int:
-    if box is None:
-        return 0
-    x0, y0, x1, y1 = box
-    return max(0, x1 - x0) * max(0, y1 - y0)
-
-
-def _ink_bounds(mask: np.ndarray, box) -> tuple[int, int, int, int] | None:
-    x0, y0, x1, y1 = box
-    sub = mask[y0:y1, x0:x1]
-    if not sub.any():
-        return None
-    ys, xs = np.nonzero(sub)
-    return x0 + int(xs.min()), y0 + int(ys.min()), x0 + int(xs.max()) + 1, y0 + int(ys.max()) + 1
+def _bounds_area(bounds: np.ndarray) -> np.ndarray:
+    """Per row of :func:`dogood.page.warp.ink_bounds`, the bounds' area (0 where the box holds no ink)."""
+    area = (bounds[:, 2] - bounds[:, 0]) * (bounds[:, 3] - bounds[:, 1])
+    return np.where(bounds[:, 0] >= 0, area, 0).astype(np.float64)
 
 
 def _outside(shape, boxes, offset) -> np.ndarray:

@@ -90,7 +90,7 @@ class Shift:
         try:
             cls.factors = check_factors(cls.factors, f"shift {cls.__name__}: ")
             cls.render_factors = check_factors(cls.render_factors, f"shift {cls.__name__}: ")
-        except ValueError as exc:
+        except (TypeError, ValueError) as exc:
             raise TypeError(str(exc)) from None
         if "__init__" in cls.__dict__:
             raise TypeError(f"shift {cls.__name__} defines __init__: declare its parameters in a nested Params "
