@@ -33,6 +33,9 @@ def add_parser(sub) -> None:
     p.add_argument("--box-level", choices=["segment", "word"],
                    help="convention of the bboxes column: 'segment' (each token its entity's box, as the LayoutLMv3 "
                         "FUNSD loader; default for FUNSD-style data) or 'word' (each token its own box; default otherwise)")
+    p.add_argument("--quads", action="store_true", default=None,
+                   help="also write each word's four corners after the geometric shifts (rotate, distort, capture) "
+                        "in a 'quads' column (absolute pixels); default: the recipe's quads (off)")
     p.add_argument("--ray", metavar="ADDRESS", help="run the shards on Ray with --num-proc actors, each reading and "
                                                     "writing whole shards: 'local' starts Ray here, 'auto' or "
                                                     "ray://host:port joins a cluster (pip install 'ray[data]')")
@@ -64,6 +67,7 @@ def cmd_build(args) -> int:
         wait=args.wait,
         splits=args.splits,
         copies=args.copies,
+        quads=args.quads,
     )
     docs = ", ".join(f"{n} {split}" for split, n in report.documents.items()) or "0"
     copies = f" x {report.copies} copies" if report.copies > 1 else ""

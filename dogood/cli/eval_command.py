@@ -44,6 +44,11 @@ def add_parser(sub) -> None:
                         "by, named as --model (default: the baseline of the task when one is trained; 'none': no "
                         "corruption errors)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--task", choices=["auto", "layout"], default="auto",
+                   help="auto (default): the datasets' task, scored by --model; layout: region detections read "
+                        "from --predictions, scored with COCO mAP (docs/layout-analysis.md)")
+    p.add_argument("--predictions", metavar="FOLDER",
+                   help="--task layout: a folder of COCO results JSON files, <config>.json per dataset")
     p.set_defaults(func=cmd_eval)
 
 
@@ -110,6 +115,10 @@ def cmd_eval(args) -> int:
 
     if args.out:
         _check_report_folder(Path(args.out))
+    if args.task == "layout":
+        from dogood.cli.layout_eval import run_layout_eval
+
+        return run_layout_eval(args)
     id_sets = resolve_datasets(args.id_dataset, args.split)
     if len(id_sets) != 1:
         names = ", ".join(d.name for d in id_sets)

@@ -225,16 +225,46 @@ def standard_pixels(im: Image.Image) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Word:
-    """One word: its text and absolute pixel box ``(x0, y0, x1, y1)``."""
+    """One word: its text, absolute pixel box ``(x0, y0, x1, y1)`` and, after a geometric shift, its quad.
+
+    ``quad`` is ``None`` when the word is the axis-aligned box itself (every source's words, and words a shift
+    redraws upright); otherwise the word's four corners ``(x0, y0, x1, y1, x2, y2, x3, y3)`` in pixel-edge
+    coordinates, in the order top-left, top-right, bottom-right, bottom-left *of the word as written* (so the
+    first edge runs along its reading direction), rounded to 1/100 pixel: where a turn, a warp or a camera put
+    the corners of its box (:mod:`dogood.page.quads`). The box stays the annotation's axis-aligned box.
+    """
 
     text: str
     box: Box
+    quad: tuple[float, ...] | None = None
 
     def __post_init__(self):
         if not (type(self.box) is tuple and len(self.box) == 4 and all(type(v) is int for v in self.box)):
             object.__setattr__(self, "box", _as_box(self.box))
         if type(self.text) is not str:
             object.__setattr__(self, "text", str(self.text))
+        if self.quad is not None:
+            object.__setattr__(self, "quad", _as_quad(self.quad))
+
+    def moved(self, box, *, pixels_moved: bool = False) -> Word:
+        """This word with the box ``box``: its quad kept where the box is unchanged, shifted along where
+        ``pixels_moved`` and the box kept its size (the word's pixels were translated), else dropped (the word
+        redrawn upright in its new box)."""
+        box = _as_box(box)
+        if self.quad is None or box == self.box:
+            return Word(self.text, box, self.quad)
+        same_size = box[2] - box[0] == self.box[2] - self.box[0] and box[3] - box[1] == self.box[3] - self.box[1]
+        if not (pixels_moved and same_size):
+            return Word(self.text, box)
+        dx, dy = box[0] - self.box[0], box[1] - self.box[1]
+        return Word(self.text, box, tuple(v + (dx if k % 2 == 0 else dy) for k, v in enumerate(self.quad)))
+
+    def corners(self) -> np.ndarray:
+        """The word's four corners, ``(4, 2)`` float64 (pixel edges): its quad, or its box's corners."""
+        if self.quad is not None:
+            return np.asarray(self.quad, dtype=np.float64).reshape(4, 2)
+        x0, y0, x1, y1 = self.box
+        return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -344,6 +374,29 @@ class Document:
     def boxes(self) -> np.ndarray:
         """Word boxes as an ``(n, 4)`` int64 array."""
         return np.array([w.box for w in self.words], dtype=np.int64).reshape(-1, 4)
+
+    @property
+    def quads(self) -> np.ndarray:
+        """Each word's four corners as an ``(n, 4, 2)`` float64 array: its quad, or its box's corners
+        (:meth:`Word.corners`)."""
+        return np.array([w.corners() for w in self.words], dtype=np.float64).reshape(-1, 4, 2)
+
+    @property
+    def has_quads(self) -> bool:
+        """Whether some word carries a quad (a geometric shift moved its corners off its box's)."""
+        return any(w.quad is not None for w in self.words)
+
+    def with_quads(self) -> Document:
+        """This document with every word carrying a quad (its box's corners where it has none), so that the
+        geometric shifts after it carry each word's corners (:mod:`dogood.page.quads`); the same document when
+        every word already has one. Quads are asked for with ``quads: true`` (``dogood build --quads``)."""
+        if all(w.quad is not None for w in self.words):
+            return self
+        words = tuple(w if w.quad is not None else Word(w.text, w.box, tuple(w.corners().reshape(-1)))
+                      for w in self.words)
+        out = copy.copy(self)
+        object.__setattr__(out, "words", words)  # boxes, texts and entities unchanged: no re-validation
+        return out
 
     def word_entity(self) -> list[Entity | None]:
         """For each word, the entity it belongs to (or ``None``)."""
@@ -492,11 +545,22 @@ def _as_box(box: Sequence[float]) -> Box:
         raise ValueError(f"a box has 4 finite numbers, got {list(box)}") from None
 
 
+def _as_quad(quad: Sequence[float]) -> tuple[float, ...]:
+    """Eight finite numbers (or four ``(x, y)`` pairs), rounded to 1/100 pixel."""
+    try:
+        values = np.asarray(quad, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"a quad has 8 numbers (4 corners), got {quad!r}") from None
+    if values.shape != (8,) or not np.isfinite(values).all():
+        raise ValueError(f"a quad has 8 finite numbers (4 corners), got {list(values)}")
+    return tuple(round(float(v), 2) + 0.0 for v in values)
+
+
 def _as_word(word: Word | Mapping | Sequence) -> Word:
     if isinstance(word, Word):
         return word  # normalised by Word itself
     if isinstance(word, Mapping):
-        return Word(str(word["text"]), _as_box(word["box"]))
+        return Word(str(word["text"]), _as_box(word["box"]), word.get("quad"))
     text, box = word
     return Word(str(text), _as_box(box))
 

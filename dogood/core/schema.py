@@ -87,6 +87,12 @@ DEFAULT_BOX_LEVEL = {"funsd": "segment", "rvl_cdip": "word", "docvqa": "word"}
 IMAGE_MODES = {"funsd": "RGB", "rvl_cdip": "L", "docvqa": "RGB"}
 #: The struct column that holds the full record.
 FULL_COLUMN = "dogood"
+#: The column of word quads, written only when asked (``quads: true``, ``dogood build --quads``): per token (as
+#: ``bboxes``), the word's four corners ``[x0, y0, x1, y1, x2, y2, x3, y3]`` in absolute pixels (pixel edges;
+#: top-left, top-right, bottom-right, bottom-left of the word as written), where geometric shifts put them
+#: (:mod:`dogood.page.quads`); an upright word's are its box's corners. The record (``dogood``) then holds every
+#: word's, as ``word_quads``.
+QUADS_COLUMN = "quads"
 #: Its fields (top-level columns in rows written by dogood < 0.2).
 FULL_FIELDS = ("width", "height", "words", "word_boxes", "entities", "provenance")
 
@@ -137,11 +143,12 @@ def label_order(found) -> tuple[str, ...]:
     return FUNSD_LABELS if found <= set(FUNSD_LABELS) else tuple(sorted(found))
 
 
-def features_for(schema: str, labels: tuple[str, ...] | list[str] | None = None) -> Features:
+def features_for(schema: str, labels: tuple[str, ...] | list[str] | None = None, quads: bool = False) -> Features:
     """The ``datasets.Features`` of an output schema (``funsd``, ``rvl_cdip`` or ``docvqa``).
 
     ``labels``: the entity labels of FUNSD-style data (default FUNSD's), which name ``ner_tags``
-    (:func:`ner_tag_names`).
+    (:func:`ner_tag_names`). ``quads``: add the ``quads`` column and the record's ``word_quads``
+    (:data:`QUADS_COLUMN`).
     """
     if schema not in SCHEMAS:
         raise ValueError(f"unknown schema {schema!r}; expected one of {', '.join(SCHEMAS)}")
@@ -156,6 +163,9 @@ def features_for(schema: str, labels: tuple[str, ...] | list[str] | None = None)
         columns = {"id": Value("string"), "image": image, **tokens,
                    "questions": List({"question_id": Value("string"), "question": Value("string"),
                                       "answers": List(Value("string"))})}
+    if quads:
+        columns[QUADS_COLUMN] = List(List(Value("float32")))
+        return Features({**columns, FULL_COLUMN: {**_FULL_FIDELITY, "word_quads": List(List(Value("float32")))}})
     return Features({**columns, FULL_COLUMN: dict(_FULL_FIDELITY)})
 
 
@@ -225,7 +235,8 @@ def _image_cell(doc: Document) -> dict[str, Any]:
     return {"bytes": doc.image.encoded_bytes(), "path": f"{doc.id.replace('/', '_')}.{ext}"}
 
 
-def _full_fidelity(doc: Document) -> dict[str, Any]:
+def _full_fidelity(doc: Document, quads: bool = False) -> dict[str, Any]:
+    extra = {"word_quads": _quad_lists(doc.words)} if quads else {}
     return {
         "width": doc.width,
         "height": doc.height,
@@ -239,15 +250,22 @@ def _full_fidelity(doc: Document) -> dict[str, Any]:
             {"shift": r.shift, "params": r.params_json(), "seed": r.seed, "skipped": r.skipped, "counts": r.counts_json()}
             for r in doc.provenance
         ],
+        **extra,
     }
 
 
+def _quad_lists(words) -> list[list[float]]:
+    """Each word's quad (its box's corners when it has none) as a list of 8 numbers."""
+    return [list(w.quad) if w.quad is not None else [float(v) for v in w.corners().reshape(-1)] for w in words]
+
+
 def document_to_row(doc: Document, schema: str, box_level: str | None = None,
-                    labels: tuple[str, ...] | list[str] | None = None) -> dict[str, Any]:
+                    labels: tuple[str, ...] | list[str] | None = None, quads: bool = False) -> dict[str, Any]:
     """One output row (Arrow-ready: ClassLabels as ints, image as embedded bytes).
 
     ``box_level`` is the convention of ``bboxes`` (default :data:`DEFAULT_BOX_LEVEL` of the schema);
-    ``labels`` the entity labels of FUNSD-style data (default FUNSD's, :func:`ner_tag_names`).
+    ``labels`` the entity labels of FUNSD-style data (default FUNSD's, :func:`ner_tag_names`); ``quads``: add
+    the :data:`QUADS_COLUMN` column (and ``word_quads`` in the record).
     """
     if schema not in SCHEMAS:
         raise ValueError(f"unknown schema {schema!r}")
@@ -270,7 +288,10 @@ def document_to_row(doc: Document, schema: str, box_level: str | None = None,
         "tokens": [doc.words[i].text for i in index],
         "bboxes": [normalize_box(b, w, h) for b in token_boxes(doc, box_level, index)],
     }
-    full = {FULL_COLUMN: _full_fidelity(doc)}
+    full = {FULL_COLUMN: _full_fidelity(doc, quads)}
+    if quads:
+        words = _quad_lists(doc.words[i] for i in index)
+        full = {QUADS_COLUMN: words, **full}
     if schema == "funsd":
         return {"id": doc.id, **tokens, "ner_tags": tag_ids, "image": _image_cell(doc), **full}
     if schema == "rvl_cdip":
@@ -295,7 +316,11 @@ def row_to_document(row: dict[str, Any], schema: str) -> Document:
     """
     full = row[FULL_COLUMN] if FULL_COLUMN in row else row  # dogood < 0.2: top-level columns
     image = _page_image(row["image"], row.get("id"))
-    words = tuple(Word(t, tuple(b)) for t, b in zip(full["words"], full["word_boxes"]))
+    quads = full.get("word_quads") if hasattr(full, "get") else None
+    if quads is not None and len(quads) == len(full["words"]):
+        words = tuple(Word(t, tuple(b), q) for t, b, q in zip(full["words"], full["word_boxes"], quads))
+    else:
+        words = tuple(Word(t, tuple(b)) for t, b in zip(full["words"], full["word_boxes"]))
     entities = tuple(
         Entity(e["id"], e["label"], tuple(e["word_ids"]), tuple(tuple(p) for p in e["links"]))
         for e in full.get("entities") or ()

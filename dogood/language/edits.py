@@ -28,7 +28,7 @@ def replace_texts(doc: Document, texts: Mapping[int, str]) -> Document:
         return doc
     words = list(doc.words)
     for i, text in texts.items():
-        words[i] = Word(text, words[i].box)
+        words[i] = Word(text, words[i].box, words[i].quad)
     return doc.replace(words=tuple(words))
 
 

@@ -66,6 +66,7 @@ def build(
     wait: bool = False,
     splits: list[str] | None = None,
     copies: int | None = None,
+    quads: bool | None = None,
 ) -> BuildReport:
     """Build ``recipe`` into the dataset folder ``out``.
 
@@ -89,11 +90,13 @@ def build(
     splits : build these splits (e.g. ``["train"]``) instead of the recipe's.
     copies : rows per source document and config, each shifted with its own draws (overrides the recipe's
         ``copies``, default 1); copy ``j`` has the id ``<document id>#<j>``, copy 0 draws what a one-copy build does.
+    quads : write each word's four corners after the geometric shifts (the ``quads`` column,
+        :data:`dogood.core.schema.QUADS_COLUMN`); overrides the recipe's ``quads`` (default off).
     """
     with silenced(not progress):  # the one-time steps' lines (:mod:`dogood.core.progress`), the resume line
         plan = plan_build(recipe, out, source_path=source_path, seed=seed, num_proc=num_proc, limit=limit,
                           on_error=on_error, configs=configs, overwrite=overwrite, box_level=box_level,
-                          splits=splits, copies=copies)
+                          splits=splits, copies=copies, quads=quads)
         with output_lock(plan.out, wait=wait):
             recover(plan.out)  # an earlier replacement a crash cut short: its old build goes back first
             check_out(plan.out, plan.sources.values(), overwrite=overwrite)

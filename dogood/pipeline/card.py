@@ -61,6 +61,7 @@ def render_card(
     copies: int = 1,
     labels: list[str] | None = None,
     levels: dict[str, list] | None = None,
+    quads: bool = False,
 ) -> str:
     """The dataset card (README.md) of a built folder.
 
@@ -99,7 +100,7 @@ def render_card(
     box_level = box_level or DEFAULT_BOX_LEVEL[schema]
     seed = recipe.seed if seed is None else seed
     credits = credits or []
-    features = features_for(schema, labels)
+    features = features_for(schema, labels, quads)
     most = max((i.get("num_examples", 0) for by in splits_info.values() for i in by.values()), default=0)
     sources = [source.get("hub_source") or f"extended|other-{source.get('kind', 'unknown')}"]
     sources += sorted({c["source_dataset"] for c in credits if c.get("source_dataset")})
@@ -179,6 +180,7 @@ def render_card(
         shared_draws={c: {o: n for o, n in (shared_draws or {}).get(c, {}).items() if o in chains} for c in chains},
         severity_rows=_severity_rows(chains, stats, levels or {}),
         factors=_factor_context(chains, chain_params, stats),
+        quads=quads,
     )
     return str(DatasetCard(body))
 
@@ -200,7 +202,8 @@ def render_card_from_build(folder: str | Path, *, repo_id: str | None = None,
                        box_level=build.get("box_level"), shared_draws=build.get("shared_draws"), seed=build["seed"],
                        limit=build.get("limit"), chain_params=build.get("chain_params"), credits=build.get("credits"),
                        load_path=Path(folder).name, download_sizes=parquet_sizes(folder),
-                       copies=build.get("copies", 1), labels=build.get("labels"), levels=build.get("levels"))
+                       copies=build.get("copies", 1), labels=build.get("labels"), levels=build.get("levels"),
+                       quads=build.get("quads", False))
 
 
 ATTRIBUTION = "ATTRIBUTION.md"
@@ -376,6 +379,7 @@ def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: 
         "source": plan.source_info, "splits_info": totals.splits_info, "stats": totals.stats,
         "skipped": totals.skipped, "dogood_version": __version__, "notes": plan.notes, "previews": previews,
         **({"copies": plan.copies} if plan.copies != 1 else {}),  # absent: one row per document, as before copies
+        **({"quads": True} if plan.quads else {}),  # absent: no quads column, as before quads
         # absent without severities, as before them
         **({"levels": {c: list(plan.recipe.levels[c]) for c in plan.chains if c in plan.recipe.levels}}
            if any(c in plan.recipe.levels for c in plan.chains) else {}),

@@ -39,10 +39,10 @@ class ShardFile:
     its final name.
     """
 
-    def __init__(self, path: Path, schema: str, labels: tuple[str, ...] | None = None):
+    def __init__(self, path: Path, schema: str, labels: tuple[str, ...] | None = None, quads: bool = False):
         self.path = Path(path)
         self.tmp = self.path.with_name(f".{self.path.name}.tmp")
-        self.arrow_schema = features_for(schema, labels).arrow_schema
+        self.arrow_schema = features_for(schema, labels, quads).arrow_schema
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = pq.ParquetWriter(self.tmp, self.arrow_schema)
         self._rows: list[dict[str, Any]] = []

@@ -40,6 +40,7 @@ class BuildPlan:
     notes: dict[str, list[str]]  # config -> its shifts' lines for the card
     shared_draws: dict[str, dict[str, int]]  # :func:`dogood.core.seeds.shared_prefixes`
     labels: tuple[str, ...] | None = None  # FUNSD-style: the entity labels that name ``ner_tags``
+    quads: bool = False  # write each word's quad (``quads: true``, ``--quads``)
 
     def shard_size(self, split: str) -> int:
         """Documents per shard of ``split`` (:func:`dogood.pipeline.recipe.auto_shard_size`)."""
@@ -52,7 +53,8 @@ class BuildPlan:
 
     def worker_spec(self) -> WorkerSpec:
         return WorkerSpec(self.sources, self.chains, self.seed, self.schema, self.box_level, copies=self.copies,
-                          labels=self.labels, measured=frozenset(c for c in self.chains if c in self.recipe.levels))
+                          labels=self.labels, measured=frozenset(c for c in self.chains if c in self.recipe.levels),
+                          quads=self.quads)
 
     def chain_params(self) -> dict[str, list[dict[str, Any]]]:
         """config -> each step's shift name and parameters, as the card and the record show them."""
@@ -80,12 +82,14 @@ class BuildPlan:
             "ids": {split: ids_sha256(self.ids[split]) for split in splits},  # streamed, one id at a time
             "content": {split: source_fingerprint(self.sources[split], self.ids[split]) for split in splits},
             **({"copies": self.copies} if self.copies != 1 else {}),
+            **({"quads": True} if self.quads else {}),
         }
 
 
 def plan_build(recipe: Recipe, out: str | Path, *, source_path: str | Path | None, seed: int | None,
                num_proc: int, limit: int | None, on_error: str, configs: list[str] | None, overwrite: bool,
-               box_level: str | None, splits: list[str] | None = None, copies: int | None = None) -> BuildPlan:
+               box_level: str | None, splits: list[str] | None = None, copies: int | None = None,
+               quads: bool | None = None) -> BuildPlan:
     """Check the arguments and the recipe against the sources; make and prepare the chains (see :func:`build`)."""
     out = Path(out)
     recipe = recipe.with_build_options(splits=splits, copies=copies)
@@ -107,7 +111,7 @@ def plan_build(recipe: Recipe, out: str | Path, *, source_path: str | Path | Non
     ids = {split: first_ids(src.ids(), limit) for split, src in sources.items()}  # views: --limit copies nothing
     return BuildPlan(recipe=recipe, out=out, seed=seed, configs=names, chains=chains, sources=sources, ids=ids,
                      schema=schema, box_level=box_level, limit=limit, on_error=on_error, notes=notes,
-                     shared_draws=shared, labels=labels)
+                     shared_draws=shared, labels=labels, quads=recipe.quads if quads is None else bool(quads))
 
 
 def resolve_labels(recipe: Recipe, sources: dict[str, Source], schema: str) -> tuple[str, ...] | None:

@@ -104,7 +104,7 @@ class _ShardWriter:
         folder = self.folder / f"{split}-{k}"
         try:
             shutil.rmtree(folder, ignore_errors=True)
-            files = {c: ShardFile(folder / f"{i}.parquet", schema, labels) for i, c in enumerate(configs)}
+            files = {c: ShardFile(folder / f"{i}.parquet", schema, labels, self.spec.quads) for i, c in enumerate(configs)}
             stats: dict[str, dict[str, Any]] = {c: {} for c in configs}
             errors, documents = [], 0
             for task, doc in _read_documents(self.spec.sources[split], tasks):

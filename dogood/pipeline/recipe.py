@@ -41,7 +41,9 @@ the in-distribution baseline). ``schema`` (``funsd``, ``rvl_cdip`` or
 ``docvqa``) defaults to the source's. ``box_level`` (``segment`` or ``word``)
 is the convention of the ``bboxes`` column (:mod:`dogood.core.schema`); it
 defaults to the schema's (``segment`` for FUNSD-style data, as the LayoutLMv3
-FUNSD loader; ``word`` otherwise).
+FUNSD loader; ``word`` otherwise). ``quads: true`` (``dogood build --quads``)
+adds a ``quads`` column: each token's four corners after the geometric shifts
+(:data:`dogood.core.schema.QUADS_COLUMN`, ``docs/quads.md``); off by default.
 
 ``copies: k`` (default 1; ``dogood build --copies K``) writes k rows per source
 document and config, each shifted with its own draws, for training-time
@@ -101,6 +103,8 @@ class Recipe:
     copies: int = 1
     #: FUNSD-style entity labels, in order (``None``: the source's, else those found in the data)
     labels: list[str] | None = None
+    #: write each word's quad after the geometric shifts (``quads: true``; the ``quads`` column)
+    quads: bool = False
     path: Path | None = field(default=None, compare=False)
     #: ``CONFIG.PARAM=VALUE`` overrides this recipe was built with (``--set``); the card lists them.
     overrides: tuple[str, ...] = ()
@@ -225,7 +229,7 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
     if missing:
         raise RecipeError(f"{where}: missing {', '.join(missing)}")
     known = {"name", "version", "description", "source", "split", "splits", "seed", "configs", "schema", "shard_size",
-             "combinations", "box_level", "copies", "labels", "severities"}
+             "combinations", "box_level", "copies", "labels", "severities", "quads"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise RecipeError(f"{where}: unknown key(s) {', '.join(unknown)}")
@@ -296,6 +300,9 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
     except RecipeError as exc:
         raise RecipeError(f"{where}: {exc}") from None
     labels = check_labels(data.get("labels"), where)
+    quads = data.get("quads", False)
+    if not isinstance(quads, bool):
+        raise RecipeError(f"{where}: quads must be true or false, got {quads!r}")
     return Recipe(
         name=str(data["name"]),
         version=version,
@@ -309,6 +316,7 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
         shard_size=shard_size,
         copies=copies,
         labels=labels,
+        quads=quads,
         path=path,
         severities=severities,
         levels=levels,

@@ -151,7 +151,7 @@ def write_shards(plan: BuildPlan, work: Path, shards: list[Shard], results: Iter
     written = []
     for shard in shards:
         files = {c: ShardFile(shard_path(work, c, shard.split, shard.k, shard.num_shards), plan.schema,
-                           plan.labels)
+                           plan.labels, plan.quads)
                  for c in plan.configs}
         stats: dict[str, dict[str, Any]] = {c: {} for c in plan.configs}
         skipped, documents = [], 0

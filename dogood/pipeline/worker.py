@@ -38,6 +38,7 @@ class WorkerSpec:
     copies: int = 1
     labels: tuple[str, ...] | None = None  # FUNSD-style: the entity labels naming ``ner_tags`` (default FUNSD's)
     measured: frozenset[str] = frozenset()  # severity configs, whose statistics add the measured effects
+    quads: bool = False  # every word's quad carried through the shifts and written (``quads: true``)
 
 
 _WORKER: dict[str, WorkerSpec] = {}
@@ -99,6 +100,8 @@ def _process(task: Task, doc: Document | None = None) -> tuple:
         if doc is None:
             doc = spec.sources[split].load(doc_id)
         doc.image.check_pixels()  # decoded once: undecodable pixel data is never written
+        if spec.quads:
+            doc = doc.with_quads()
         source_page = SourcePage(doc)  # what the factor measures read of the source, once for every config
         results = {}
         for config, chain in spec.chains.items():
@@ -109,7 +112,7 @@ def _process(task: Task, doc: Document | None = None) -> tuple:
                     shifted.image.check_pixels()
                 if spec.copies > 1:
                     shifted = shifted.replace(id=copy_id(doc_id, copy, spec.copies))
-                row = document_to_row(shifted, spec.schema, spec.box_level, spec.labels)
+                row = document_to_row(shifted, spec.schema, spec.box_level, spec.labels, quads=spec.quads)
                 stats = document_stats(doc, shifted, row, spec.schema, spec.labels, measure=config in spec.measured,
                                        source_page=source_page)
                 results[config].append((row, stats))

@@ -12,7 +12,9 @@
   ``annotations`` with ``bbox: [x, y, w, h]`` in pixels and ``category_id``, ``categories``), one
   annotation per entity (category: its label; the default for FUNSD-style data) or, with ``level="word"``
   (the default for data without entities), per word (its entity's label;
-  ``word`` for a word in no entity); pages in ``<config>/<split>/images/``.
+  ``word`` for a word in no entity); pages in ``<config>/<split>/images/``. Category ids are 1..n in the
+  order of the build's entity labels. A build made with ``quads: true`` gives each word's (and each one-word
+  entity's, as a ``coco_layout`` region) quad as its ``segmentation`` polygon.
 - ``jsonl``: ``<config>/<split>/documents.jsonl``, one JSON object per document: ``id``, ``image``
   (path relative to the file), ``width``, ``height``, ``words``, ``boxes`` (pixels, ``[x0, y0, x1, y1]``),
   ``labels`` (each word's entity label or ``null``), ``label`` (the document class or ``null``).
@@ -38,6 +40,7 @@ from PIL import Image
 
 from dogood.core.document import Document
 from dogood.core.errors import DogoodError
+from dogood.core.schema import FUNSD_LABELS
 from dogood.pipeline.safety import commit, is_dogood_build, portable
 
 FORMATS = ("funsd-json", "coco", "jsonl")
@@ -87,8 +90,11 @@ def export(folder: str | Path, fmt: str, dest: str | Path | None = None, *, conf
             counts[config] = {}
             for split in _splits(folder, config):
                 docs = _documents(folder, config, split)
-                writer = {"funsd-json": _write_funsd, "coco": _write_coco, "jsonl": _write_jsonl}[fmt]
-                counts[config][split] = writer(docs, tmp / config, split, level)
+                if fmt == "coco":
+                    counts[config][split] = _write_coco(docs, tmp / config, split, level, _build_labels(info))
+                else:
+                    writer = {"funsd-json": _write_funsd, "jsonl": _write_jsonl}[fmt]
+                    counts[config][split] = writer(docs, tmp / config, split, level)
             if fmt == "funsd-json":
                 for name in FUNSD_SPLIT_DIRS.values():  # a FUNSD folder has both; the one not built stays empty
                     for sub in ("annotations", "images"):
@@ -222,11 +228,26 @@ def _write_page(doc: Document, base: Path, names: _Names) -> str:
     return rel
 
 
-def _write_coco(docs, config_dir: Path, split: str, level: str) -> int:
+def _quad_polygon(word) -> list[list[float]]:
+    """A word's quad (built with ``quads: true``) as a COCO polygon; none without one."""
+    return [list(word.quad)] if word.quad is not None else []
+
+
+def _build_labels(info: dict) -> tuple[str, ...]:
+    """The entity labels of a FUNSD-style build (its ``labels``, else FUNSD's); none for other schemas."""
+    if info.get("schema", "funsd") != "funsd":
+        return ()
+    return tuple(info.get("labels") or FUNSD_LABELS)
+
+
+def _write_coco(docs, config_dir: Path, split: str, level: str, labels: tuple[str, ...] = ()) -> int:
+    """Category ids: the build's entity labels first, 1..n in their order (so every config and split, and a
+    ``coco_layout`` build of a COCO folder whose ids are 1..n, number them alike), then other names as met."""
     base = config_dir / split
     (base / "images").mkdir(parents=True, exist_ok=True)
     names = _Names(f"{config_dir.name} {split}")
-    images, annotations, categories = [], [], {}
+    images, annotations = [], []
+    categories = {name: k for k, name in enumerate(labels, start=1)}
 
     def category(name: str) -> int:
         return categories.setdefault(name, len(categories) + 1)
@@ -238,18 +259,19 @@ def _write_coco(docs, config_dir: Path, split: str, level: str) -> int:
             entry["label"] = doc.label
         images.append(entry)
         if level == "entity":
-            items = [(doc.entity_box(ent), ent.label, doc.entity_text(ent), {"entity_id": ent.id})
+            items = [(doc.entity_box(ent), ent.label, doc.entity_text(ent), {"entity_id": ent.id},
+                      _quad_polygon(doc.words[ent.word_ids[0]]) if len(ent.word_ids) == 1 else [])
                      for ent in doc.entities]
         else:
-            items = [(w.box, label or "word", w.text, {"word_id": i})
+            items = [(w.box, label or "word", w.text, {"word_id": i}, _quad_polygon(w))
                      for i, (w, label) in enumerate(zip(doc.words, _labels(doc)))]
-        for box, label, text, extra in items:
+        for box, label, text, extra, polygon in items:
             if box is None:
                 continue
             x0, y0, x1, y1 = box
             annotations.append({"id": len(annotations) + 1, "image_id": image_id, "category_id": category(label),
                                 "bbox": [x0, y0, x1 - x0, y1 - y0], "area": (x1 - x0) * (y1 - y0), "iscrowd": 0,
-                                "segmentation": [], "text": text, **extra})
+                                "segmentation": polygon, "text": text, **extra})
     coco = {"info": {"description": f"dogood export of config {config_dir.name}, split {split}"},
             "images": images, "annotations": annotations,
             "categories": [{"id": i, "name": name, "supercategory": "text"} for name, i in categories.items()]}

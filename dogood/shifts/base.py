@@ -280,6 +280,8 @@ class Shift:
             skipped = None
         except SkipDocument as why:
             out, skipped = doc, str(why) or "skipped"
+        if doc.has_quads and not out.has_quads:  # quads asked for: words this shift rebuilt keep the flag
+            out = out.with_quads()
         record = ShiftRecord(self.name, self.recorded_params(), int(seed), skipped, dict(counts),
                              {k: dict(v) for k, v in tallies.items()})
         return out.with_shift(record)

@@ -40,7 +40,7 @@ class Source(Protocol):
         ...
 
 
-SOURCE_KINDS = ("funsd", "rvl_cdip", "docvqa", "hf", "synthetic")
+SOURCE_KINDS = ("funsd", "rvl_cdip", "docvqa", "hf", "synthetic", "coco_layout")
 
 
 def open_source(spec: Mapping[str, Any], split: str, path: str | Path | None = None) -> Source:
@@ -61,6 +61,8 @@ def open_source(spec: Mapping[str, Any], split: str, path: str | Path | None = N
         from dogood.sources.hf_dataset import HFDatasetSource as cls
     elif kind == "synthetic":
         from dogood.sources.synthetic import SyntheticSource as cls
+    elif kind == "coco_layout":
+        from dogood.sources.coco_layout import CocoLayoutSource as cls
     else:
         raise RecipeError(f"unknown source kind {kind!r}; expected one of {', '.join(SOURCE_KINDS)}")
     where = "name" if kind == "hf" else "root"

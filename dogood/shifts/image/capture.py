@@ -26,6 +26,7 @@ from dogood.page.camera import (
     texture,
 )
 from dogood.page.photos import photo_credits
+from dogood.page.quads import quad_tuples, warp_quads
 from dogood.core.document import Document, PageImage, Word
 from dogood.core.papers import Cites
 from dogood.shifts.resources import resource
@@ -81,6 +82,9 @@ class CapturePage(Shift):
     uniform draw, the noise comes from a generator of its own), so the
     levels of one config share the pose's axis, the creases' lines, the
     light, the photo and the noise pattern, and differ in their amounts.
+
+    With quads asked for (``quads: true``), each word's quad is where the camera's map puts its box's four
+    corners (:func:`dogood.page.quads.warp_quads`).
 
     Counts: ``words``, ``fallback_boxes`` (words squeezed out, placed by their
     centre), with ``ink``, ``no_ink``. Tallies: ``photo`` and ``licence`` (the
@@ -243,7 +247,9 @@ class CapturePage(Shift):
 
         boxes, found = carry_boxes(doc.boxes, backward, pixels, self.reproject,
                                    warped=image.to_array() if self.reproject == "margins" else None)
-        words = tuple(Word(w.text, tuple(b)) for w, b in zip(doc.words, boxes.tolist()))
+        quads = quad_tuples(warp_quads(doc.quads, backward)[0]) if doc.has_quads else None
+        words = tuple(Word(w.text, tuple(b), None if quads is None else quads[i])
+                      for i, (w, b) in enumerate(zip(doc.words, boxes.tolist())))
         counts = {"words": len(words), "fallback_boxes": found["fallback_boxes"]}
         if "no_ink" in found:
             counts["no_ink"] = found["no_ink"]

@@ -12,6 +12,7 @@ from dogood.core.errors import DocumentError
 from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
+from dogood.page.quads import quad_tuples, warp_quads
 from dogood.page.warp import (
     CANVASES,
     INTERPOLATIONS,
@@ -43,7 +44,8 @@ class DistortPage(Shift):
     each box): tight, as OCR draws boxes, so FUNSD's looser boxes shrink (a box-size change besides the warp);
     ``"box"`` the whole warped box (for a rotated or curved word, larger than its ink). Texts, word order,
     entities, links, the document label and QA pairs are unchanged; a grayscale page stays grayscale and an RGB
-    page RGB. Counts: ``words``, ``fallback_boxes`` (words squeezed out of the output, placed by their centre)
+    page RGB. With quads asked for (``quads: true``), each word's quad is where the map puts its box's four
+    corners (:func:`dogood.page.quads.warp_quads`). Counts: ``words``, ``fallback_boxes`` (words squeezed out of the output, placed by their centre)
     and, unless ``"box"``, ``no_ink`` (words whose box held no ink, re-projected as boxes).
 
     Every random parameter is drawn at full strength and the map at ``strength`` is the identity plus
@@ -146,7 +148,9 @@ class DistortPage(Shift):
         backward = self.backward_map(doc, pixels, rng)
         warped = apply_map(pixels, backward, self.border_value, self.interpolation)
         boxes, found = carry_boxes(doc.boxes, backward, pixels, self.reproject, warped=warped)
-        words = tuple(Word(w.text, tuple(int(v) for v in b)) for w, b in zip(doc.words, boxes))
+        quads = quad_tuples(warp_quads(doc.quads, backward)[0]) if doc.has_quads else None
+        words = tuple(Word(w.text, tuple(int(v) for v in b), None if quads is None else quads[i])
+                      for i, (w, b) in enumerate(zip(doc.words, boxes)))
         out = doc.replace(image=PageImage.from_array(warped, encoding=self.encoding), words=words)
         counts = {"words": len(words), "fallback_boxes": found["fallback_boxes"]}
         if "no_ink" in found:

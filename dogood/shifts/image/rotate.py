@@ -11,6 +11,7 @@ from pydantic import Field
 from dogood.core.document import Document, PageImage, Word
 from dogood.core.papers import Cites
 from dogood.page.affine import CANVASES, affine_boxes, affine_ink_boxes, rotation, warp_page
+from dogood.page.quads import affine_quads, clip_quads, quad_tuples
 from dogood.page.warp import ink_mask
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
@@ -38,6 +39,9 @@ class RotatePage(Shift):
     ``fill: black``; boxes are the turned outlines' bounds on the grown canvas, where detectron2 clips them to
     the *original* page size (RoDLA's rotated boxes are cut at the right and bottom); seeded per document; bicubic
     resampling by default (Tesseract reads these ~100 dpi scans better than after bilinear blur).
+
+    With quads asked for (``quads: true``), each word's quad is its four corners turned exactly
+    (:func:`dogood.page.quads.affine_quads`).
 
     Counts: ``words``, ``angle_centidegrees`` (the size of the angle drawn, in 1/100 degree) and, with
     ``reproject: ink``, ``no_ink`` (words whose box held no ink: their outline's bounds); tallies: ``direction``
@@ -94,6 +98,8 @@ class RotatePage(Shift):
             boxes, counts["no_ink"] = affine_ink_boxes(doc.boxes, matrix, size, ink_mask(pixels, doc.boxes))
         else:
             boxes = affine_boxes(doc.boxes, matrix, size)
-        words = tuple(Word(w.text, tuple(int(v) for v in b)) for w, b in zip(doc.words, boxes))
+        quads = quad_tuples(clip_quads(affine_quads(doc.quads, matrix), size)) if doc.has_quads else None
+        words = tuple(Word(w.text, tuple(int(v) for v in b), None if quads is None else quads[i])
+                      for i, (w, b) in enumerate(zip(doc.words, boxes)))
         out = doc.replace(image=PageImage.from_array(turned), words=words)
         return Outcome(out, counts, {"direction": {"counter-clockwise" if angle > 0 else "clockwise": 1}})

@@ -26,12 +26,12 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-from dogood.core.document import Document, Word
+from dogood.core.document import Document
 
 
 def with_boxes(doc: Document, boxes: np.ndarray, **changes) -> Document:
     """``doc`` with word ``i`` given box ``boxes[i]`` (texts kept) and the other ``changes`` made."""
-    words = tuple(Word(w.text, tuple(int(v) for v in b)) for w, b in zip(doc.words, boxes))
+    words = tuple(w.moved(tuple(int(v) for v in b)) for w, b in zip(doc.words, boxes))
     return doc.replace(words=words, **changes)
 
 

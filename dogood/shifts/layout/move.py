@@ -478,7 +478,7 @@ class MoveEntities(Shift):
             out[fy0 + dy : fy1 + dy, fx0 + dx : fx1 + dx][moving] = pixels[fy0:fy1, fx0:fx1][moving]
         if not counts["moved"]:
             return Outcome(doc, counts)
-        words = tuple(Word(w.text, tuple(b)) for w, b in zip(doc.words, boxes))
+        words = tuple(w.moved(b, pixels_moved=True) for w, b in zip(doc.words, boxes))
         return Outcome(doc.replace(words=words, image=PageImage.from_array(out)), counts)
 
 

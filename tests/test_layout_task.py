@@ -1,0 +1,270 @@
+"""Document layout analysis (issue 29 part 4): the coco_layout source, export --format coco round trip, and
+``dogood eval --task layout`` (pycocotools' COCOeval, paired bootstrap, RoDLA-style mPE/mRD), on a COCO folder
+made from FUNSD's entity boxes (header, question, answer, other)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dogood.cli.main import main
+from dogood.eval.layout_task import CocoScorer, ground_truth, rodla_scores
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import parse_recipe
+from dogood.share.export import export
+from dogood.sources.coco_layout import CocoLayoutSource
+
+CATEGORIES = ["header", "question", "answer", "other"]
+FORMS = 6
+
+
+@pytest.fixture(scope="module")
+def coco_folder(funsd_test, tmp_path_factory):
+    """A COCO folder (``test.json``, ``test/<id>.png``) of FUNSD forms, one region per entity with words."""
+    root = tmp_path_factory.mktemp("coco-layout")
+    (root / "test").mkdir()
+    images, annotations = [], []
+    for image_id, doc_id in enumerate(list(funsd_test.ids())[:FORMS], start=1):
+        doc = funsd_test.load(doc_id)
+        shutil.copy(funsd_test.image_path(doc_id), root / "test" / f"{doc_id}.png")
+        images.append({"id": image_id, "file_name": f"{doc_id}.png", "width": doc.width, "height": doc.height})
+        for ent in doc.entities:
+            box = doc.entity_box(ent)
+            if box is None:
+                continue
+            x0, y0, x1, y1 = box
+            annotations.append({"id": len(annotations) + 1, "image_id": image_id, "iscrowd": 0,
+                                "category_id": CATEGORIES.index(ent.label) + 1, "bbox": [x0, y0, x1 - x0, y1 - y0],
+                                "area": (x1 - x0) * (y1 - y0), "segmentation": []})
+    coco = {"images": images, "annotations": annotations,
+            "categories": [{"id": k + 1, "name": n, "supercategory": "layout"} for k, n in enumerate(CATEGORIES)]}
+    (root / "test.json").write_text(json.dumps(coco))
+    return root
+
+
+RECIPE = {"name": "layout-check", "version": "1.0.0", "source": {"kind": "coco_layout"}, "splits": ["test"],
+          "seed": 0, "configs": {"original": [], "rotate": [{"shift": "rotate"}],
+                                 "scan": [{"shift": "scan_quality", "kinds": ["noise"]}]}}
+
+
+@pytest.fixture(scope="module")
+def built(coco_folder, tmp_path_factory):
+    out = tmp_path_factory.mktemp("layout-build") / "layout"
+    build(parse_recipe(RECIPE), out, source_path=coco_folder, progress=False, configs=["original", "rotate"])
+    return out
+
+
+def _regions(coco: dict) -> dict[str, list]:
+    """file stem -> sorted (category name, category id, bbox) of its annotations."""
+    names = {c["id"]: c["name"] for c in coco["categories"]}
+    stem = {im["id"]: Path(im["file_name"]).stem for im in coco["images"]}
+    out: dict[str, list] = {s: [] for s in stem.values()}
+    for a in coco["annotations"]:
+        out[stem[a["image_id"]]].append((names[a["category_id"]], a["category_id"], [float(v) for v in a["bbox"]]))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def test_source_reads_regions_as_labelled_entities(coco_folder, funsd_test):
+    source = CocoLayoutSource(root=coco_folder, split="test")
+    assert source.entity_labels() == tuple(CATEGORIES)
+    ids = source.ids()
+    assert ids == list(funsd_test.ids())[:FORMS]
+    doc, form = source.load(ids[0]), funsd_test.load(ids[0])
+    expected = sorted((e.label, form.entity_box(e)) for e in form.entities if form.entity_box(e) is not None)
+    assert sorted((e.label, doc.entity_box(e)) for e in doc.entities) == expected
+    assert all(len(e.word_ids) == 1 for e in doc.entities)
+
+
+def test_build_and_export_coco_round_trip(built, coco_folder, tmp_path):
+    dest = tmp_path / "exported"
+    export(built, "coco", dest)
+    original = json.loads((coco_folder / "test.json").read_text())
+    exported = json.loads((dest / "original" / "test" / "annotations.json").read_text())
+    # identical boxes and categories (names and ids), page by page
+    assert _regions({**exported, "images": [{**im, "file_name": im["dogood_id"]} for im in exported["images"]]}) \
+        == _regions(original)
+    assert [c["name"] for c in exported["categories"]] == CATEGORIES
+    # the turned config keeps every region and its category; its boxes moved
+    turned = json.loads((dest / "rotate" / "test" / "annotations.json").read_text())
+    assert len(turned["annotations"]) == len(original["annotations"])
+    assert sorted(a["category_id"] for a in turned["annotations"]) == sorted(a["category_id"] for a in original["annotations"])
+    assert [a["bbox"] for a in turned["annotations"]] != [a["bbox"] for a in exported["annotations"]]
+
+
+def test_rows_carry_regions_and_categories(built):
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(next((built / "data" / "rotate").glob("test-*.parquet"))).to_pylist()
+    row = rows[0]
+    full = row["dogood"]
+    labels = [e["label"] for e in full["entities"]]
+    assert set(labels) <= set(CATEGORIES) and len(labels) == len(full["words"])
+    w, h = full["width"], full["height"]
+    for e in full["entities"]:
+        x0, y0, x1, y1 = full["word_boxes"][e["word_ids"][0]]
+        assert 0 <= x0 < x1 <= w and 0 <= y0 < y1 <= h
+
+
+# -- scoring -----------------------------------------------------------------------------------------------------------
+
+def _gt(coco_folder):
+    source = CocoLayoutSource(root=coco_folder, split="test")
+    return ground_truth([source.load(i) for i in source.ids()], CATEGORIES)
+
+
+def _interpolated_ap(k: int, n: int, precision: float = 1.0) -> float:
+    """COCO's 101-point AP when k of n regions are found, all ranked at one precision: ``precision`` times the
+    share of recall thresholds 0, .01, ..., 1 at or below k/n."""
+    return precision * (np.floor(100 * k / n + 1e-9) + 1) / 101 if k else 0.0
+
+
+def _known_errors(gt, drop_every=3, false_positive=True):
+    """Predictions from the ground truth: every region exact (score 0.9) but each ``drop_every``-th of a
+    category missed, and one false positive per category scored above all (1.0) far from any region."""
+    results, kept = [], {}
+    seen: dict[int, int] = {}
+    for a in gt["annotations"]:
+        c = a["category_id"]
+        seen[c] = seen.get(c, 0) + 1
+        if seen[c] % drop_every == 0:
+            continue
+        kept[c] = kept.get(c, 0) + 1
+        results.append({"image_id": a["image_id"], "category_id": c, "bbox": a["bbox"], "score": 0.9})
+    if false_positive:
+        for c in seen:
+            results.append({"image_id": 1, "category_id": c, "bbox": [1, 1, 3, 3], "score": 1.0})
+    return results, kept, seen
+
+
+def test_map_equals_hand_computed_and_pycocotools(coco_folder, tmp_path):
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    gt = _gt(coco_folder)
+    results, kept, seen = _known_errors(gt)
+    # exact boxes: every IoU threshold gives the same AP; the false positive ranked first caps precision at k/(k+1)
+    expected = np.mean([_interpolated_ap(kept[c], seen[c], kept[c] / (kept[c] + 1)) for c in seen])
+    scores = CocoScorer(gt, results).score()
+    assert scores["mAP"] == pytest.approx(expected, abs=1e-12)
+    assert scores["AP50"] == pytest.approx(expected, abs=1e-12) and scores["AP75"] == pytest.approx(expected, abs=1e-12)
+    # pycocotools on the same files (summarize's stats): the hand-computed value; then with boxes also shrunk to
+    # IoU 0.8, ours equal to pycocotools'
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+
+    def pycocotools_stats(dets):
+        (tmp_path / "dt.json").write_text(json.dumps(dets))
+        with contextlib.redirect_stdout(io.StringIO()):
+            coco = COCO(str(tmp_path / "gt.json"))
+            e = COCOeval(coco, coco.loadRes(str(tmp_path / "dt.json")), "bbox")
+            e.evaluate(), e.accumulate(), e.summarize()
+        return e
+
+    assert list(pycocotools_stats(results).stats[:3]) == pytest.approx([expected] * 3, abs=1e-12)
+    shrunk = [{**r, "bbox": [r["bbox"][0], r["bbox"][1], r["bbox"][2] * 0.8, r["bbox"][3]]} for r in results]
+    e = pycocotools_stats(shrunk)
+    ours = CocoScorer(gt, shrunk).score()
+    assert [ours["mAP"], ours["AP50"], ours["AP75"]] == pytest.approx(list(e.stats[:3]), abs=1e-12)
+    assert ours["AP50"] == ours["AP75"] > ours["mAP"]  # IoU 0.8 passes .50 and .75; fails .85 and up
+
+
+def test_bootstrap_draw_equals_cocoeval_on_duplicated_pages(coco_folder):
+    """Re-accumulating over a multiset of pages is COCOeval on a dataset where the drawn pages repeat."""
+    gt = _gt(coco_folder)
+    results, _, _ = _known_errors(gt, drop_every=2, false_positive=False)
+    results = [{**r, "bbox": [r["bbox"][0] + 1, r["bbox"][1], r["bbox"][2], r["bbox"][3]]} for r in results]
+    draw = [1, 1, 3, 4, 4, 4]
+    copies_gt = {"images": [], "annotations": [], "categories": gt["categories"]}
+    copies_dt = []
+    for new_id, old in enumerate(draw, start=1):
+        copies_gt["images"].append({**next(im for im in gt["images"] if im["id"] == old), "id": new_id})
+        for a in gt["annotations"]:
+            if a["image_id"] == old:
+                copies_gt["annotations"].append({**a, "id": len(copies_gt["annotations"]) + 1, "image_id": new_id})
+        copies_dt += [{**r, "image_id": new_id} for r in results if r["image_id"] == old]
+    assert CocoScorer(gt, results).score(draw) == pytest.approx(CocoScorer(copies_gt, copies_dt).score(), abs=1e-12)
+
+
+def test_rodla_scores_follow_the_stated_formula():
+    out = rodla_scores({"rotate@1": 0.8, "rotate@2": 0.6, "blur": 0.5}, {"rotate@1": 0.1, "rotate@2": 0.3, "blur": 0.25})
+    rot = out["perturbations"]["rotate"]
+    assert rot["mAP"] == pytest.approx(0.7) and rot["mPE"] == pytest.approx(0.2)
+    assert rot["RD"] == pytest.approx(0.3 / 0.2)
+    assert out["perturbations"]["blur"]["RD"] == pytest.approx(0.5 / 0.25)
+    assert out["mRD"] == pytest.approx(100 * (1.5 + 2.0) / 2) and out["P-Avg"] == pytest.approx((0.7 + 0.5) / 2)
+
+
+def test_eval_task_layout_end_to_end(built, tmp_path, capsys):
+    """``dogood eval --task layout`` on the build: exact predictions on ID, known misses on the turned pages."""
+    dest = tmp_path / "exported"
+    export(built, "coco", dest)
+    preds = tmp_path / "preds"
+    preds.mkdir()
+    id_gt = json.loads((dest / "original" / "test" / "annotations.json").read_text())
+    ood_gt = json.loads((dest / "rotate" / "test" / "annotations.json").read_text())
+    exact = [{"image_id": a["image_id"], "category_id": a["category_id"], "bbox": a["bbox"], "score": 0.9}
+             for a in id_gt["annotations"]]
+    (preds / "original.json").write_text(json.dumps(exact))
+    ood, kept, seen = _known_errors(ood_gt, drop_every=2, false_positive=False)
+    (preds / "rotate.json").write_text(json.dumps(ood))
+    out = tmp_path / "report"
+    assert main(["eval", "--task", "layout", "--id", f"{built}:original", "--ood", f"{built}:rotate",
+                 "--predictions", str(preds), "--out", str(out), "--bootstrap", "50", "--quiet"]) == 0
+    report = json.loads((out / "layout_report.json").read_text())
+    rows = {r["role"]: r for r in report["datasets"]}
+    assert rows["id"]["mAP"] == pytest.approx(1.0)
+    expected = np.mean([_interpolated_ap(kept[c], seen[c]) for c in seen])
+    assert rows["ood"]["mAP"] == pytest.approx(expected, abs=1e-12)
+    assert rows["ood"]["drop"] == pytest.approx(1.0 - expected, abs=1e-12)
+    low, high = rows["ood"]["drop_ci"]
+    assert low <= 1.0 - expected <= high
+    rot = report["robustness"]["perturbations"]["rotate"]
+    assert 0 < rot["mPE"] < 1 and rot["RD"] == pytest.approx((1 - expected) / rot["mPE"])
+    assert report["robustness"]["mRD"] == pytest.approx(100 * rot["RD"])
+    assert "mRD" in capsys.readouterr().out
+
+
+def test_region_boxes_round_outwards_and_stay_on_the_page():
+    from dogood.sources.coco_layout import region_box
+
+    assert region_box([10.2, 5.7, 3.1, 4.0], 100, 100) == (10, 5, 14, 10)
+    assert region_box([10, 20, 30, 40], 100, 100) == (10, 20, 40, 60)  # whole pixels: as given
+    assert region_box([90, 90, 20, 20], 100, 100) == (90, 90, 100, 100)
+
+
+def test_a_folder_without_annotations_is_a_named_error(tmp_path, capsys):
+    from dogood.core.errors import SourceError
+
+    with pytest.raises(SourceError, match="no annotation file for split 'val'"):
+        CocoLayoutSource(root=tmp_path, split="val")
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text("name: r\nversion: 1.0.0\nsource: {kind: coco_layout}\nsplits: [val]\nconfigs: {original: []}\n")
+    assert main(["build", str(recipe), "--source", str(tmp_path), "--out", str(tmp_path / "out")]) != 0
+    err = capsys.readouterr().err
+    assert "dogood: error: coco_layout: no annotation file" in err and "Traceback" not in err
+    assert main(["eval", "--task", "layout", "--id", str(tmp_path), "--ood", str(tmp_path)]) != 0
+    assert "--predictions" in capsys.readouterr().err
+
+
+def test_quads_export_as_segmentation_polygons(coco_folder, tmp_path):
+    """Built with quads: true, a turned region's COCO segmentation is its four corners, inside its bbox."""
+    out = tmp_path / "quads"
+    build(parse_recipe({**RECIPE, "quads": True}), out, source_path=coco_folder, progress=False, limit=2,
+          configs=["original", "rotate"])
+    export(out, "coco", tmp_path / "exported")
+    plain = json.loads((tmp_path / "exported" / "original" / "test" / "annotations.json").read_text())
+    turned = json.loads((tmp_path / "exported" / "rotate" / "test" / "annotations.json").read_text())
+    for a in plain["annotations"]:  # unshifted: the bbox's corners
+        x, y, w, h = a["bbox"]
+        assert a["segmentation"] == [[x, y, x + w, y, x + w, y + h, x, y + h]]
+    for a in turned["annotations"]:
+        (poly,) = a["segmentation"]
+        xs, ys = np.array(poly[0::2]), np.array(poly[1::2])
+        x, y, w, h = a["bbox"]
+        assert xs.min() >= x - 1 and xs.max() <= x + w + 1 and ys.min() >= y - 1 and ys.max() <= y + h + 1
+    assert any(len({round(v) for v in a["segmentation"][0][1::2]}) > 2 for a in turned["annotations"])  # sloped
