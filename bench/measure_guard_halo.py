@@ -8,8 +8,11 @@ then the background is guarded three ways and the ink composited and JPEG
 encoded as the shift does: ``off`` (no guard), ``box`` (the guard before
 issue 14: weights painted over each word box grown by half its height,
 feathered by a small Gaussian; kept here for comparison) and ``ink`` (the
-shift's guard: weights laid on the ink, dilated by three word heights and
-feathered by one).
+shift's guard: before issue 25, weights laid on the ink, dilated by three
+word heights and feathered by one; since, a fade over the text's region,
+weights spread seven word heights and feathered by two: the figures below
+are the earlier guard's; ``bench/measure_natural.py`` measures the current
+one per severity level).
 
 Halo: :func:`dogood.measures.halo.edge_steps` at every word box and at one random
 rectangle of the same size per word (:func:`dogood.measures.halo.random_rectangles`,
@@ -76,6 +79,7 @@ from dogood.core.document import PageImage  # noqa: E402
 from dogood.measures.halo import edge_steps, halo_test, random_rectangles  # noqa: E402
 from dogood.page.ink import composite, gray, ink_matte  # noqa: E402
 from dogood.shifts.image.natural_background import (  # noqa: E402
+    MATTE_REGION,
     NaturalBackground,
     fit_photo,
     guard_needs,
@@ -135,7 +139,7 @@ def guarded_page(doc, seed: int, guard: str, shift: NaturalBackground | None = N
     shift = shift or NaturalBackground()
     pixels = doc.image.to_array()
     boxes = doc.boxes
-    matte = ink_matte(pixels, boxes, region=shift.region)
+    matte = ink_matte(pixels, boxes, region=MATTE_REGION[shift.region])
     rng = np.random.default_rng(seed)
     pool = shift.pool
     photo = pool.choose(rng)
@@ -186,7 +190,7 @@ def timing(source: FunsdSource, ids) -> dict[str, float]:
         for _ in range(2):  # the first round warms caches; the second is kept
             t = {}
             start = time.perf_counter()
-            matte = ink_matte(pixels, boxes)
+            matte = ink_matte(pixels, boxes, region="connected")
             rng = np.random.default_rng(k)
             photo = shift.pool.choose(rng)
             background = fit_photo(shift.pool.load(photo), doc.width, doc.height, shift.fit, rng)

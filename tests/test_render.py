@@ -109,6 +109,7 @@ def test_any_text_fits_its_box(text):
     before, after = doc.image.to_array(), out.image.to_array()
     box = inside(BOXES[0], before.shape)
     assert np.array_equal(before[~box], after[~box])
+    assert out.words == replace_texts(doc, {0: text}).words  # boxes are the words' own
     style = choose_styles(replace_texts(doc, {0: text}), [0], original=doc)[0]
     alpha = text_alpha(text, BOXES[0], style)
     assert alpha.shape == (24, 90)
@@ -152,6 +153,18 @@ def test_form_lines_through_a_box_survive_the_erase():
     text_area = after[12:36, 40:110].copy()
     text_area[:, 19:23] = 245  # leave out the rule
     assert text_area.min() > 180  # the letters are gone
+
+
+def test_a_bold_words_own_baseline_is_erased_with_it(funsd_test):
+    """The letters of a bold word at a dozen pixels can stand on one unbroken row of ink ("Gas" in a FUNSD
+    table): that row is the word, not a form rule, so erasing the word leaves no dash; the table's rules above
+    and below the box stay."""
+    doc = funsd_test.load("82200067_0069")
+    assert doc.words[149].text == "Gas"
+    x0, y0, x1, y1 = doc.words[149].box
+    after = gray(render_words(replace_texts(doc, {149: ""}), [149], original=doc).image.to_array())
+    assert after[y0:y1, x0:x1].min() > 180
+    assert (after[y0 - 2, x0:x1] < 100).mean() > 0.5 and (after[y1 + 1, x0:x1] < 100).mean() > 0.5
 
 
 def test_margin_erases_strokes_that_overflow_a_tight_box():
@@ -213,7 +226,9 @@ def test_a_changed_word_is_drawn_like_its_neighbours():
     out = render_words(replace_texts(doc, {1: "Amount"}), [1], original=doc).image.to_array()
     truth = page_in("LiberationSerif-Bold", texts=("Invoice", "Amount")).image.to_array()
     x0, y0, x1, y1 = doc.words[1].box
-    assert ink_iou(out[y0:y1, x0:x1], truth[y0:y1, x0:x1]) > 0.75  # same face, size and baseline
+    # same face, size and baseline (a pixel or two to the left: the text is kept inside its box, and "A" starts
+    # where "N" started)
+    assert max(ink_iou(out[y0:y1, x0 + dx:x1 + dx], truth[y0:y1, x0:x1]) for dx in range(-2, 3)) > 0.75
 
 
 def test_unknown_old_text_borrows_the_entity_style():
@@ -273,3 +288,116 @@ def test_missing_fonts_raise_a_clear_error_and_change_nothing(monkeypatch, tmp_p
     assert not np.array_equal(erased.image.to_array(), doc.image.to_array())
     monkeypatch.delenv("DOGOOD_FONT_DIR")
     assert render_words(replace_texts(doc, {1: "Smith"}), [1], original=doc) is not doc  # found again
+
+
+# --- issue 25: a run of print keeps one style; a long replacement is no smear ------------------------------
+
+
+def form_field(texts=("Pages:", "3"), face="LiberationSerif-Regular", size=16, gap=12, right_room=200):
+    """A line of a form: a key and a short value in ``face``, blank paper to the right of the value."""
+    im = Image.new("L", (80 + 60 * len(texts) + right_room, 50), 246)
+    draw = ImageDraw.Draw(im)
+    font = liberation(face, size)
+    words, x = [], 10
+    for text in texts:
+        draw.text((x, 32), text, fill=20, font=font, anchor="ls")
+        l, t, r, b = draw.textbbox((x, 32), text, font=font, anchor="ls")
+        words.append(Word(text, (l - 1, t - 1, r + 1, b + 1)))
+        x = r + gap
+    entities = (Entity(0, "question", (0,)), Entity(1, "answer", tuple(range(1, len(words)))))
+    return Document("field", PageImage.from_array(np.array(im)), tuple(words), entities)
+
+
+def ink_rows(pixels, box):
+    """Rows and columns (inclusive bounds) of the dark ink in ``box``."""
+    x0, y0, x1, y1 = box
+    ys, xs = np.nonzero(pixels[y0:y1, x0:x1] < 128)
+    return y0 + ys.min(), y0 + ys.max(), x0 + xs.min(), x0 + xs.max()
+
+
+def test_legible_says_which_texts_read_in_a_box():
+    """Twelve digits where a "3" was would be drawn at a fraction of the digit's size: not legible; three fit."""
+    doc = form_field()
+    style = choose_styles(replace_texts(doc, {1: "878"}), [1], original=doc)[1]
+    box = doc.words[1].box
+    assert render.legible("3", box, style) and render.legible("87", box, style)
+    assert not render.legible("123456789012", box, style) and not render.legible("12345", box, style)
+    ys = np.nonzero(text_alpha("87", box, style) > 127)[0]  # what passes is drawn at 80% of the size or more
+    o_top, o_bottom, _, _ = ink_rows(doc.image.to_array(), box)
+    assert ys.max() - ys.min() + 1 >= 0.8 * (o_bottom - o_top + 1) - 1
+
+
+def test_the_words_of_a_run_of_print_share_face_and_size():
+    """Each word of an entity is drawn at the entity's size, face and edge level, whatever its own fit says."""
+    doc = page_in("LiberationSans-Bold", texts=("Total", "amount", "due"))
+    styles = choose_styles(replace_texts(doc, {1: "balance"}), [0, 1, 2], original=doc)
+    assert len({(s.face, s.size, s.edge) for s in styles.values()}) == 1
+    assert styles[1].face == "LiberationSans-Bold" and abs(styles[1].size - 26) <= 1.5
+
+
+def test_funsd_runs_of_print_keep_their_family_slant_and_size(funsd_test):
+    """On real forms: a typed phone number under serif keys stays serif; a date stays upright at one size; a
+    short name in a sans table stays sans, where its own dozen pixels fit a serif a little better."""
+    fax = funsd_test.load("82092117")
+    cases = {38: "Serif", 39: "Serif", 40: "Serif", 31: "Serif", 224: "Serif", 225: "Serif", 226: "Serif"}
+    styles = choose_styles(fax, list(cases), original=fax)
+    for i, family in cases.items():
+        assert styles[i].face.startswith(f"Liberation{family}-"), (fax.words[i].text, styles[i].face)
+    date = [styles[i] for i in (224, 225, 226)]  # "12/10/98" in three words
+    assert not any("Italic" in s.face for s in date) and len({s.size for s in date}) == 1
+    table = funsd_test.load("82200067_0069")
+    words = [i for i, w in enumerate(table.words) if w.text in ("Maverick", "Zip", "Trip", "Astro", "Gas")]
+    styles = choose_styles(table, words, original=table)
+    assert {styles[i].face for i in words} == {"LiberationSans-Bold"}
+
+
+def test_value_text_augment_draws_no_smear_on_a_real_form(funsd_test):
+    """Every answer of a FUNSD table form replaced with render (numbers of 3 to 12 digits where 2 were): each
+    value is one that reads in its boxes, drawn at least 80% as tall as the old print (no smear), in the words'
+    own boxes; without render the same shift draws values that would not."""
+    from dogood.shifts import ValueTextAugment
+
+    doc = funsd_test.load("82200067_0069")
+    out = ValueTextAugment(render=True)(doc, 1)
+    before, after = doc.image.to_array(), out.image.to_array()
+    assert [w.box for w in out.words] == [w.box for w in doc.words]
+    changed = [i for i, w in enumerate(out.words) if w.text != doc.words[i].text]
+    assert len(changed) > 15
+    mask = np.zeros(before.shape, bool)
+    for i in changed:
+        mask |= inside(doc.words[i].box, before.shape)
+        o_top, o_bottom, _, _ = ink_rows(before, doc.words[i].box)
+        top, bottom, _, _ = ink_rows(after, doc.words[i].box)
+        assert bottom - top >= 0.8 * (o_bottom - o_top) - 1, (doc.words[i].text, out.words[i].text)
+    assert not ((before != after) & ~mask).any()
+    plain = ValueTextAugment()(doc, 1)  # text only: values as long as drawn (up to 12 digits in a 2-digit box)
+    styles = choose_styles(replace_texts(doc, {i: w.text for i, w in enumerate(plain.words)}), list(range(len(doc.words))),
+                           original=doc)
+    assert any(not render.legible(w.text, w.box, styles[i]) for i, w in enumerate(plain.words)
+               if w.text != doc.words[i].text and i in styles)
+
+
+def test_value_text_augment_runs_no_new_words_together(funsd_test):
+    """Faker words replace a value word for word; where the old token words are one printed word (``Maid`` ``-O``
+    ``Clover``, ``Dari`` ``Mart``: their boxes touch), two new words would be drawn with no space between them
+    (``Stanleyand``): with render such a value is drawn again or left unchanged; without render (text only) it
+    changes as before."""
+    from dogood.shifts import ValueTextAugment
+
+    doc = funsd_test.load("82200067_0069")
+    glued = [(140, 141), (141, 142), (143, 144)]
+    assert [doc.words[i].text for i in (140, 141, 142, 143, 144)] == ["Maid", "-O", "Clover", "Dari", "Mart"]
+    assert all(doc.words[b].box[0] - doc.words[a].box[2] <= 1 for a, b in glued)
+    ran_together = {True: 0, False: 0}
+    for seed in range(4):
+        for flag in (True, False):
+            out = ValueTextAugment(fraction=1.0, render=flag)(doc, seed)
+            for a, b in glued:
+                ta, tb = out.words[a].text, out.words[b].text
+                if (ta, tb) != (doc.words[a].text, doc.words[b].text):
+                    ran_together[flag] += ta[-1].isalnum() and tb[0].isalnum()
+    assert ran_together[True] == 0
+    assert ran_together[False] > 0  # the check is what keeps them apart
+    assert ValueTextAugment.joins_kept(doc, [143, 144], ["Webb-", "Group"])
+    assert not ValueTextAugment.joins_kept(doc, [143, 144], ["Webb", "Group"])
+    assert ValueTextAugment.joins_kept(doc, [134, 136], ["Freeman", "Ltd"])  # words apart on the page

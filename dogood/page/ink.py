@@ -9,7 +9,7 @@ modelled as a mix of paper and ink,
 
 with ``paper`` the local paper level (a grey-level closing of the page) and
 ``ink`` the tone of the word's strokes. Within each word box (or, with
-``region="page"``, over the whole page) a pixel is ink when its contrast to
+``region="page"`` and ``"connected"``, over the whole page) a pixel is ink when its contrast to
 the local paper passes Otsu's threshold of that box (adaptive binarisation);
 ``alpha`` is then solved from the mix for those pixels and their one-pixel
 rim, so stroke edges keep their partial coverage and the darkest pixels keep
@@ -70,6 +70,22 @@ def paper_level(luma: np.ndarray, stroke: int) -> np.ndarray:
     return cv2.morphologyEx(luma, cv2.MORPH_CLOSE, kernel)
 
 
+def wide_paper_level(luma: np.ndarray, stroke: int) -> np.ndarray:
+    """The paper grey at a larger scale: a closing :data:`WIDE_PAPER` strokes wide (at 1/4 of the page's size,
+    brought back bilinearly), so that a solid blot a few strokes wide (a punched hole, a filled mark) reads as
+    ink on the paper around it rather than as paper of its own (which leaves only its outline)."""
+    h, w = luma.shape
+    small = cv2.resize(luma, (max(1, -(-w // 4)), max(1, -(-h // 4))), interpolation=cv2.INTER_AREA)
+    k = max(3, (WIDE_PAPER * int(stroke)) // 4 | 1)
+    closed = cv2.morphologyEx(small, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)),
+                              borderType=cv2.BORDER_REPLICATE)
+    return cv2.resize(closed, (w, h), interpolation=cv2.INTER_LINEAR)
+
+
+#: How many stroke widths (half a median word height each) :func:`wide_paper_level` spans.
+WIDE_PAPER = 16
+
+
 def _stroke_width(boxes: np.ndarray, height: int) -> int:
     """A width larger than any stroke: half the median box height (or 1% of the page)."""
     if len(boxes):
@@ -123,21 +139,26 @@ def ink_matte(
     pixels : HxW or HxWx3 uint8 page.
     boxes : (n, 4) word boxes ``(x0, y0, x1, y1)`` in pixels.
     region : ``"words"`` (ink inside word boxes only: table rules, logos and
-        stamps outside the boxes count as background, as in Do-GOOD) or
-        ``"page"`` (every foreground pixel of the page; boxes only set the
-        stroke scale).
+        stamps outside the boxes count as background, as in Do-GOOD),
+        ``"connected"`` (the page's ink that reaches into a word box, each
+        stroke whole: see :func:`connected_strokes`) or ``"page"`` (every
+        foreground pixel of the page; boxes only set the stroke scale).
     pad : pixels added around each box, so strokes that touch the box edge keep their rim.
     min_contrast : grey levels between paper and ink below which a box holds no ink.
     """
-    if region not in ("words", "page"):
-        raise ValueError(f"region must be 'words' or 'page', got {region!r}")
+    if region not in REGIONS:
+        raise ValueError(f"region must be one of {', '.join(map(repr, REGIONS))}, got {region!r}")
     boxes = np.zeros((0, 4), np.int64) if boxes is None else np.asarray(boxes, np.int64).reshape(-1, 4)
     luma = gray(pixels)
     h, w = luma.shape
-    paper, contrast, threshold, depth, levels, has_ink = _ink_maps(luma, boxes, region, pad, min_contrast, True)
+    solve = "page" if region == "connected" else region
+    paper, contrast, threshold, depth, levels, has_ink = _ink_maps(luma, boxes, solve, pad, min_contrast, True)
     core = cv2.compare(contrast, threshold, cv2.CMP_GT)
     near = cv2.dilate(core, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
     near = cv2.bitwise_and(near, cv2.compare(threshold, 255, cv2.CMP_LT))  # only inside solved regions
+    if region == "connected":
+        half = cv2.compare(2 * contrast.astype(np.int16), depth.astype(np.int16), cv2.CMP_GE)  # alpha >= 1/2
+        near = cv2.bitwise_and(near, connected_strokes(cv2.bitwise_and(near, half), boxes))
     points = cv2.findNonZero(near)  # the pixels with some ink, row-major
     points = np.zeros((0, 2), np.int64) if points is None else points.reshape(-1, 2).astype(np.int64)
     index = points[:, 1] * w + points[:, 0]
@@ -148,7 +169,7 @@ def ink_matte(
     tone = np.clip(paper.reshape(-1)[index].astype(np.float32) - d, 0, 255).astype(np.uint8)  # ink grey on stroke rims
     flat = pixels.reshape(len(luma.reshape(-1)), -1)[index]  # (k, 1) or (k, 3)
     ink = np.where(full[:, None], flat, tone[:, None])
-    if region == "page":
+    if region != "words":
         a = np.zeros((h, w), np.float32)
         a.reshape(-1)[index] = alpha
         for i, (x0, y0, x1, y1) in enumerate(boxes.tolist()):
@@ -159,12 +180,43 @@ def ink_matte(
     return InkMatte(shape=(h, w), index=index, alpha=alpha, ink=ink, level=levels, has_ink=has_ink)
 
 
+#: What :func:`ink_matte` can take as ink.
+REGIONS = ("words", "connected", "page")
+
+
+def connected_strokes(core: np.ndarray, boxes: np.ndarray, gap: int = 2) -> np.ndarray:
+    """The pixels (uint8 0/255 mask) of ``core`` (uint8, ink at half coverage or more) that belong to a stroke
+    reaching into a word box, with the rim ``gap // 2 + 1`` pixels around them: every such stroke whole, none
+    cut at a box.
+
+    A stroke is a connected piece of ``core`` once pieces up to ``gap`` pixels apart are joined (the dots of a
+    halftone or hatched bar, the letters of a word, a rule and the letters it touches): a table rule or a
+    hatched header bar that a word sits on is kept entire, as the original shows it, and ink that reaches no
+    word (a logo, a stamp, a rule alone, a speck) is left out entire. Nothing is clipped to a word box, so the
+    matte has no stub of a rule or a bar ending at a box edge.
+    """
+    h, w = core.shape
+    joined = cv2.dilate(core, cv2.getStructuringElement(cv2.MORPH_RECT, (gap + 1, gap + 1)))
+    count, labels = cv2.connectedComponents(joined, connectivity=8)
+    touched = np.zeros(count, bool)
+    inside = np.zeros((h, w), np.uint8)
+    for x0, y0, x1, y1 in np.asarray(boxes, np.int64).reshape(-1, 4).tolist():
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+        if x1 > x0 and y1 > y0:
+            inside[y0:y1, x0:x1] = 255
+    touched[labels[cv2.bitwise_and(inside, core) > 0]] = True
+    touched[0] = False
+    return touched[labels].astype(np.uint8) * 255
+
+
 def _ink_maps(luma: np.ndarray, boxes: np.ndarray, region: str, pad: int, min_contrast: int, with_levels: bool):
     """The maps :func:`ink_matte` solves alpha from: ``paper``, ``contrast``, the per-pixel Otsu ``threshold``
     (255 outside solved regions), the ink ``depth``; and per box the ink ``levels`` (0 without ``with_levels``)
     and ``has_ink``."""
     h, w = luma.shape
     paper = paper_level(luma, _stroke_width(boxes, h))
+    if region == "page":  # blots wider than a stroke (punched holes, solid marks) are ink, not dark paper
+        paper = np.maximum(paper, wide_paper_level(luma, _stroke_width(boxes, h)))
     contrast = cv2.subtract(paper, luma)  # uint8, >= 0: how much darker than the local paper
     # Per region: Otsu's threshold on the contrast and the ink's depth (mean contrast of the ink core),
     # painted into page maps; alpha is then solved for the whole page at once.

@@ -18,19 +18,27 @@ size, weight, width and baseline of the print it replaces.
    font's own, as toner and scanning spread print) and each candidate
    scores the IoU of that mask with the old ink. The faces best at this
    start are then refined: each side of their box moves by 1 and 0.4 pixel
-   steps while the IoU rises. Face and edge level are chosen per *entity*
-   (FUNSD's runs of one kind of print; a word in no entity goes with the
-   words beside it on its line): the highest ink-weighted score over the
-   entity's words whose text the ink shows (at most the 12 nearest), where a score is the IoU less a
-   little for squeezing or widening the face (``0.1 * |log stretch|``) and
-   for a slanted face (0.03), so an upright face at its own width wins near
-   ties. Size, width and baseline are each word's own fit in that face. A
-   word whose old text is unknown (no ``original``) or that had no ink
-   borrows the median size and width of its entity's fitted words and the
-   baseline of those on its line; with nothing to borrow, the face is
-   :data:`DEFAULT_FACE` and the cap-top-to-descender height fills the box.
-   The choice is a :class:`Style` per word, so it can be inspected, and
-   passed back with ``styles=``.
+   steps while the IoU rises. The style is chosen per *run of print*: an
+   entity (FUNSD's runs of one kind of print; a word in no entity goes
+   with the words beside it on its line), at most the 12 words nearest the
+   word, whose text the ink shows. Its font family (Serif, Sans, Mono) is
+   the one best on the run's words and, at half the weight per pixel of
+   ink, the 16 words nearest it: at a dozen pixels a few digits or a short
+   word fit two families nearly alike (a blurred bold sans takes serifs),
+   and the print around them tells them apart. Within the family, face
+   (weight and slant) and edge level are the run's own: the highest
+   ink-weighted score, where a score is the IoU less a little for squeezing
+   or widening the face (``0.1 * |log stretch|``) and for a slanted face
+   (0.06), so an upright face at its own width wins near ties. Size and
+   width are the run's (the median of its words' fits), so a changed word
+   is drawn like its neighbours; its left edge is each word's own, its
+   baseline the median of its own and those of the run's words beside it
+   on its line. A word whose old text is unknown (no ``original``) or that had no
+   ink takes the run's size and width and the baseline of those on its
+   line; with nothing to borrow, the face is :data:`DEFAULT_FACE` and the
+   cap-top-to-descender height fills the box. The choice is a
+   :class:`Style` per word, so it can be inspected, and passed back with
+   ``styles=``.
 2. **Erase.** The old ink (grown by one pixel for the anti-aliased rim) is
    filled in by OpenCV's Telea inpainting from the surrounding paper, so form
    lines and paper texture continue through the hole. With ``margin``,
@@ -39,14 +47,19 @@ size, weight, width and baseline of the print it replaces.
 3. **Draw.** The current text is drawn in the chosen style: its ink starts
    where the old ink started and sits on the fitted baseline (the width
    stretch kept within 1/2 to 2, in case the old text was fitted to ink that
-   showed something else). Text wider than
-   the box first moves left, then is squeezed down to 75% of its fitted
-   width, then drawn smaller; text taller than the box is shrunk into it, and
-   text reaching more than a quarter of its height above or below the box is
-   moved in (less is clipped, as FUNSD's tight boxes cut the old print too). Glyphs are rasterised by FreeType (Pillow) at 48 px or more and
-   reduced to the page by exact area averaging, so sub-pixel sizes and
-   positions are kept; the coverage is then bent so that the chosen edge
-   level becomes the half-ink edge. Nothing is drawn outside the box.
+   showed something else). Text wider than the box first moves left, then
+   is squeezed down to 75% of its fitted width, then drawn smaller; text
+   taller than the box is shrunk into it, and text reaching more than a
+   quarter of its height above or below the box is moved in (less is
+   clipped, as FUNSD's tight boxes cut the old print too). Below 80% of
+   its size a text is a smear (twelve digits where a ``3`` was): a shift
+   that re-renders checks its new texts with :func:`legible` and draws
+   another (``value_text_augment``), since a box that grew to hold the
+   text would change the layout, a factor the text shift does not name.
+   Glyphs are rasterised by FreeType (Pillow) at 48 px or more and reduced
+   to the page by exact area averaging, so sub-pixel sizes and positions
+   are kept; the coverage is then bent so that the chosen edge level
+   becomes the half-ink edge. Nothing is drawn outside the box.
 4. **Colour.** The ink colour is the median of the darker half of the old ink
    pixels (per channel on RGB pages), so grey scans get grey ink; a box with
    no ink gets near-black.
@@ -98,6 +111,8 @@ CONTEXT = 6
 MIN_CONTRAST = 40
 #: Narrowest horizontal squeeze (of the fitted width) before the font gets smaller instead.
 MIN_SQUEEZE = 0.75
+#: Smallest share of its style's size a text is drawn at and still reads (:func:`legible`).
+MIN_SCALE = 0.8
 #: Widest horizontal stretch (and narrowest, its inverse) text is drawn with.
 MAX_STRETCH = 2.0
 #: Share of the text's height that may stay outside the box (clipped) before the text is moved into it.
@@ -109,8 +124,10 @@ DEFAULT_INK = 30
 FONT_PACKAGE = "fonts-liberation2"
 #: Where that package puts them.
 FONT_DIR = "/usr/share/fonts/truetype/liberation2"
-#: Candidate faces (file names without ``.ttf``), in the order ties are broken.
-FACES = tuple(f"Liberation{family}-{style}" for family in ("Serif", "Sans", "Mono")
+#: The font families, metric twins of Times, Arial/Helvetica and Courier.
+FAMILIES = ("Serif", "Sans", "Mono")
+#: Candidate faces (file names without ``.ttf``), family by family, in the order ties are broken.
+FACES = tuple(f"Liberation{family}-{style}" for family in FAMILIES
               for style in ("Regular", "Bold", "Italic", "BoldItalic"))
 #: The face for a word with nothing to fit it to.
 DEFAULT_FACE = "LiberationSerif-Regular"
@@ -127,7 +144,18 @@ REFINE_ROUNDS = 2
 STEPS = (1.0, 0.4)
 #: Score held against a face per unit of log horizontal stretch, and against slanted faces.
 STRETCH_COST = 0.1
-ITALIC_COST = 0.03
+ITALIC_COST = 0.06
+#: Weight of the words around a run of print in the choice of its font family (per pixel of ink, against the
+#: run's own).
+CONTEXT_WEIGHT = 0.5
+#: How many of the nearest words of about the same height (within this factor) make those surroundings.
+CONTEXT_WORDS = 16
+SAME_SIZE = 1.2
+#: A word's baseline is the median of its own and those of the words of its run on its line within this many
+#: words of it (a skewed scan drifts along a line).
+BASELINE_WORDS = 2
+#: Fits below this IoU do not vote on a run's size and width (unless no fit reaches it).
+MIN_FIT_IOU = 0.3
 #: Most words (the word and its nearest entity mates) a face is chosen from.
 MAX_GROUP = 12
 #: Fewest ink pixels for a word to be fitted.
@@ -147,8 +175,8 @@ class Style:
     page row of the baseline; ``left``: page column where the ink starts;
     ``edge``: the coverage level drawn as the half-ink edge (:data:`EDGES`);
     ``iou``: for a word fitted to its own old ink, the IoU of its original text
-    drawn in this style with that ink (``None``: size and baseline borrowed or
-    taken from the box).
+    drawn in its own fit (face and edge level as here, its own size and width)
+    with that ink (``None``: size and baseline borrowed or taken from the box).
     """
 
     face: str
@@ -261,6 +289,9 @@ def choose_styles(doc: Document, indices: Iterable[int], original: Document | No
         return fits[j]
 
     styles = {}
+    chosen: dict[tuple[int, ...], tuple[int, int]] = {}  # per run of print: face and edge level
+    boxes = np.array([w.box for w in doc.words], np.float64).reshape(-1, 4)
+    known = np.array([bool((t := shown(j)) and t.strip()) for j in range(len(doc.words))], bool)
     for i in todo:
         box = _clip(doc.words[i].box, width, height)
         if box[2] <= box[0] or box[3] <= box[1]:
@@ -269,20 +300,29 @@ def choose_styles(doc: Document, indices: Iterable[int], original: Document | No
             group = (i,)
         else:  # the word and its nearest entity mates in reading order
             group = sorted(entity_of.get(i) or _line_neighbours(doc, i), key=lambda j: (abs(j - i), j))
-            group = group[:MAX_GROUP]
+            group = tuple(sorted(group[:MAX_GROUP]))
         fitted = [(j, f) for j in group if (f := fit(j)) is not None]
         if not fitted:
             styles[i] = box_style(pixels, box)
             continue
-        face_k, edge_k = _choose([f for _, f in fitted])
+        if group not in chosen:
+            context = () if per == "word" else _nearest(boxes, group, CONTEXT_WORDS, known & _alike(boxes, group))
+            chosen[group] = _choose([f for _, f in fitted], [f for j in context if (f := fit(j)) is not None])
+        face_k, edge_k = chosen[group]
+        fitted_styles = [f.style(face_k, edge_k) for _, f in fitted]
+        good = [s for s in fitted_styles if s.iou >= MIN_FIT_IOU] or fitted_styles
+        size = float(np.median([s.size for s in good]))  # one size for the whole run of print
+        stretch = float(np.median([s.size * s.stretch for s in good])) / size
+        # the baseline of the run's line: its words beside it (a digit or two place their baseline loosely)
+        beside = [s.baseline for (j, _), s in zip(fitted, fitted_styles)
+                  if j != i and _same_line(doc.words[j].box, box) and abs(j - i) <= BASELINE_WORDS]
         own = fit(i)
-        if own is not None:
-            styles[i] = own.style(face_k, edge_k)
+        if own is not None:  # its own width: how wide its old text's ink was, at the run's size
+            mine = own.style(face_k, edge_k)
+            styles[i] = Style(mine.face, size, mine.size * mine.stretch / size, float(np.median([mine.baseline] + beside)),
+                              mine.left, mine.edge, mine.iou)
             continue
-        borrowed = [f.style(face_k, edge_k) for _, f in fitted]
-        size = float(np.median([s.size for s in borrowed]))
-        stretch = float(np.median([s.stretch for s in borrowed]))
-        same_line = [s.baseline for (j, _), s in zip(fitted, borrowed) if _same_line(doc.words[j].box, box)]
+        same_line = [s.baseline for (j, _), s in zip(fitted, fitted_styles) if _same_line(doc.words[j].box, box)]
         base = box_style(pixels, box, face=FACES[face_k], size=size)
         baseline = float(np.median(same_line)) if same_line else base.baseline
         styles[i] = Style(FACES[face_k], size, stretch, baseline, base.left, EDGES[edge_k], None)
@@ -300,6 +340,28 @@ def _same_line(a, b) -> bool:
     return overlap >= 0.5 * max(1, min(a[3] - a[1], b[3] - b[1]))
 
 
+def _alike(boxes: np.ndarray, group: tuple[int, ...]) -> np.ndarray:
+    """Which words' boxes are about as tall as ``group``'s (within 20%): print of the same size."""
+    heights = boxes[:, 3] - boxes[:, 1]
+    mine = float(np.median(heights[list(group)]))
+    return (heights >= mine / SAME_SIZE) & (heights <= mine * SAME_SIZE)
+
+
+def _nearest(boxes: np.ndarray, group: tuple[int, ...], k: int, known: np.ndarray) -> list[int]:
+    """The ``k`` words nearest to the words of ``group`` (gap between boxes, vertical gaps counting double: the
+    line first), outside it, whose text is ``known``; nearest first."""
+    if not len(boxes):
+        return []
+    mine = boxes[list(group)]
+    dx = np.maximum(0, np.maximum(mine[:, None, 0] - boxes[None, :, 2], boxes[None, :, 0] - mine[:, None, 2]))
+    dy = np.maximum(0, np.maximum(mine[:, None, 1] - boxes[None, :, 3], boxes[None, :, 1] - mine[:, None, 3]))
+    distance = np.hypot(dx, 2 * dy).min(axis=0)
+    distance[list(group)] = np.inf
+    distance[~known] = np.inf
+    order = np.argsort(distance, kind="stable")[:k]
+    return [int(j) for j in order if np.isfinite(distance[j])]
+
+
 def _line_neighbours(doc: Document, i: int) -> tuple[int, ...]:
     """Word ``i`` and the words on its line within three box heights of it (for words in no entity)."""
     box = doc.words[i].box
@@ -310,6 +372,24 @@ def _line_neighbours(doc: Document, i: int) -> tuple[int, ...]:
         if _same_line(b, box) and b[0] - box[2] <= reach and box[0] - b[2] <= reach:
             out.append(j)
     return tuple(out)
+
+
+def text_width(text: str, style: Style) -> float:
+    """Width (page pixels) of ``text``'s ink drawn in ``style``, before any fitting into a box."""
+    ref_size = max(REF_SIZE, int(math.ceil(2 * style.size)))
+    ref = _reference(style.face, text, ref_size)
+    if ref is None:
+        return 0.0
+    _, (rx0, _, rx1, _), _ = ref
+    return (rx1 - rx0) * style.size / ref_size * min(max(style.stretch, 1 / MAX_STRETCH), MAX_STRETCH)
+
+
+def legible(text: str, box: tuple[int, int, int, int], style: Style) -> bool:
+    """Whether ``text`` in ``style`` fits ``box`` without being drawn below :data:`MIN_SCALE` of its size (after
+    the squeeze to :data:`MIN_SQUEEZE` of its width): smaller, a long text in a short box (twelve digits where
+    a ``3`` was) would be a smear. A text shift that re-renders checks its new texts with it, so the boxes stay
+    the words' own and every drawn word reads."""
+    return text_width(text, style) * MIN_SQUEEZE * MIN_SCALE <= box[2] - box[0]
 
 
 def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, margin: int = 0,
@@ -365,7 +445,8 @@ def form_lines(pixels: np.ndarray, box: tuple[int, int, int, int], threshold: fl
     Horizontal runs of at least ``max(15, 1.5 h)`` pixels and vertical runs
     of at least ``1.5 h`` (``h`` the box height), looked for in the box grown
     by ``max(4, h / 2)``: underlines and table borders that cross a word box
-    are kept, not erased.
+    are kept, not erased. A horizontal run within the box that glyph ink
+    stands on along most of its length is the word's baseline, not a rule.
     """
     height, width = pixels.shape[:2]
     x0, y0, x1, y1 = box
@@ -376,7 +457,15 @@ def form_lines(pixels: np.ndarray, box: tuple[int, int, int, int], threshold: fl
     cx1, cy1 = min(width, max(x1 + ext, rx1)), min(height, max(y1 + ext, ry1))
     ink = (_gray(pixels[cy0:cy1, cx0:cx1]) <= threshold).astype(np.uint8)
     long_h, long_v = max(15, int(1.5 * box_h)), max(6, int(1.5 * box_h))
-    rules = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, long_h), np.uint8)) > 0
+    rules = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, long_h), np.uint8))
+    # The letters of a bold word can stand on one unbroken row of ink ("Gas"): a run that stays within the box
+    # with glyph ink on top along most of it is the word's own baseline, erased with the word, not a rule.
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(rules, connectivity=8)
+    for k in range(1, count):
+        left, top, run = stats[k, cv2.CC_STAT_LEFT], stats[k, cv2.CC_STAT_TOP], stats[k, cv2.CC_STAT_WIDTH]
+        if top > 0 and left >= x0 - cx0 - 1 and left + run <= x1 - cx0 + 1 and ink[top - 1, left:left + run].mean() > 0.5:
+            rules[labels == k] = 0
+    rules = rules > 0
     rules |= cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((long_v, 1), np.uint8)) > 0
     return rules[ry0 - cy0:ry1 - cy0, rx0 - cx0:rx1 - cx0]
 
@@ -640,21 +729,31 @@ def fit_word(pixels: np.ndarray, box: tuple[int, int, int, int], text: str) -> _
     return _Fit(box, ink, refs)
 
 
-def _choose(fits: list[_Fit]) -> tuple[int, int]:
-    """Face and edge level with the highest ink-weighted score over ``fits``: the :data:`REFINE_FACES` faces
-    best at the starting fit are refined on every word, then compared. A word's score is its IoU less
-    :data:`STRETCH_COST` times how far (log) the fit squeezes or widens the face, and :data:`ITALIC_COST`
-    for a slanted face: an upright face at its own width wins a near tie."""
-    def total(faces):
-        return sum(f.ink * (f.scores[faces] - f.costs(faces)[:, None]) for f in fits)
+def _choose(fits: list[_Fit], context: list[_Fit] = ()) -> tuple[int, int]:
+    """Face and edge level for the words of ``fits`` (one run of print), helped by ``context`` (the words
+    nearest to them) for the family alone.
+
+    A word's score is its IoU less :data:`STRETCH_COST` times how far (log) the fit squeezes or widens the
+    face, and :data:`ITALIC_COST` for a slanted face (an upright face at its own width wins a near tie). The
+    family (Serif, Sans, Mono) is the one whose best face has the highest score averaged, weighted by ink,
+    over ``fits`` and, at :data:`CONTEXT_WEIGHT` the weight, ``context``: at a dozen pixels a word fits two
+    families nearly alike (a blurred bold sans takes serifs), and the print around it, mostly of one family,
+    tells them apart; a long run outweighs its surroundings. Within that family the :data:`REFINE_FACES` faces
+    best at the starting fit are refined on every word of ``fits`` and the best face and edge level win: the
+    weight and slant are the run's own."""
+    def total(group, faces):
+        return sum(f.ink * (f.scores[faces] - f.costs(faces)[:, None]) for f in group)
 
     everything = list(range(len(FACES)))
-    first = total(everything).max(axis=1)
-    best = [int(k) for k in np.argsort(-first, kind="stable")[:REFINE_FACES]]
+    first = total(fits, everything).max(axis=1)
+    pooled = first + (CONTEXT_WEIGHT * total(context, everything).max(axis=1) if context else 0)
+    family = int(np.argmax(pooled.reshape(len(FAMILIES), -1).max(axis=1)))
+    ours = [k for k in everything if FACES[k].startswith(f"Liberation{FAMILIES[family]}-")]
+    best = [ours[int(n)] for n in np.argsort(-first[ours], kind="stable")[:REFINE_FACES]]
     for k in best:
         for f in fits:
             f.refine(k)
-    k, e = np.unravel_index(int(np.argmax(total(best))), (len(best), len(EDGES)))
+    k, e = np.unravel_index(int(np.argmax(total(fits, best))), (len(best), len(EDGES)))
     return best[int(k)], int(e)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import numpy as np
 from pydantic import AliasChoices, Field
@@ -54,8 +55,15 @@ class ValueTextAugment(Shift):
     old token word (:func:`dogood.language.values.split_into`, cutting after ``/``, ``-``, ``$`` as
     OCR does: ``March 17, 1995`` -> ``03/`` ``17/`` ``05``); a value whose
     new text would change type when cut, or is too short, stays unchanged.
-    The new text always has the old type. Counts are per entity:
-    ``eligible``, ``changed``, ``unchangeable``, and ``changed_<type>``.
+    The new text always has the old type. With ``render`` the new value must
+    also read where it is drawn, in each piece's own box at the size of the
+    old print (:func:`dogood.page.render.legible`; twelve digits do not fit
+    where a ``3`` was), and new words must not run together where the old
+    token words were one printed word (:meth:`joins_kept`): one that fails
+    is drawn again, so boxes stay the words' own. Counts are per entity:
+    ``eligible``, ``changed``, ``unchangeable`` (``unfit``: of those, values
+    for which only new values that would not read were drawn), and
+    ``changed_<type>``.
 
     Parameters: :class:`ValueTextAugment.Params`.
     """
@@ -67,6 +75,10 @@ class ValueTextAugment(Shift):
                                     "(SROIE values with Faker); parameters in Implementation Details"),)
 
     label_params = ("labels",)
+    counts_help = {
+        **Shift.counts_help,
+        "unfit": "values left unchanged because every new value drawn would not read in its boxes (render)",
+    }
 
     class Params(params.Params):
         fraction: params.Real = Field(1.0, ge=0, le=1, validation_alias=AliasChoices("fraction", "p"),
@@ -88,15 +100,28 @@ class ValueTextAugment(Shift):
         fake = faker_for(rng)
         changes: dict[int, str] = {}
         counts = {"eligible": len(values), "changed": 0, "unchangeable": 0}
+        fits = self.legible_in(doc, [i for e in picked for i in e.word_ids]) if self.render else None
         for ent in picked:
             ids = [i for i in ent.word_ids if doc.words[i].text.strip()]
             old = [doc.words[i].text for i in ids]
             linked = {b if a == ent.id else a for a, b in ent.links if ent.id in (a, b)} - {ent.id}
             key_text = " ".join(doc.entity_text(by_id[k]) for k in sorted(linked)
                                 if k in by_id and by_id[k].label in self.key_labels)
-            kind, new = self.new_value(old, key_text, rng, fake)
+            turned_down = []
+
+            words_apart = data_type(" ".join(old)) == "other"  # Faker's words: a space at every join
+
+            def check(texts, ids=ids, turned_down=turned_down, words_apart=words_apart):
+                ok = all(map(fits, ids, texts)) and (not words_apart or self.joins_kept(doc, ids, texts))
+                if not ok:
+                    turned_down.append(texts)
+                return ok
+
+            kind, new = self.new_value(old, key_text, rng, fake, None if fits is None else check)
             if new is None or new == old:
                 counts["unchangeable"] += 1
+                if new is None and turned_down:
+                    counts["unfit"] = counts.get("unfit", 0) + 1
                 continue
             changes.update(zip(ids, new))
             counts["changed"] += 1
@@ -106,8 +131,35 @@ class ValueTextAugment(Shift):
     def card_notes(self, schema: str = "funsd") -> list[str]:
         return [faker_note(self.name)]
 
-    def new_value(self, old: list[str], key_text: str, rng: np.random.Generator, fake) -> tuple[str, list[str] | None]:
-        """``(type, new word texts)`` for a value whose token words are ``old`` (``None``: cannot change)."""
+    @staticmethod
+    def legible_in(doc: Document, indices: list[int]):
+        """``fits(i, text)``: whether ``text`` drawn in word ``i``'s box, in the style of its old print, reads
+        (:func:`dogood.page.render.legible`: not below 80% of its size)."""
+        from dogood.page.render import choose_styles, legible
+
+        styles = choose_styles(doc, [i for i in indices if doc.words[i].text.strip()], original=doc)
+        return lambda i, text: i not in styles or legible(text, doc.words[i].box, styles[i])
+
+    @staticmethod
+    def joins_kept(doc: Document, ids: list[int], texts: list[str]) -> bool:
+        """Whether words ``texts`` (a Faker name or company, one word per piece) drawn in the boxes of words
+        ``ids`` keep a space between them: where two token words are one printed word (``Maid`` ``-O``
+        ``Clover``, ``Dari`` ``Mart``: the boxes touch on one line), two new words would run into each other
+        (``Stanleyand``), unless one of them ends or starts with a separator."""
+        for (a, ta), (b, tb) in pairwise(zip(ids, texts, strict=True)):
+            (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = doc.words[a].box, doc.words[b].box
+            height = min(ay1 - ay0, by1 - by0)
+            same_line = min(ay1, by1) - max(ay0, by0) > height / 2
+            if same_line and bx0 - ax1 <= max(1, height // 10) and ta and tb and ta[-1].isalnum() and tb[0].isalnum():
+                return False
+        return True
+
+    def new_value(self, old: list[str], key_text: str, rng: np.random.Generator, fake,
+                  fits=None) -> tuple[str, list[str] | None]:
+        """``(type, new word texts)`` for a value whose token words are ``old`` (``None``: cannot change).
+
+        ``fits`` (with ``render``): a new value whose pieces do not all pass it is drawn again, as one that
+        changed type would be."""
         text = " ".join(old)
         kind = data_type(text)
         if len(text) > MAX_WORD_LENGTH * max(1, len(old)) or not is_latin(text):
@@ -131,5 +183,7 @@ class ValueTextAugment(Shift):
                 if len(new) != len(old):
                     continue
             if new is not None and data_type(" ".join(new)) == kind:
+                if fits is not None and not fits(new):
+                    continue
                 return (kind if kind != "other" else key_hint(key_text)), new
         return kind, None
