@@ -204,11 +204,23 @@ class Transform:
 
     def apply(self, doc: Document, *, epoch: int | None = None) -> Document:
         """The shifted document (its provenance records each step run, with its seed)."""
-        self.prepare()
-        base = self.seed
-        if self.per_epoch:
-            base = derive_seed("epoch", self.seed, self.epoch if epoch is None else int(epoch))
-        chosen = self.chain.choose(np.random.default_rng(derive_seed("choices", base, doc.id)), 0)
+        base = self._base(epoch)
+        return self._run(doc, self._chosen(base, doc.id), base)
+
+    def _base(self, epoch: int | None = None) -> int:
+        if not self.per_epoch:
+            return self.seed
+        return derive_seed("epoch", self.seed, self.epoch if epoch is None else int(epoch))
+
+    def _chosen(self, base: int, doc_id: str) -> list[int]:
+        """The positions of the shifts that run on document ``doc_id`` (drawn from its id alone)."""
+        if not self._shifts:
+            return []
+        return self.chain.choose(np.random.default_rng(derive_seed("choices", base, doc_id)), 0)
+
+    def _run(self, doc: Document, chosen: list[int], base: int) -> Document:
+        if chosen:
+            self.prepare()
         for k in chosen:
             doc = self._shifts[k](doc, step_seed(base, doc.id, k, self._keys[k]))
         return doc
@@ -225,11 +237,18 @@ class Transform:
         return {k: [r[k] for r in out_rows] for k in (out_rows[0] if out_rows else row)}
 
     def _row(self, row: dict[str, Any]) -> dict[str, Any]:
+        """One row shifted; a row that no step runs on comes back as it came, read no further than its id."""
+        if not self._shifts:
+            return dict(row)
         doc_id = self._row_id(row)
+        base = self._base()
+        chosen = self._chosen(base, doc_id)
+        if not chosen:
+            return dict(row)
         doc, layout = row_to_doc(row, doc_id, tag_names=self.tag_names, class_names=self.class_names,
                                  box_level=self.box_level, allow_local_paths=self.allow_local_paths, ocr=self.ocr)
         self._check(layout, doc_id)
-        shifted = self.apply(doc)
+        shifted = self._run(doc, chosen, base)
         return doc_to_row(shifted, layout, row, doc, tag_names=self.tag_names, class_names=self.class_names,
                           input_image=row.get("image"))
 

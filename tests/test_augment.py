@@ -200,3 +200,94 @@ def test_rows_with_other_labels_keep_them(builds):
     assert out["ner_tags"] == row["ner_tags"]
     as_names = dict(row, ner_tags=[names[i] for i in row["ner_tags"]])
     assert t(as_names)["ner_tags"] == as_names["ner_tags"]
+
+
+# -- nothing to pay for nothing (issue 31) ------------------------------------------------------------------------
+
+
+def test_boxes_converted_at_once_equal_the_one_box_functions():
+    """pixel_boxes and normalize_boxes (NumPy, all boxes at once) give the values of pixel_box / normalize_box."""
+    from dogood.core.boxes import normalize_box, normalize_boxes
+    from dogood.sources.rows import pixel_boxes
+
+    rng = np.random.default_rng(0)
+    for w, h in ((762, 1000), (224, 224), (2550, 3300), (1, 7)):
+        given = rng.integers(-50, 1100, (500, 4)).tolist()
+        assert pixel_boxes(given, w, h) == [pixel_box(b, w, h) for b in given]
+        pixels = rng.integers(0, max(w, h) + 1, (500, 4)).tolist()
+        assert normalize_boxes(pixels, w, h) == [normalize_box(b, w, h) for b in pixels]
+    assert pixel_boxes([[1.5, 2, 3, 4]], 100, 100) == [pixel_box([1.5, 2, 3, 4], 100, 100)]  # not integers: one by one
+    assert pixel_boxes([], 10, 10) == [] and normalize_boxes([], 10, 10) == []
+
+
+def test_a_row_no_step_runs_on_comes_back_as_it_came_without_being_read(builds, monkeypatch):
+    """An empty chain, or a step drawn not to run, returns the row's own values (its very image object) and reads
+    nothing: not even a row that could not be made into a record."""
+    import dogood.augment
+
+    row = {k: v for k, v in builds["word"][0].items() if k in HUB_FUNSD}
+    broken = dict(row, ner_tags=row["ner_tags"][:-1])  # tokens and tags differ in length: no record can be made
+    monkeypatch.setattr(dogood.augment, "row_to_doc", lambda *a, **k: pytest.fail("the row was read"))
+    for chain in ([], dogood.Step({"shift": "distort"}, p=0.0), dogood.OneOf([{"shift": "distort"}], p=0.0)):
+        t = dogood.transform(chain)
+        for given in (row, broken):
+            out = t(given)
+            assert out == given and out["image"] is given["image"] and out is not given
+    batch = {k: [row[k], broken[k]] for k in row}
+    out = dogood.transform([])(batch)
+    assert out["tokens"] == batch["tokens"] and all(a is b for a, b in zip(out["image"], batch["image"]))
+
+
+def test_a_shift_that_reads_no_pixels_takes_none(builds, monkeypatch):
+    """Layout and text shifts without render: the page is never converted to pixels and comes back as the same
+    object; dogood's own rows rewrite their record without encoding any image."""
+    from dogood.core.document import PageImage
+
+    monkeypatch.setattr(PageImage, "to_array", lambda self: pytest.fail("pixels were read"))
+    monkeypatch.setattr(PageImage, "encoded_bytes", lambda self: pytest.fail("an image was encoded"))
+    for source in (hub(builds["word"]), builds["segment"]):
+        row = source[0]
+        for step in ({"shift": "merge", "level": "entity"}, {"shift": "char_deletion", "fraction": 0.5}):
+            out = dogood.transform(step)(row)
+            assert out["image"] is row["image"] and out["tokens"] != row["tokens"] or step["shift"] == "merge"
+            assert out["ner_tags"] == row["ner_tags"] and len(out["bboxes"]) == len(row["bboxes"])
+
+
+def test_an_rgb_page_with_equal_channels_is_shifted_as_the_grayscale_page_it_is(builds):
+    """datasets decodes FUNSD's grayscale PNGs to RGB: an image shift draws on the one channel (what a build does)
+    and the row gets RGB back, equal to the shift of the L page; a page in colour stays in colour; arrays too."""
+    row = {k: v for k, v in hub(builds["word"])[1].items()}
+    assert row["image"].mode == "RGB"
+    t = dogood.transform({"shift": "distort", "kinds": ["fold"]}, seed=5)
+    as_rgb = t(row)
+    as_l = t(dict(row, image=row["image"].convert("L")))
+    assert as_rgb["image"].mode == "RGB" and as_l["image"].mode == "L"
+    assert np.array_equal(np.asarray(as_rgb["image"]), np.asarray(as_l["image"].convert("RGB")))
+    assert as_rgb["bboxes"] == as_l["bboxes"] and as_rgb["bboxes"] != row["bboxes"]
+    pixels = np.asarray(row["image"])
+    as_array = t(dict(row, image=pixels))["image"]
+    assert as_array.shape == pixels.shape and np.array_equal(as_array, np.asarray(as_rgb["image"]))
+    tinted = pixels.copy()
+    tinted[:, :, 0] = np.minimum(255, tinted[:, :, 0].astype(int) + 40).astype(np.uint8)  # a reddish page
+    out = np.asarray(t(dict(row, image=Image.fromarray(tinted)))["image"]).astype(int)
+    assert (out[:, :, 0] - out[:, :, 1]).max() > 30  # still red where the page is
+
+
+def test_records_holding_a_pil_image_pickle_and_encode_as_pixels():
+    """PageImage.from_pil: pixels taken on first use; pickling (DataLoader workers) and encoding work."""
+    import pickle
+
+    from dogood.core.document import PageImage
+
+    gray = np.arange(12 * 10, dtype=np.uint8).reshape(12, 10)
+    rgb = Image.fromarray(np.repeat(gray[:, :, None], 3, axis=2))
+    page = PageImage.from_pil(rgb)
+    assert (page.width, page.height) == (10, 12) and page.modified
+    again = pickle.loads(pickle.dumps(page))
+    assert np.array_equal(again.to_array(), gray) and np.array_equal(page.to_array(), gray)
+    assert np.array_equal(np.asarray(Image.open(__import__("io").BytesIO(page.encoded_bytes()))), gray)
+    colour = np.zeros((4, 5, 3), np.uint8)
+    colour[..., 2] = 9
+    assert PageImage.from_pil(Image.fromarray(colour)).to_array().shape == (4, 5, 3)
+    with pytest.raises(ValueError, match="mode L or RGB"):
+        PageImage.from_pil(Image.new("RGBA", (3, 3)))

@@ -290,7 +290,7 @@ def test_missing_and_non_image_files(tmp_path):
 
 
 def test_page_image_needs_some_pixels():
-    with pytest.raises(ValueError, match="needs a path, bytes or an array"):
+    with pytest.raises(ValueError, match="needs a path, bytes, an array or a PIL image"):
         PageImage(width=1, height=1)
 
 

@@ -31,6 +31,18 @@ def normalize_box(box: Sequence[float], width: int, height: int) -> list[int]:
     return [min(1000, max(0, v)) for v in scaled]
 
 
+def normalize_boxes(boxes: Sequence[Sequence[int]], width: int, height: int) -> list[list[int]]:
+    """:func:`normalize_box` of each of the integer pixel ``boxes`` at once, equal value for value (one NumPy
+    division over all of them: ``1000 * x`` is exact in float64 and the division rounds as Python's does)."""
+    if width <= 0 or height <= 0:
+        raise ValueError(f"page size must be positive, got {width}x{height}")
+    if not len(boxes):
+        return []
+    arr = np.asarray(boxes, dtype=np.int64).reshape(-1, 4)
+    scaled = np.trunc(1000 * arr / np.array([width, height, width, height], dtype=np.int64))
+    return np.clip(scaled, 0, 1000).astype(np.int64).tolist()
+
+
 def denormalize_box(box: Sequence[int], width: int, height: int) -> Box:
     """Inverse of :func:`normalize_box`, up to the 1/1000 rounding it lost."""
     x0, y0, x1, y1 = box

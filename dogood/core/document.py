@@ -59,7 +59,7 @@ class PageImage:
     an array is encoded as PNG.
     """
 
-    __slots__ = ("path", "_data", "_array", "width", "height", "format", "encoding")
+    __slots__ = ("path", "_data", "_array", "_pil", "width", "height", "format", "encoding")
 
     def __init__(
         self,
@@ -67,16 +67,18 @@ class PageImage:
         path: str | None = None,
         data: bytes | None = None,
         array: np.ndarray | None = None,
+        pil: Image.Image | None = None,
         width: int,
         height: int,
         format: str | None = None,
         encoding: str = "png",
     ):
-        if path is None and data is None and array is None:
-            raise ValueError("PageImage needs a path, bytes or an array")
+        if path is None and data is None and array is None and pil is None:
+            raise ValueError("PageImage needs a path, bytes, an array or a PIL image")
         self.path = path
         self._data = data
         self._array = array
+        self._pil = pil
         self.width = int(width)
         self.height = int(height)
         self.format = format
@@ -116,6 +118,20 @@ class PageImage:
         return cls(data=bytes(data), width=width, height=height, format=fmt)
 
     @classmethod
+    def from_pil(cls, image: Image.Image) -> PageImage:
+        """Wrap a loaded PIL image in mode ``L`` or ``RGB`` without converting it: its pixels are taken
+        (:meth:`to_array`) only when a shift reads them, so a record whose pixels no shift touches costs no copy.
+
+        An ``RGB`` image whose three channels are equal (a grayscale page that a loader decoded to RGB, as
+        ``datasets`` does for FUNSD) gives grayscale pixels, the page as it was stored: what a build's shifts
+        see, at a third of the work for image shifts. Training-time rows use this (:mod:`dogood.sources.rows`);
+        the image must not be changed while the record holds it.
+        """
+        if image.mode not in ("L", "RGB"):
+            raise ValueError(f"from_pil takes mode L or RGB images, got {image.mode}")
+        return cls(pil=image, width=image.width, height=image.height, format=None)
+
+    @classmethod
     def from_array(cls, array: np.ndarray, *, encoding: str = "png") -> PageImage:
         """Wrap decoded pixels: ``HxW`` (grayscale) or ``HxWx3`` (RGB) ``uint8``.
 
@@ -146,9 +162,9 @@ class PageImage:
             return Path(self.path).read_bytes()
         buf = io.BytesIO()
         if self.encoding == "jpeg":
-            Image.fromarray(self._array).save(buf, format="JPEG", quality=95, subsampling=0)
+            Image.fromarray(self.to_array()).save(buf, format="JPEG", quality=95, subsampling=0)
         else:
-            Image.fromarray(self._array).save(buf, format="PNG")
+            Image.fromarray(self.to_array()).save(buf, format="PNG")
         return buf.getvalue()
 
     def to_pil(self) -> Image.Image:
@@ -161,6 +177,10 @@ class PageImage:
         Bilevel, 16-bit and palette/alpha/CMYK images are converted to 8-bit
         grayscale or RGB. The result is cached.
         """
+        if self._array is None and self._pil is not None:
+            arr = _pil_pixels(self._pil)
+            arr.flags.writeable = False
+            self._array, self._pil = arr, None
         if self._array is None:
             source = io.BytesIO(self._data) if self._data is not None else self.path
             try:
@@ -185,12 +205,13 @@ class PageImage:
 
     def __getstate__(self):
         # Do not ship pixels or file bytes between processes when they can be re-read.
-        array = self._array if self.modified else None
+        array = self.to_array() if self.modified else None
         data = self._data if self.path is None else None
         return (self.path, data, array, self.width, self.height, self.format, self.encoding)
 
     def __setstate__(self, state):
         self.path, self._data, self._array, self.width, self.height, self.format, self.encoding = state
+        self._pil = None
 
     def __eq__(self, other):
         if not isinstance(other, PageImage):
@@ -202,8 +223,17 @@ class PageImage:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        where = self.path or ("<bytes>" if self._data is not None else "<pixels>")
+        where = self.path or ("<bytes>" if self._data is not None else "<pixels>")  # a PIL image: pixels too
         return f"PageImage({where}, {self.width}x{self.height})"
+
+
+def _pil_pixels(im: Image.Image) -> np.ndarray:
+    """The pixels of a loaded ``L`` or ``RGB`` image, ``HxW`` when an RGB image's channels are all equal."""
+    if im.mode == "RGB":
+        red = im.getchannel(0).tobytes()  # (a band at a time: Pillow packs whole RGB pixels far more slowly)
+        if red == im.getchannel(1).tobytes() and red == im.getchannel(2).tobytes():
+            return np.frombuffer(red, np.uint8).reshape(im.height, im.width)
+    return np.array(im)
 
 
 def standard_pixels(im: Image.Image) -> np.ndarray:
@@ -506,7 +536,9 @@ def as_page_image(image: Any, *, doc_id: str | None = None, source: str | None =
     if isinstance(image, Image.Image):
         try:
             image.load()
-            return PageImage.from_array(standard_pixels(image))
+            pixels = standard_pixels(image)  # a fresh array: read-only, it is not copied again
+            pixels.flags.writeable = False
+            return PageImage.from_array(pixels)
         except (OSError, ValueError) as exc:
             raise DocumentError(f"cannot read the PIL image ({exc})", doc_id=doc_id, path=source) from None
     if isinstance(image, np.ndarray):

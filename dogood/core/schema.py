@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 from datasets import ClassLabel, Features, Image, List, Value
 
-from dogood.core.boxes import normalize_box
+from dogood.core.boxes import normalize_boxes
 from dogood.core.document import Document, Entity, PageImage, QAPair, ShiftRecord, Word, standard_pixels
 
 #: FUNSD's entity labels, in the order its IOB tags take (``other`` is ``O``).
@@ -260,12 +260,14 @@ def _quad_lists(words) -> list[list[float]]:
 
 
 def document_to_row(doc: Document, schema: str, box_level: str | None = None,
-                    labels: tuple[str, ...] | list[str] | None = None, quads: bool = False) -> dict[str, Any]:
+                    labels: tuple[str, ...] | list[str] | None = None, quads: bool = False, *,
+                    image: bool = True) -> dict[str, Any]:
     """One output row (Arrow-ready: ClassLabels as ints, image as embedded bytes).
 
     ``box_level`` is the convention of ``bboxes`` (default :data:`DEFAULT_BOX_LEVEL` of the schema);
     ``labels`` the entity labels of FUNSD-style data (default FUNSD's, :func:`ner_tag_names`); ``quads``: add
-    the :data:`QUADS_COLUMN` column (and ``word_quads`` in the record).
+    the :data:`QUADS_COLUMN` column (and ``word_quads`` in the record); ``image=False`` leaves the ``image``
+    column out (and new pixels unencoded).
     """
     if schema not in SCHEMAS:
         raise ValueError(f"unknown schema {schema!r}")
@@ -286,20 +288,21 @@ def document_to_row(doc: Document, schema: str, box_level: str | None = None,
         index = token_index(doc)
     tokens = {
         "tokens": [doc.words[i].text for i in index],
-        "bboxes": [normalize_box(b, w, h) for b in token_boxes(doc, box_level, index)],
+        "bboxes": normalize_boxes(token_boxes(doc, box_level, index), w, h),
     }
     full = {FULL_COLUMN: _full_fidelity(doc, quads)}
     if quads:
         words = _quad_lists(doc.words[i] for i in index)
         full = {QUADS_COLUMN: words, **full}
+    cell = {"image": _image_cell(doc)} if image else {}
     if schema == "funsd":
-        return {"id": doc.id, **tokens, "ner_tags": tag_ids, "image": _image_cell(doc), **full}
+        return {"id": doc.id, **tokens, "ner_tags": tag_ids, **cell, **full}
     if schema == "rvl_cdip":
         if doc.label not in RVL_CDIP_CLASSES:
             raise ValueError(f"document {doc.id!r}: label {doc.label!r} is not an RVL-CDIP class")
-        return {"id": doc.id, "image": _image_cell(doc), "label": RVL_CDIP_CLASSES.index(doc.label), **tokens, **full}
+        return {"id": doc.id, **cell, "label": RVL_CDIP_CLASSES.index(doc.label), **tokens, **full}
     questions = [{"question_id": q.id, "question": q.question, "answers": list(q.answers)} for q in doc.qa]
-    return {"id": doc.id, "image": _image_cell(doc), **tokens, "questions": questions, **full}
+    return {"id": doc.id, **cell, **tokens, "questions": questions, **full}
 
 
 def has_full_record(columns) -> bool:

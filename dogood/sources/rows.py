@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from dogood.core.boxes import Box, normalize_box
+from dogood.core.boxes import Box, normalize_boxes
 from dogood.core.document import Document, Entity, PageImage, Word, as_page_image
 from dogood.core.errors import DocumentError
 from dogood.core.schema import (FULL_COLUMN, FUNSD_NER_TAGS, RVL_CDIP_CLASSES, document_to_row, iob_tags,
@@ -49,6 +49,20 @@ def pixel_box(box: Sequence[int], width: int, height: int) -> Box:
     """
     sizes = (width, height, width, height)
     return tuple(min(s, math.ceil(min(1000, max(0, int(v))) * s / 1000)) for v, s in zip(box, sizes))  # type: ignore[return-value]
+
+
+def pixel_boxes(boxes: Sequence[Sequence[int]], width: int, height: int) -> list[Box]:
+    """:func:`pixel_box` of each box, equal value for value: at once with NumPy when they are integers in an
+    ``n x 4`` table (``x * size`` is exact in float64 and the division rounds as Python's does)."""
+    try:
+        arr = np.asarray(boxes) if len(boxes) else np.zeros((0, 4), np.int64)
+    except (ValueError, TypeError):  # ragged
+        arr = None
+    if arr is None or arr.dtype.kind not in "iu" or arr.ndim != 2 or arr.shape[1] != 4:
+        return [pixel_box(b, width, height) for b in boxes]
+    sizes = np.array([width, height, width, height], dtype=np.int64)
+    pixels = np.minimum(sizes, np.ceil(np.clip(arr.astype(np.int64), 0, 1000) * sizes / 1000)).astype(np.int64)
+    return [tuple(b) for b in pixels.tolist()]
 
 
 def is_batch(row: dict[str, Any]) -> bool:
@@ -75,6 +89,7 @@ class RowLayout:
     label_as_name: bool
     image_mode: str | None  # the input PIL mode, or None for a numpy array / encoded cell
     image_was: str  # "pil", "array", "cell", or "path"
+    image_ndim: int = 0  # an input array's dimensions (2 or 3), 0 for other inputs
 
 
 def row_schema(row: dict[str, Any]) -> str:
@@ -94,7 +109,7 @@ def row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str] = F
     """A row's :class:`Document` and its :class:`RowLayout`; ``box_level`` ``None`` reads the convention from the row."""
     schema = row_schema(row)
     text_column = "tokens" if "tokens" in row else ("words" if "words" in row else None)
-    image, image_was, mode = _image(row, doc_id, allow_local_paths)
+    image, image_was, mode, ndim = _image(row, doc_id, allow_local_paths)
     tags = row.get("ner_tags") or []
     tags_as_names = any(isinstance(t, str) for t in tags)
     label = row.get("label")
@@ -104,7 +119,7 @@ def row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str] = F
                                "label": _class_name(label, class_names, doc_id) if schema == "rvl_cdip" else None},
                               schema)
         level = box_level or _full_record_box_level(doc, row)
-        return doc, RowLayout(schema, True, text_column, level, tags_as_names, label_as_name, mode, image_was)
+        return doc, RowLayout(schema, True, text_column, level, tags_as_names, label_as_name, mode, image_was, ndim)
     if schema == "docvqa":
         raise DocumentError("a DocVQA-style row can be read only with dogood's full record (the dogood column)",
                             doc_id=doc_id)
@@ -116,20 +131,21 @@ def row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str] = F
             raise DocumentError(f"{text_column or 'tokens'}, bboxes and ner_tags differ in length "
                                 f"({len(texts)}, {len(boxes)}, {len(tags)})", doc_id=doc_id)
         names = [_tag_name(t, tag_names, doc_id) for t in tags]
-        words = tuple(Word(str(t), pixel_box(b, w, h)) for t, b in zip(texts, boxes))
+        words = tuple(Word(str(t), b) for t, b in zip(texts, pixel_boxes(boxes, w, h)))
         entities = entities_from_iob(names, doc_id)
         doc = Document(doc_id, image, words, entities)
         level = box_level or _hub_box_level(boxes, entities)
-        return doc, RowLayout(schema, False, text_column, level, tags_as_names, False, mode, image_was)
+        return doc, RowLayout(schema, False, text_column, level, tags_as_names, False, mode, image_was, ndim)
     if texts and len(texts) != len(boxes):
         raise DocumentError(f"{text_column} and bboxes differ in length ({len(texts)}, {len(boxes)})", doc_id=doc_id)
-    words = tuple(Word(str(t), pixel_box(b, w, h)) for t, b in zip(texts, boxes))
+    words = tuple(Word(str(t), b) for t, b in zip(texts, pixel_boxes(boxes, w, h)))
     if not words and ocr:
         from dogood.page.ocr import ocr_words
 
         words = ocr_words(image, cache=False)
     doc = Document(doc_id, image, words, label=_class_name(label, class_names, doc_id))
-    return doc, RowLayout(schema, False, text_column, box_level or "word", False, label_as_name, mode, image_was)
+    return doc, RowLayout(schema, False, text_column, box_level or "word", False, label_as_name, mode, image_was,
+                          ndim)
 
 
 def doc_to_row(doc: Document, layout: RowLayout, row: dict[str, Any], original: Document, *,
@@ -142,7 +158,7 @@ def doc_to_row(doc: Document, layout: RowLayout, row: dict[str, Any], original: 
     else:
         out["image"] = _image_out(doc, layout)
     if layout.full:
-        written = document_to_row(doc, layout.schema, layout.box_level, labels_of(tag_names))
+        written = document_to_row(doc, layout.schema, layout.box_level, labels_of(tag_names), image=False)
         for column in ("tokens", "bboxes", "ner_tags", "questions", FULL_COLUMN):
             if column in written:
                 out[column] = written[column]
@@ -156,7 +172,7 @@ def doc_to_row(doc: Document, layout: RowLayout, row: dict[str, Any], original: 
         if layout.text_column:
             w, h = doc.width, doc.height
             out[layout.text_column] = [doc.words[i].text for i in index]
-            out["bboxes"] = [normalize_box(b, w, h) for b in token_boxes(doc, layout.box_level, index)]
+            out["bboxes"] = normalize_boxes(token_boxes(doc, layout.box_level, index), w, h)
         if layout.schema == "funsd":
             unknown = sorted(set(tags) - set(tag_names))
             if unknown:
@@ -227,27 +243,44 @@ def _class_name(label: Any, names: Sequence[str], doc_id: str) -> str | None:
 
 
 def _image(row: dict[str, Any], doc_id: str, allow_local_paths: bool):
+    """``(page, how it came, PIL mode, array dimensions)``: a PIL image in mode L or RGB is wrapped as it is
+    (:meth:`PageImage.from_pil`, pixels taken only if a shift reads them), and an RGB page, PIL or array,
+    whose channels are equal is read as the grayscale page it is."""
     if "image" in row and row["image"] is not None:
         cell = row["image"]
         if isinstance(cell, dict):  # datasets' undecoded {"bytes", "path"}
             if not cell.get("bytes"):
                 raise DocumentError("the image cell holds no bytes", doc_id=doc_id)
-            return PageImage.from_bytes(cell["bytes"], name=doc_id), "cell", None
-        mode = cell.mode if isinstance(cell, Image.Image) else None
-        return as_page_image(cell, doc_id=doc_id), ("pil" if mode else "array"), mode
+            return PageImage.from_bytes(cell["bytes"], name=doc_id), "cell", None, 0
+        if isinstance(cell, Image.Image):
+            if cell.mode in ("L", "RGB"):
+                try:
+                    cell.load()
+                except (OSError, ValueError) as exc:
+                    raise DocumentError(f"cannot read the PIL image ({exc})", doc_id=doc_id) from None
+                return PageImage.from_pil(cell), "pil", cell.mode, 0
+            return as_page_image(cell, doc_id=doc_id), "pil", cell.mode, 0
+        ndim = getattr(cell, "ndim", 0)
+        if (isinstance(cell, np.ndarray) and cell.dtype == np.uint8 and ndim == 3 and cell.shape[2] == 3
+                and np.array_equal(cell[:, :, 0], cell[:, :, 1]) and np.array_equal(cell[:, :, 0], cell[:, :, 2])):
+            cell = cell[:, :, 0]
+        return as_page_image(cell, doc_id=doc_id), "array", None, ndim
     path = row.get("image_path")
     if path:
         if not allow_local_paths:
             raise DocumentError(f"the row has no image, only a local file name ({str(path)!r}); dogood opens files "
                                 "a row names only with allow_local_paths=True", doc_id=doc_id)
-        return PageImage.from_file(path), "path", "RGB"
+        return PageImage.from_file(path), "path", "RGB", 0
     raise DocumentError("the row has no image (an 'image' column, or 'image_path' with allow_local_paths=True)",
                         doc_id=doc_id)
 
 
 def _image_out(doc: Document, layout: RowLayout):
     if layout.image_was == "array":
-        return np.asarray(doc.image.to_array())
+        pixels = np.asarray(doc.image.to_array())
+        if pixels.ndim == 2 and layout.image_ndim == 3:  # a grayscale-read RGB page goes back in three channels
+            pixels = np.repeat(pixels[:, :, None], 3, axis=2)
+        return pixels
     if layout.image_was == "cell":
         return {"bytes": doc.image.encoded_bytes(), "path": None}
     pil = doc.image.to_pil()
@@ -270,6 +303,6 @@ def _full_record_box_level(doc: Document, row: dict[str, Any]) -> str:
     for level in ("segment", "word"):
         if level == "segment" and not doc.entities:
             continue
-        if [normalize_box(b, doc.width, doc.height) for b in token_boxes(doc, level, index)] == given:
+        if normalize_boxes(token_boxes(doc, level, index), doc.width, doc.height) == given:
             return level
     return "word" if not doc.entities else "segment"
