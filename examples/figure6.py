@@ -9,9 +9,11 @@ with a dogood shift family:
    row per form) and FUNSD test unshifted (the ID set);
 2. trains the model twice: on FUNSD train alone ("FUNSD train"), and on FUNSD train plus the
    shifted train rows ("+ shifted train");
-3. scores both with ``dogood.eval`` (paired by document, 95% bootstrap intervals) and
+3. scores both with :func:`dogood.evaluate` (paired by document, 95% bootstrap intervals) and
    prints ID F1, OOD F1 and the OOD gain of the second regime over the first, with a paired
-   bootstrap interval (both models scored on the same resampled documents).
+   bootstrap interval (:func:`dogood.compare`: both models scored on the same resampled documents).
+
+It uses dogood's public API only (``import dogood``).
 
 Unlike the paper (20 FUNSD-R/H forms added, averaged over 5 draws), the added data here is
 generated: every train form under every shift of the family. ``--model baseline`` (default)
@@ -38,13 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dogood.pipeline.build import build
-from dogood.eval import bootstrap_values, evaluate, percentile_interval, resolve_datasets
-from dogood.eval.metrics import iob_entities
-from dogood.pipeline.recipe import load_recipe, parse_recipe
-from dogood.core.schema import iob_tags
-from dogood.sources.funsd import FunsdSource
-from dogood.sources.hf_dataset import HFDatasetSource
+import dogood
 
 #: Shift families: config -> chain, built on train (with copies) and test (the OOD sets).
 FAMILIES = {
@@ -86,7 +82,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def shift_recipe(family: str, configs: list[str], copies: int, seed: int):
     """The recipe of the family's shifts on FUNSD: built on train with ``copies``, on test with one copy."""
-    return parse_recipe({"name": f"funsd-figure6-{family}", "version": "1.0.0", "source": {"kind": "funsd"},
+    return dogood.load_recipe({"name": f"funsd-figure6-{family}", "version": "1.0.0", "source": {"kind": "funsd"},
                          "splits": ["train"], "seed": seed, "copies": copies,
                          "configs": {c: FAMILIES[family][c] for c in configs},
                          "description": f"FUNSD under Do-GOOD-style {family} shifts, for training-time augmentation"})
@@ -98,47 +94,47 @@ def build_data(args, configs: list[str]) -> dict[str, Path]:
     recipe = shift_recipe(args.family, configs, args.copies, args.seed)
     common = dict(source_path=args.source, limit=args.limit, num_proc=args.num_proc, progress=False, overwrite=True)
     paths = {"train": data / "train-shifted", "ood": data / "test-ood", "id": data / "test-id"}
-    build(recipe, paths["train"], splits=["train"], **common)
-    build(recipe, paths["ood"], splits=["test"], copies=1, **common)
-    build(load_recipe("funsd"), paths["id"], **common)
+    dogood.build(recipe, paths["train"], splits=["train"], **common)
+    dogood.build(recipe, paths["ood"], splits=["test"], copies=1, **common)
+    dogood.build("funsd", paths["id"], **common)
+    if args.model != "baseline":  # FUNSD train as rows, for the LayoutLMv3 path
+        paths["train-id"] = data / "train-id"
+        dogood.build("funsd", paths["train-id"], splits=["train"], **common)
     return paths
 
 
 def training_documents(args, paths: dict[str, Path], configs: list[str]) -> dict[str, list]:
     """Each regime's training documents: FUNSD train; FUNSD train and every shifted copy."""
-    train = FunsdSource(root=args.source, split="train")
-    ids = train.ids()[: args.limit] if args.limit else train.ids()
-    plain = [train.load(i) for i in ids]
-    shifted = []
-    for config in configs:
-        source = HFDatasetSource(name=str(paths["train"]), config=config, split="train")
-        shifted += [source.load(i) for i in source.ids()]
+    plain = dogood.read_documents("funsd", "train", source_path=args.source, limit=args.limit)
+    shifted = [doc for config in configs for doc in dogood.read_documents(f"{paths['train']}:{config}", "train")]
     return {REGIMES[0]: plain, REGIMES[1]: plain + shifted}
 
 
 def train_crf(docs: list, max_iterations: int, path: Path):
-    from dogood.models.baseline import BaselineTagger, train_baseline
-
-    train_baseline(docs, max_iterations=max_iterations).save(path)
-    return BaselineTagger.load(path)
+    dogood.train_baseline(docs, max_iterations=max_iterations).save(path)
+    return dogood.load_model(path)
 
 
-def train_layoutlmv3(args, docs: list, folder: Path):
-    """Fine-tune LayoutLMv3 on ``docs`` (as dataset rows, segment-level boxes), save it to ``folder``, load it
-    back through dogood's adapter."""
+def training_rows(paths: dict[str, Path], configs: list[str], shifted: bool):
+    """A regime's training rows as built (segment-level boxes): FUNSD train, and the shifted copies."""
+    from datasets import concatenate_datasets, load_dataset
+
+    parts = [load_dataset(str(paths["train-id"]), split="train")]
+    if shifted:
+        parts += [load_dataset(str(paths["train"]), c, split="train") for c in configs]
+    return concatenate_datasets(parts)
+
+
+def train_layoutlmv3(args, rows, folder: Path):
+    """Fine-tune LayoutLMv3 on built ``rows``, save it to ``folder``, load it back through dogood's adapter."""
     import warnings
 
     import torch
-    from datasets import Dataset
-
-    from dogood.models import load_model
-    from dogood.core.schema import document_to_row, features_for
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from train_layoutlmv3 import encode, tiny_model, tiny_processor
 
     warnings.filterwarnings("ignore", message="The `device` argument is deprecated")  # transformers 4.x, per call
-    rows = Dataset.from_list([document_to_row(d, "funsd", "segment") for d in docs], features=features_for("funsd"))
     names = rows.features["ner_tags"].feature.names
     torch.manual_seed(0)
     if args.model == "tiny":
@@ -165,19 +161,7 @@ def train_layoutlmv3(args, docs: list, folder: Path):
         optimizer.zero_grad()
     model.save_pretrained(folder)
     processor.save_pretrained(folder)
-    return load_model(str(folder), task="token", box_level="segment", device=device)
-
-
-def ood_counts(model, dataset) -> np.ndarray:
-    """Per OOD document (in id order), ``(true positive, predicted, gold)`` entities: for the paired gain."""
-    ids = dataset.source.ids()
-    docs = [dataset.source.load(i) for i in ids]
-    preds = model.predict(docs)
-    out = np.zeros((len(ids), 3), dtype=np.int64)
-    for k, doc in enumerate(docs):
-        gold, pred = set(iob_entities(iob_tags(doc)[1])), set(iob_entities(preds[doc.id].tags))
-        out[k] = (len(gold & pred), len(pred), len(gold))
-    return out
+    return dogood.load_model(str(folder), task="token", box_level="segment", device=device)
 
 
 def run(args) -> dict:
@@ -191,21 +175,19 @@ def run(args) -> dict:
     paths = build_data(args, configs)
     built = time.perf_counter()
     regimes = training_documents(args, paths, configs)
-    (id_set,) = resolve_datasets(str(paths["id"]))
-    ood_sets = resolve_datasets(str(paths["ood"]))
     result = {"family": args.family, "configs": configs, "copies": args.copies, "model": args.model,
               "limit": args.limit, "seed": args.seed, "bootstrap": args.bootstrap, "regimes": {}}
-    counts = {}
+    models = {}
     for k, (regime, docs) in enumerate(regimes.items()):
         t0 = time.perf_counter()
-        models = out / "models"
-        models.mkdir(parents=True, exist_ok=True)
+        folder = out / "models"
+        folder.mkdir(parents=True, exist_ok=True)
         if args.model == "baseline":
-            model = train_crf(docs, args.max_iterations, models / f"regime{k}.dogood-model")
+            model = train_crf(docs, args.max_iterations, folder / f"regime{k}.dogood-model")
         else:
-            model = train_layoutlmv3(args, docs, models / f"regime{k}")
+            model = train_layoutlmv3(args, training_rows(paths, configs, k == 1), folder / f"regime{k}")
         trained = time.perf_counter() - t0
-        report = evaluate(model, id_set, ood_sets, resamples=args.bootstrap, seed=0)
+        report = dogood.evaluate(model, str(paths["id"]), str(paths["ood"]), resamples=args.bootstrap, seed=0)
         report.write(out / "eval" / f"regime{k}")
         id_row, *ood_rows = report.rows()
         ood = {r["config"]: {"f1": r["value"], "ci": (r.get("ci") or {}).get("value"), "documents": r["documents"]}
@@ -215,16 +197,16 @@ def run(args) -> dict:
             "id_f1": id_row["value"], "id_ci": (id_row.get("ci") or {}).get("value"),
             "ood": ood, "ood_mean_f1": float(np.mean([o["f1"] for o in ood.values()])),
         }
-        counts[regime] = {d.config: ood_counts(model, d) for d in ood_sets}
+        models[regime] = model
     base, aug = (result["regimes"][r] for r in REGIMES)
     result["gain"] = {"id": aug["id_f1"] - base["id_f1"], "ood_mean": aug["ood_mean_f1"] - base["ood_mean_f1"],
                       "ood": {}}
+    paired = dogood.compare(models[REGIMES[0]], models[REGIMES[1]], str(paths["ood"]), resamples=args.bootstrap,
+                            seed=0)
     for config in base["ood"]:
         gain = {"value": aug["ood"][config]["f1"] - base["ood"][config]["f1"]}
         if args.bootstrap:
-            b, a = bootstrap_values("token", [counts[REGIMES[0]][config], counts[REGIMES[1]][config]],
-                                    args.bootstrap, 0)
-            gain["ci"] = percentile_interval(a - b, 0.95)
+            gain["ci"] = paired[config]["ci"]
         result["gain"]["ood"][config] = gain
     result["seconds"] = {"build": round(built - started, 1), "total": round(time.perf_counter() - started, 1)}
     (out / "figure6.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -167,5 +167,5 @@ def test_without_ray_the_error_says_what_to_install(monkeypatch):
     from dogood.pipeline import ray_data
 
     monkeypatch.setitem(sys.modules, "ray", None)
-    with pytest.raises(DogoodError, match=r"pip install 'ray\[data\]'"):
+    with pytest.raises(DogoodError, match=r'pip install "dogood\[distributed\]"'):
         ray_data._import_ray()

@@ -215,3 +215,39 @@ def test_cli_train_baseline_then_eval(built, tmp_path, capsys):
     assert data["model"] == "dogood-crf-baseline"
     id_row, ood_row = data["datasets"]
     assert ood_row["drop"] == pytest.approx(id_row["f1"] - ood_row["f1"])
+
+
+def test_the_plot_stays_readable_at_any_number_of_configs(tmp_path):
+    """35 OOD sets: horizontal bars in a panel per shift family, a bounded width (was 1.3 in a config, 5,016 px
+    for 31), a height of about 22 px a config, and every dataset named on the axis."""
+    from matplotlib import pyplot as plt
+    from PIL import Image
+
+    from dogood.eval.report import EvalReport
+
+    families = ["text"] * 14 + ["layout"] * 12 + ["image"] * 9
+    ood = [{"dataset": f"funsd-c/{f}_config_{k}@{k % 5 + 1}", "config": f"c{k}", "documents": 50, "f1": 0.5,
+            "value": 0.5, "drop": 0.2, "relative_drop": 0.2 / 0.7, "families": [f], "ci": {"value": [0.45, 0.55]}}
+           for k, f in enumerate(families)]
+    report = EvalReport(model="m", task="token", id={"dataset": "funsd", "f1": 0.7, "documents": 50,
+                                                     "ci": {"value": [0.65, 0.75]}},
+                        ood=ood, bootstrap={"resamples": 10, "seed": 0, "confidence": 0.95})
+    labels = []
+    real_savefig = plt.Figure.savefig
+
+    def keep_labels(fig, *args, **kwargs):
+        labels.extend(t.get_text() for ax in fig.axes for t in ax.get_yticklabels())
+        labels.extend(ax.get_title(loc="left") for ax in fig.axes)
+        return real_savefig(fig, *args, **kwargs)
+
+    plt.Figure.savefig = keep_labels
+    try:
+        width, height = Image.open(report.plot(tmp_path / "many.png")).size
+    finally:
+        plt.Figure.savefig = real_savefig
+    few = EvalReport(model="m", task="token", id=report.id, ood=ood[:2], bootstrap=report.bootstrap)
+    width_few, height_few = Image.open(few.plot(tmp_path / "few.png")).size
+    assert width == width_few == 1100
+    assert 18 * 36 < height < 40 * 36 and height_few < 400
+    assert [t for t in labels if "@" in t or t == "funsd"] == ["funsd"] + [r["dataset"] for r in ood]
+    assert {"in-distribution", "text shifts (14)", "layout shifts (12)", "image shifts (9)"} <= set(labels)

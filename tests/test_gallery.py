@@ -181,7 +181,7 @@ def test_gallery_shows_an_eval_report_that_scored_the_folder(built, gold_scorer,
     text = page.read_text(encoding="utf-8")
     plot = base64.b64encode((Path("eval") / "gold" / "report.png").read_bytes()).decode("ascii")
     assert f"data:image/png;base64,{plot}" in text
-    assert "<h2>Eval: gold (" in text and "100.00" in text
+    assert '">Eval: gold (' in text and "100.00" in text
     other = tmp_path / "no-report"
     other.mkdir()
     assert main(["gallery", str(built), "--html", str(page), "--report", str(other)]) == 1
@@ -208,3 +208,49 @@ def test_gallery_refusals(built, tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["gallery", str(built), "--docs", "0"])
     assert exc.value.code == 2
+
+
+def test_gallery_contents_by_family_in_recipe_order_with_zoom(funsd_dir, tmp_path):
+    """A table of contents groups the configs by shift family, in the recipe's order (dogood_build.json keeps them
+    sorted by name); every page has a zoom link to itself (CSS :target, no script) and a way back."""
+    import re
+
+    from dogood.pipeline.build import build
+    from dogood.pipeline.recipe import load_recipe
+
+    out = tmp_path / "funsd-c"
+    build(load_recipe("funsd-c"), out, source_path=funsd_dir, limit=1, progress=False,
+          configs=["merge@2", "merge@1", "char_deletion@1", "distort@1"])
+    page = tmp_path / "g.html"
+    assert main(["gallery", str(out), "--html", str(page), "--docs", "1"]) == 0
+    text = page.read_text(encoding="utf-8")
+    nav = text[text.index('<nav class="contents">'):text.index("</nav>")]
+    families = re.findall(r"<h3>(\w+) \((\d+)\)</h3>", nav)
+    assert families == [("image", "1"), ("text", "1"), ("layout", "2")]
+    assert re.findall(r'href="#config-([^"]+)"', nav) == ["distort@1", "char_deletion@1", "merge@1", "merge@2"]
+    sections = re.findall(r'<section id="config-([^"]+)">', text)
+    assert sections == ["distort@1", "char_deletion@1", "merge@1", "merge@2"]
+    for element in re.findall(r'<svg class="page" id="([^"]+)"', text):
+        assert f'<figure id="zoom-{element}"' in text and f'href="#zoom-{element}"' in text
+    assert "figure:target" in text and "<script" not in text
+
+
+def test_gallery_shows_only_reports_that_scored_the_build(built, gold_scorer, funsd_dir, tmp_path, capsys):
+    """A report that scored another build (or used this folder only as its ID reference) is not shown; a report
+    that scored this build shows its ID row and this build's rows only."""
+    from dogood.eval import evaluate
+    from dogood.pipeline.build import build
+    from dogood.pipeline.recipe import load_recipe
+
+    other = tmp_path / "funsd-fa"
+    build(load_recipe("funsd-fa"), other, source_path=funsd_dir, limit=2, progress=False, configs=["global_shuffle"])
+    evaluate(gold_scorer, f"{built}:merge", [str(other)], resamples=0).write(Path("eval") / "other")
+    evaluate(gold_scorer, f"{built}:merge", [str(built), str(other)], resamples=0).write(Path("eval") / "both")
+    page = tmp_path / "g.html"
+    assert main(["gallery", str(built), "--html", str(page), "--docs", "1"]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert text.count('">Eval: gold (') == 1
+    table = text[text.index('">Eval: gold ('):]
+    table = table[:table.index("</table>")]
+    assert "global_shuffle" not in table and "funsd-l/merge" in table
+    assert "1 other dataset(s) of this report (not of this build) are left out" in text

@@ -38,7 +38,7 @@ def add_parser(sub) -> None:
                         "in a 'quads' column (absolute pixels); default: the recipe's quads (off)")
     p.add_argument("--ray", metavar="ADDRESS", help="run the shards on Ray with --num-proc actors, each reading and "
                                                     "writing whole shards: 'local' starts Ray here, 'auto' or "
-                                                    "ray://host:port joins a cluster (pip install 'ray[data]')")
+                                                    "ray://host:port joins a cluster (pip install \"dogood[distributed]\")")
     p.set_defaults(func=cmd_build)
 
 

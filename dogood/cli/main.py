@@ -18,7 +18,7 @@ from dogood.cli.common import fail, hub_error, os_message, say, version
 from dogood.core.errors import DogoodError
 
 #: The command modules, in the order ``dogood --help`` lists them; each has ``add_parser(sub)``.
-COMMANDS = ("list_command", "describe_command", "build_command", "look_command", "train_command", "eval_command",
+COMMANDS = ("list_command", "describe_command", "plan_command", "build_command", "look_command", "train_command", "eval_command",
             "gallery_command", "export_command", "push_command")
 
 
@@ -34,7 +34,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return args.func(args) or 0
+        code = args.func(args) or 0
+        sys.stdout.flush()  # here, not at exit: a reader that left is seen while it can still be handled
+        return code
+    except BrokenPipeError:  # `dogood list | head`: the reader left; end quietly, as a pipe's writer does
+        _quiet_stdout()
+        return 0
     except DogoodError as exc:
         return fail(str(exc))
     except KeyboardInterrupt:
@@ -53,6 +58,17 @@ def main(argv: list[str] | None = None) -> int:
         if hub is None:
             raise  # a bug: keep the traceback
         return fail(hub)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush finds no closed pipe to complain about."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 #: What is true after Ctrl-C, per command; other commands write nothing that needs saying.

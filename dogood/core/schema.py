@@ -52,7 +52,6 @@ import json
 from typing import Any
 
 import numpy as np
-from datasets import ClassLabel, Features, Image, List, Value
 
 from dogood.core.boxes import normalize_boxes
 from dogood.core.document import Document, Entity, PageImage, QAPair, ShiftRecord, Word, standard_pixels
@@ -96,29 +95,35 @@ QUADS_COLUMN = "quads"
 #: Its fields (top-level columns in rows written by dogood < 0.2).
 FULL_FIELDS = ("width", "height", "words", "word_boxes", "entities", "provenance")
 
-_FULL_FIDELITY = {
-    "width": Value("int32"),
-    "height": Value("int32"),
-    "words": List(Value("string")),
-    "word_boxes": List(List(Value("int32"))),
-    "entities": List(
-        {
-            "id": Value("int32"),
-            "label": Value("string"),
-            "word_ids": List(Value("int32")),
-            "links": List(List(Value("int32"))),
-        }
-    ),
-    "provenance": List(
-        {
-            "shift": Value("string"),
-            "params": Value("string"),
-            "seed": Value("int64"),
-            "skipped": Value("string"),
-            "counts": Value("string"),
-        }
-    ),
-}
+
+def _full_features() -> dict:
+    """The ``dogood`` struct column's features (``datasets`` is imported here, when a schema is asked for, so that
+    reading a recipe or ``dogood list`` does not load it)."""
+    from datasets import List, Value
+
+    return {
+        "width": Value("int32"),
+        "height": Value("int32"),
+        "words": List(Value("string")),
+        "word_boxes": List(List(Value("int32"))),
+        "entities": List(
+            {
+                "id": Value("int32"),
+                "label": Value("string"),
+                "word_ids": List(Value("int32")),
+                "links": List(List(Value("int32"))),
+            }
+        ),
+        "provenance": List(
+            {
+                "shift": Value("string"),
+                "params": Value("string"),
+                "seed": Value("int64"),
+                "skipped": Value("string"),
+                "counts": Value("string"),
+            }
+        ),
+    }
 
 
 def ner_tag_names(labels: tuple[str, ...] | list[str] | None = None) -> tuple[str, ...]:
@@ -152,6 +157,8 @@ def features_for(schema: str, labels: tuple[str, ...] | list[str] | None = None,
     """
     if schema not in SCHEMAS:
         raise ValueError(f"unknown schema {schema!r}; expected one of {', '.join(SCHEMAS)}")
+    from datasets import ClassLabel, Features, Image, List, Value
+
     image = Image(mode=IMAGE_MODES[schema])
     tokens = {"tokens": List(Value("string")), "bboxes": List(List(Value("int64")))}
     if schema == "funsd":
@@ -165,8 +172,8 @@ def features_for(schema: str, labels: tuple[str, ...] | list[str] | None = None,
                                       "answers": List(Value("string"))})}
     if quads:
         columns[QUADS_COLUMN] = List(List(Value("float32")))
-        return Features({**columns, FULL_COLUMN: {**_FULL_FIDELITY, "word_quads": List(List(Value("float32")))}})
-    return Features({**columns, FULL_COLUMN: dict(_FULL_FIDELITY)})
+        return Features({**columns, FULL_COLUMN: {**_full_features(), "word_quads": List(List(Value("float32")))}})
+    return Features({**columns, FULL_COLUMN: _full_features()})
 
 
 def check_box_level(box_level: str, schema: str) -> None:

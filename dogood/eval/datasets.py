@@ -230,3 +230,24 @@ def built_copies(dataset: EvalDataset) -> int:
         return int(record.get("copies", 1)) if isinstance(record, dict) else 1
     except (OSError, ValueError, TypeError, RecursionError):
         return 1
+
+
+def read_documents(spec: Any, split: str = "test", *, source_path: str | Path | None = None,
+                   limit: int | None = None) -> list:
+    """The :class:`~dogood.core.document.Document` records a name stands for, in id order.
+
+    ``spec`` is a source kind (``"funsd"``, ``"rvl_cdip"``, ``"docvqa"``, ``"synthetic"``; read from
+    ``source_path`` or where dogood finds it), a built folder (all its configs, one after another; ``folder:config``
+    for one), a Hub id, or a ``datasets.Dataset``. ``limit``: the first ``limit`` documents of each dataset.
+    """
+    from dogood.sources import SOURCE_KINDS as KINDS, open_source
+
+    if isinstance(spec, str) and spec in KINDS and spec != "hf" and not Path(spec).exists():
+        sources = [open_source({"kind": spec}, split, source_path)]
+    else:
+        sources = [d.source for d in as_datasets(spec, split)]
+    docs = []
+    for source in sources:
+        ids = list(source.ids())
+        docs += [source.load(i) for i in (ids[:limit] if limit else ids)]
+    return docs

@@ -57,7 +57,10 @@ def _require_pycocotools():
         from pycocotools.coco import COCO
         from pycocotools.cocoeval import COCOeval
     except ImportError:
-        raise LayoutEvalError("the layout task needs pycocotools (a dogood dependency): pip install 'pycocotools>=2.0.7'") from None
+        from dogood.core.extras import install_line
+
+        raise LayoutEvalError(f"the layout task needs pycocotools, one of dogood's own dependencies: "
+                              f"{install_line(None)}") from None
     return COCO, COCOeval
 
 

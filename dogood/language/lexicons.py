@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from dogood.core.errors import SourceError
+from dogood.core.extras import EXTRA_OF, install_line
 
 #: The NLTK data each resource name stands for, and the package that downloads it.
 _NLTK_DATA = {"stopwords": "corpora/stopwords", "wordnet": "corpora/wordnet"}
@@ -31,7 +32,7 @@ def nltk_module():
     try:
         nltk = with_shared_data()
     except ImportError:
-        raise SourceError("the text shifts need nltk: pip install nltk") from None
+        raise SourceError(f"the text shifts need nltk: {install_line(None)}") from None
     folder = os.environ.get("NLTK_DATA")  # set after nltk was imported: NLTK read it too early
     if folder and Path(folder).is_dir() and folder not in nltk.data.path:
         nltk.data.path.append(folder)
@@ -69,7 +70,7 @@ def require(who: str, *resources: str) -> None:
             try:
                 __import__(resource)
             except ImportError:
-                raise SourceError(f"{who} needs {resource}: pip install {resource}") from None
+                raise SourceError(f"{who} needs {resource}: {install_line(EXTRA_OF.get(resource))}") from None
 
 
 @lru_cache(maxsize=1)
@@ -261,7 +262,7 @@ def import_textattack():
     try:
         import nltk  # noqa: F401
     except ImportError:
-        raise SourceError("the TextAttack word swaps need textattack: pip install textattack") from None
+        raise SourceError(f"the TextAttack word swaps need textattack: {install_line('text')}") from None
     require("TextAttack", "stopwords")
     nltk = nltk_module()
     marker = Path(os.environ.get("TA_CACHE_DIR") or Path.home() / ".cache" / "textattack") / "post_install_check_3"
@@ -278,7 +279,7 @@ def import_textattack():
             warnings.simplefilter("ignore")
             import textattack
     except ImportError as exc:
-        raise SourceError(f"cannot import textattack ({exc}): pip install textattack") from None
+        raise SourceError(f"cannot import textattack ({exc}): {install_line('text')}") from None
     except LookupError as exc:  # an NLTK resource
         raise SourceError(f"textattack needs NLTK data: set NLTK_DATA ({exc})") from None
     finally:

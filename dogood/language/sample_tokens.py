@@ -41,8 +41,10 @@ def _tokenizers():
         from nltk.tokenize.util import align_tokens
     except ImportError:
         from dogood.core.errors import SourceError
+        from dogood.core.extras import install_line
 
-        raise SourceError("the paper-style text shifts need nltk: pip install nltk") from None
+        raise SourceError(f"the paper-style text shifts need nltk, one of dogood's own dependencies: "
+                          f"{install_line(None)}") from None
     return PunktSentenceTokenizer(), NLTKWordTokenizer(), align_tokens
 
 

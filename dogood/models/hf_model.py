@@ -70,6 +70,10 @@ def load_hf_model(name_or_path: str | Path, task: str | None = None, **options) 
         while offline, say), is of an unsupported kind, or has labels that are
         not dogood's.
     """
+    from dogood.core.extras import require_module
+
+    for module in ("torch", "transformers"):
+        require_module(module, f"the Hugging Face model {str(name_or_path)!r}", "hf")
     name = str(name_or_path)
     if task is None:
         config = load_hf_config(name)

@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 
 from dogood.core.errors import DogoodError
+from dogood.core.extras import install_line
 
 _LOCK = threading.RLock()
 
@@ -36,9 +37,7 @@ def augraphy():
     try:
         import augraphy
     except ImportError:
-        raise AugraphyMissing("the scan-quality shift needs augraphy: pip install 'augraphy>=8.2' "
-                              "(with opencv-python-headless installed, add --no-deps and install numba and "
-                              "scikit-image)") from None
+        raise AugraphyMissing(f"the scan-quality shift needs augraphy: {install_line('scan')}") from None
     return augraphy
 
 

@@ -50,6 +50,7 @@ from typing import Any
 
 from dogood.core.boxes import clip_box
 from dogood.core.document import PageImage, Word
+from dogood.core.extras import install_line
 from dogood.core.errors import DocumentError, SourceError
 from dogood.core.paths import cache_dir, write_atomic
 
@@ -78,7 +79,7 @@ def _pytesseract():
     try:
         import pytesseract
     except ImportError:  # pragma: no cover - a declared dependency
-        raise SourceError("OCR needs the pytesseract package: pip install pytesseract") from None
+        raise SourceError(f"OCR needs the pytesseract package: {install_line(None)}") from None
     module = pytesseract.pytesseract
     if getattr(module, "environ", None) is os.environ:
         # Tesseract's OpenMP threads make one page 3-4x slower on a busy or

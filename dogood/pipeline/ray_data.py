@@ -1,4 +1,4 @@
-"""Build a recipe's shards on a Ray cluster (``pip install 'ray[data]'``).
+"""Build a recipe's shards on a Ray cluster (``pip install "dogood[distributed]"``).
 
 A build with ``--ray`` runs :func:`write_shards_on_ray`: each actor takes a whole
 shard, reads its documents itself (the source's ``read_slice`` when it has one,
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from dogood.core.errors import DogoodError
+from dogood.core.extras import install_line
 from dogood.pipeline.worker import Task, WorkerSpec, init_worker, process_document
 
 #: Object store of a Ray instance that :func:`ensure_ray` starts itself (bytes): what crosses it is a shard's
@@ -50,7 +51,7 @@ def _import_ray():
     try:
         import ray
     except ImportError as exc:
-        raise DogoodError(f"distributed builds need Ray: pip install 'ray[data]' ({exc})") from None
+        raise DogoodError(f"distributed builds need Ray ({exc}): {install_line('distributed')}") from None
     return ray
 
 

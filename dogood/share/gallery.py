@@ -74,6 +74,7 @@ class ConfigSection:
     labels: list[tuple[str, int]]
     notes: list[str]
     documents: list[DocumentRow] = field(default_factory=list)
+    family: str = ""
 
 
 def default_html_path(folder: str | Path) -> Path:
@@ -108,12 +109,14 @@ def write_gallery(folder: str | Path, html: str | Path | None = None, *, docs: i
     configs = [c for c in info.get("chains", {}) if (folder / "data" / c).is_dir()]
     if not configs:
         raise GalleryError(f"{folder} has no data/<config> folders")
+    configs = ordered_configs(info, configs)
 
     images: dict[str, str] = {}  # image id -> data URI
     originals: dict[str, Any] = {}  # split -> source or reason
     sections = []
     for config in configs:
         section = _config_section(folder, info, config, split)
+        section.family = config_family(info.get("chains", {}).get(config) or [])
         shifted_docs = _load_built(folder, config, section.split, docs)
         if section.split not in originals:
             originals[section.split] = _open_original(info, section.split, source)
@@ -128,6 +131,7 @@ def write_gallery(folder: str | Path, html: str | Path | None = None, *, docs: i
         sections.append(section)
 
     reports = [_read_report(Path(report))] if report is not None else _find_reports(folder)
+    reports = [_own_rows(r, folder) for r in reports]
     missing = sorted({why for why in originals.values() if isinstance(why, str)})
     text = _render(info, folder, sections, images, reports, missing)
     _write_atomic(out, text)
@@ -276,6 +280,50 @@ def _panel(doc: Document, images: dict[str, str], element_id: str) -> Panel:
     return Panel(key, width, height, boxes, element_id)
 
 
+#: Family order of the table of contents; a config whose chain mixes families is listed under both names joined.
+FAMILY_ORDER = ("image", "text", "layout")
+
+
+def config_family(chain: list) -> str:
+    """``image``, ``text``, ``layout``, ``image + text`` (a chain across families) or ``unshifted``."""
+    from dogood.shifts import SHIFTS
+
+    found = {SHIFTS[step["shift"]].family for step in chain
+             if isinstance(step, dict) and step.get("shift") in SHIFTS}
+    names = [f for f in FAMILY_ORDER if f in found] + sorted(found - set(FAMILY_ORDER))
+    return " + ".join(names) if names else "unshifted"
+
+
+def ordered_configs(info: dict, configs: list[str]) -> list[str]:
+    """The configs in the recipe's own order when the shipped recipe of the same name and version is found
+    (``dogood_build.json`` keeps them sorted by name), else as stored."""
+    from dogood.pipeline.recipe import load_recipe
+
+    try:
+        recipe = load_recipe(str(info.get("recipe")))
+    except DogoodError:
+        return configs
+    if recipe.version != info.get("version"):
+        return configs
+    order = {name: k for k, name in enumerate(recipe.configs)}
+    return sorted(configs, key=lambda c: (order.get(c, len(order)), c))
+
+
+def contents(sections: list[ConfigSection]) -> list[tuple[str, list[ConfigSection]]]:
+    """The table of contents: families in :data:`FAMILY_ORDER` (then mixed chains, then unshifted), each with its
+    configs in build order."""
+    groups: dict[str, list[ConfigSection]] = {}
+    for s in sections:
+        groups.setdefault(s.family, []).append(s)
+
+    def rank(family: str) -> tuple[int, str]:
+        if family in FAMILY_ORDER:
+            return FAMILY_ORDER.index(family), family
+        return (len(FAMILY_ORDER) + (family == "unshifted"), family)
+
+    return sorted(groups.items(), key=lambda item: rank(item[0]))
+
+
 # -- eval reports ---------------------------------------------------------------------------------------------
 def _read_report(folder: Path) -> dict[str, Any]:
     path = folder / "report.json"
@@ -294,8 +342,24 @@ def _read_report(folder: Path) -> dict[str, Any]:
     rows = []
     for r in data["datasets"]:
         if isinstance(r, dict):
-            rows.append({k: r.get(k) for k in ("dataset", "role", "documents", "value", "drop")})
-    return {"folder": folder, "model": data.get("model"), "metric": data.get("metric"), "rows": rows, "plot": uri}
+            rows.append({k: r.get(k) for k in ("dataset", "role", "documents", "value", "drop", "location")})
+    return {"folder": folder, "model": data.get("model"), "metric": data.get("metric"), "rows": rows, "plot": uri,
+            "hidden": 0}
+
+
+def _is_folder(location: Any, target: Path, bases: tuple[Path, ...]) -> bool:
+    loc = str(location or "")
+    return bool(loc) and any((base / loc).resolve() == target for base in bases)
+
+
+def _own_rows(report: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """The report with its ID row and the rows that scored ``folder``; how many other rows were left out."""
+    target = folder.resolve()
+    bases = (Path.cwd(), Path(report["folder"]).resolve().parent.parent)
+    own = [r for r in report["rows"] if r.get("role") == "id" or _is_folder(r.get("location"), target, bases)]
+    if not any(r.get("role") != "id" for r in own):  # a report given with --report that scored other folders
+        return report
+    return {**report, "rows": own, "hidden": len(report["rows"]) - len(own)}
 
 
 def _find_reports(folder: Path) -> list[dict[str, Any]]:
@@ -311,7 +375,10 @@ def _find_reports(folder: Path) -> list[dict[str, Any]]:
             except (OSError, ValueError, RecursionError, AttributeError, TypeError):
                 continue
             bases = (Path.cwd(), path.parent.parent.parent)  # where `dogood eval` ran when --out was eval/<model>
-            if any(loc and any((base / loc).resolve() == target for base in bases) for loc in locations):
+            roles = [str(r.get("role") or "") for r in data.get("datasets", [])]
+            # a report belongs to the build when it scored the build's configs as OOD sets (a report that used the
+            # folder as its ID reference belongs to the builds it compared it with)
+            if any(role != "id" and _is_folder(loc, target, bases) for loc, role in zip(locations, roles)):
                 found.append(_read_report(path.parent))
     return found
 
@@ -335,6 +402,18 @@ body:has(#toggle-boxes:not(:checked)) g.boxes { display: none; }
 table { border-collapse: collapse; font-size: .9em; margin: .3em 0; }
 td, th { border: 1px solid #ccc; padding: 2px 8px; text-align: left; }
 td.n { text-align: right; }
+nav.contents { columns: 3 18em; font-size: .9em; margin: .5em 0 1em; }
+nav.contents h3 { margin: .2em 0; font-size: 1em; break-after: avoid; }
+nav.contents ul { margin: 0 0 .6em; padding-left: 1.2em; break-inside: avoid-column; }
+img.plot { max-width: 100%; height: auto; }
+figcaption a.zoom, figcaption a.unzoom { color: #9cf; float: right; margin-left: .8em; }
+a.unzoom { display: none; }
+figure:target { position: fixed; inset: 0; z-index: 10; overflow: auto; background: #fff; max-width: none; }
+figure:target svg.page { width: var(--natural-width); max-width: none; }
+figure:target a.unzoom { display: inline; }
+figure:target a.zoom { display: none; }
+body:has(#toggle-large:checked) .pair { flex-direction: column; }
+body:has(#toggle-large:checked) figure { flex-basis: auto; width: min(100%, var(--natural-width)); }
 </style></head>
 <body>
 <h1>{{ title }}</h1>
@@ -343,21 +422,28 @@ td.n { text-align: right; }
 {%- if limit %} (partial build: --limit {{ limit }}){% endif %}.</p>
 {% for why in missing %}<p class="note">Original pages not shown: {{ why }}.</p>{% endfor %}
 <div class="controls"><label><input type="checkbox" id="toggle-boxes" checked> word boxes</label>
+<label><input type="checkbox" id="toggle-large"> large pages</label>
 <span class="legend">{% for label, colour in legend %}<span><span class="swatch" style="background: {{ colour }}"></span>{{ label }}</span>{% endfor %}</span></div>
 <svg width="0" height="0" style="position: absolute" aria-hidden="true"><defs>
 {% for key, uri in images.items() %}<image id="{{ key }}" href="{{ uri }}" width="{{ sizes[key][0] }}" height="{{ sizes[key][1] }}"/>
 {% endfor %}</defs></svg>
+<h2 id="contents">Contents</h2><nav class="contents">
+{% for family, members in toc %}<h3>{{ family }} ({{ members|length }})</h3>
+<ul>{% for s in members %}<li><a href="#config-{{ s.name }}">{{ s.name }}</a></li>{% endfor %}</ul>
+{% endfor %}{% if reports %}<h3>evaluation</h3><ul>{% for report in reports %}<li><a href="#eval-{{ loop.index }}">{{ report.model }}</a></li>{% endfor %}</ul>{% endif %}
+</nav>
 {% for report in reports %}
-<h2>Eval: {{ report.model }} ({{ report.metric }})</h2>
+<h2 id="eval-{{ loop.index }}">Eval: {{ report.model }} ({{ report.metric }})</h2>
 <table><tr><th>dataset</th><th>role</th><th>documents</th><th>{{ report.metric }}</th><th>change</th></tr>
 {% for r in report.rows %}<tr><td>{{ r.dataset }}</td><td>{{ r.role }}</td><td class="n">{{ r.documents }}</td>
 <td class="n">{{ pct(r.value) }}</td><td class="n">{{ signed(r.drop) }}</td></tr>
 {% endfor %}</table>
+{% if report.hidden %}<p class="note">{{ report.hidden }} other dataset(s) of this report (not of this build) are left out of the table; the plot shows them all.</p>{% endif %}
 {% if report.plot %}<img class="plot" alt="eval plot" src="{{ report.plot }}">{% endif %}
 {% endfor %}
-{% for s in sections %}
+{% for family, members in toc %}{% for s in members %}
 <section id="config-{{ s.name }}">
-<h2>{{ s.name }} <small>({{ s.split }})</small></h2>
+<h2>{{ s.name }} <small>({{ s.family }}, {{ s.split }})</small> <a href="#contents" title="contents">↑</a></h2>
 <ul>{% for step in s.chain %}<li><code>{{ step }}</code></li>{% endfor %}</ul>
 {% for note in s.notes %}<p>{{ note }}</p>{% endfor %}
 <table class="stats">{% for k, v in s.stats %}<tr><td>{{ k }}</td><td class="n">{{ v }}</td></tr>{% endfor %}
@@ -366,16 +452,17 @@ td.n { text-align: right; }
 {% for d in s.documents %}
 <h3>{{ d.doc_id }}</h3>
 <div class="pair">
-{% if d.original %}{{ panel(d.original, "original") }}{% else %}<p class="missing">original not available</p>{% endif %}
-{{ panel(d.shifted, s.name) }}
+{% if d.original %}{{ panel(d.original, "original", "config-" ~ s.name) }}{% else %}<p class="missing">original not available</p>{% endif %}
+{{ panel(d.shifted, s.name, "config-" ~ s.name) }}
 </div>
 {% endfor %}
 </section>
-{% endfor %}
+{% endfor %}{% endfor %}
 </body></html>
 """
 
-_PANEL = """<figure><figcaption>{{ caption }}</figcaption>
+_PANEL = """<figure id="zoom-{{ p.element_id }}" style="--natural-width: {{ p.width }}px"><figcaption>{{ caption }}
+<a class="zoom" href="#zoom-{{ p.element_id }}">zoom</a><a class="unzoom" href="#{{ back }}">close</a></figcaption>
 <svg class="page" id="{{ p.element_id }}" viewBox="0 0 {{ p.width }} {{ p.height }}" data-width="{{ p.width }}" data-height="{{ p.height }}">
 <use href="#{{ p.image }}"/>
 <g class="boxes">{% for x, y, w, h, colour, label, text in p.boxes %}<rect x="{{ x }}" y="{{ y }}" width="{{ w }}" height="{{ h }}" style="stroke: {{ colour }}" data-label="{{ label }}"><title>{{ label }}: {{ text }}</title></rect>{% endfor %}</g>
@@ -404,6 +491,7 @@ def _render(info: dict, folder: Path, sections: list[ConfigSection], images: dic
         box_level=info.get("box_level"), limit=info.get("limit"), missing=missing, legend=legend,
         images=images, sizes=sizes, reports=reports, sections=sections,
         n_docs=max((len(s.documents) for s in sections), default=0),
-        panel=lambda p, caption: Markup(panel_template.render(p=p, caption=caption)),
+        toc=contents(sections),
+        panel=lambda p, caption, back="contents": Markup(panel_template.render(p=p, caption=caption, back=back)),
         pct=lambda v: "" if v is None else f"{100 * v:.2f}", signed=lambda drop: "" if drop is None else f"{-100 * drop + 0.0:+.2f}",
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
@@ -99,6 +100,10 @@ class Shift:
             if cls.name in SHIFTS and SHIFTS[cls.name] is not cls:
                 raise TypeError(f"two shifts named {cls.name!r}: {SHIFTS[cls.name].__name__} and {cls.__name__}")
             SHIFTS[cls.name] = cls
+        if "Params" in cls.__dict__ or "__signature__" not in cls.__dict__:
+            cls.__signature__ = _ClassSignature(cls)
+            if cls.name and cls.__doc__ and "\nParameters\n" not in cls.__doc__:
+                cls.__doc__ = inspect.cleandoc(cls.__doc__) + "\n\n" + parameters_section(cls)
 
     def __init__(self, *args: Any, **kwargs: Any):
         names = list(type(self).Params.model_fields)
@@ -212,6 +217,21 @@ class Shift:
            for kind in ("date", "money", "number", "digits", "other", "company", "address", "city", "name")},
     }
 
+    #: The counts :meth:`apply` reports (keys of :attr:`counts_help`), declared per shift: ``dogood describe`` and
+    #: the docs list these and no others (a test runs each shift on FUNSD forms and checks what it reports).
+    reported_counts: ClassVar[tuple[str, ...]] = ()
+
+    #: What the shift needs beyond dogood's own dependencies, checked by ``dogood plan`` before a build:
+    #: ``module:NAME[EXTRA]`` (a Python package of a dogood extra), ``nltk:NAME`` (NLTK data), ``pos:tagger`` (the part-of-speech
+    #: tagger's model, the ``pos`` extra), ``tesseract`` (the
+    #: program), ``coco`` (COCO annotations and photos), ``glove`` (GloVe vectors in the data folder),
+    #: ``model:PARAM`` (the masked LM the parameter names), ``scorer:PARAM`` (the token model the parameter names).
+    requires: ClassVar[tuple[str, ...]] = ()
+
+    def requirements(self) -> tuple[str, ...]:
+        """What this step needs (:attr:`requires`; a shift whose needs depend on its parameters overrides this)."""
+        return self.requires
+
     #: What each tally (``apply``'s per-document values, e.g. ``{"photo": {"397133": 1}}``, summed in the card)
     #: means; a shift with tallies adds its own.
     tallies_help: ClassVar[dict[str, str]] = {}
@@ -289,6 +309,65 @@ class Shift:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({args})"
+
+
+class _ClassSignature:
+    """``inspect.signature(ShiftClass)``: the declared parameters, keyword or positional in declaration order, with
+    their defaults and types (from ``Params``); an instance has no ``__signature__`` of its own (it is called as
+    ``shift(doc, seed)``)."""
+
+    def __init__(self, cls: type[Shift]):
+        self.cls = cls
+        self._signature: inspect.Signature | None = None
+
+    def __get__(self, obj: Any, owner: type | None = None) -> inspect.Signature:
+        if obj is not None:
+            raise AttributeError("__signature__")
+        if self._signature is None:
+            self._signature = signature_of(self.cls)
+        return self._signature
+
+
+def signature_of(cls: type[Shift]) -> inspect.Signature:
+    """The constructor signature declared by ``cls.Params``: one parameter per field, with its default and type."""
+    params = []
+    for name, field in cls.Params.model_fields.items():
+        default = field.get_default(call_default_factory=True)
+        params.append(inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default,
+                                        annotation=_bare(field.annotation)))
+    return inspect.Signature(params)
+
+
+def _bare(annotation: Any) -> Any:
+    """A parameter's type without pydantic's markers (``Annotated[int, Strict()] | float`` -> ``int | float``)."""
+    import functools
+    import operator
+    import typing
+
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if annotation is None:
+        return inspect.Parameter.empty
+    if origin is typing.Annotated:
+        return _bare(args[0])
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        return functools.reduce(operator.or_, [_bare(a) for a in args])
+    if origin is tuple:
+        return tuple[tuple(_bare(a) if a is not Ellipsis else a for a in args)]
+    return annotation
+
+
+def parameters_section(cls: type[Shift]) -> str:
+    """A numpydoc ``Parameters`` section written from ``cls.Params`` (``help()``, the API docs)."""
+    rows = cls.describe()
+    if not rows:
+        return "Parameters\n----------\nNone."
+    lines = ["Parameters", "----------"]
+    for r in rows:
+        where = f", {r['range']}" if r["range"] else ""
+        lines.append(f"{r['name']} : {r['type']}{where}, default {r['default']}")
+        if r["description"]:
+            lines.append(f"    {r['description']}")
+    return "\n".join(lines)
 
 
 def _shown(default: Any) -> str:

@@ -1,11 +1,11 @@
-"""What each shift is, from its declarations: ``dogood describe`` and the README's shift table.
+"""What each shift is, from its declarations: ``dogood describe``, the shift table of the documentation.
 
 Everything here is read from the shift classes (``name``, ``family``, the
 docstring's first line, :meth:`Shift.describe`, ``box_levels``,
 ``counts_help``, ``tallies_help``, ``papers``) and :data:`dogood.core.papers.CITATIONS`;
-nothing names a shift or a paper. ``python -m dogood.shifts.describe --write-readme``
-(or ``dogood describe --markdown``) writes the README's table between its
-markers.
+nothing names a shift or a paper. ``python -m dogood.shifts.describe`` (or
+``dogood describe --markdown``) prints the shift table, which the documentation's
+shift index shows (:mod:`dogood.share.docs_pages`).
 """
 
 from __future__ import annotations
@@ -16,16 +16,11 @@ import argparse
 import re
 import sys
 from collections.abc import Iterable
-from pathlib import Path
+
 
 from dogood.core.papers import CITATIONS, Citation
 from dogood.shifts import SHIFTS, Shift
 
-#: The README's generated shift table sits between these two lines.
-TABLE_START = "<!-- shift-table:start -->"
-TABLE_END = "<!-- shift-table:end -->"
-#: How to regenerate the README's table (said by the test that compares it).
-REGENERATE = "python -m dogood.shifts.describe --write-readme"
 _FAMILIES = ("image", "text", "layout")
 
 
@@ -90,10 +85,13 @@ def describe_shift(name: str) -> str:
     lines += ["", "Boxes (the `bboxes` conventions it can be written with):"]
     lines += [f"  {level}: {what}" for level, what in cls.box_levels.items()]
     lines += ["", "Counts (what it reports per document, summed per config in the data card):"]
-    lines += [f"  {key}: {meaning}" for key, meaning in cls.counts_help.items()]
+    lines += [f"  {key}: {cls.counts_help.get(key, '')}" for key in cls.reported_counts] or ["  none"]
     if cls.tallies_help:
         lines += ["", "Tallies (values it reports per document, counted per config in the data card):"]
         lines += [f"  {key}: {meaning}" for key, meaning in cls.tallies_help.items()]
+    needs = cls.requires or cls().requirements()
+    lines += ["", "Needs (beyond dogood's own dependencies; `dogood plan RECIPE` checks them):"]
+    lines += [f"  {n}" for n in needs] or ["  nothing"]
     lines += ["", "Papers:"]
     for c in cls.papers:
         lines.append(f"  - {c.citation.markdown()}" + (f" Section {c.section}." if c.section else ""))
@@ -144,7 +142,7 @@ def _cell(text: str) -> str:
 
 
 def shift_table_markdown() -> str:
-    """The README's shift table: one row per shift, with family, parameters and defaults, and papers."""
+    """The shift table: one row per shift, with family, parameters and defaults, and papers."""
     lines = ["| shift | family | parameters (default) | papers |", "|---|---|---|---|"]
     for cls in shipped_shifts():
         params = ", ".join(f"`{r['name']}={r['default']}`" for r in cls.describe()) or "none"
@@ -154,34 +152,10 @@ def shift_table_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-def readme_with_table(text: str) -> str:
-    """``text`` (the README) with the generated table between its markers; ``ValueError`` if they are missing."""
-    start, end = text.find(TABLE_START), text.find(TABLE_END)
-    if start < 0 or end < start:
-        raise ValueError(f"the README has no {TABLE_START} ... {TABLE_END} markers")
-    return text[: start + len(TABLE_START)] + "\n" + shift_table_markdown() + text[end:]
-
-
-def readme_path() -> Path:
-    return Path(__file__).resolve().parents[2] / "README.md"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dogood.shifts.describe", description=__doc__.splitlines()[0])
-    parser.add_argument("--write-readme", action="store_true", help="write the shift table into README.md")
-    parser.add_argument("--readme", type=Path, default=None, help="the README to write (default: the repository's)")
-    args = parser.parse_args(argv)
-    if not args.write_readme:
-        sys.stdout.write(shift_table_markdown())
-        return 0
-    path = args.readme or readme_path()
-    text = path.read_text(encoding="utf-8")
-    new = readme_with_table(text)
-    if new != text:
-        path.write_text(new, encoding="utf-8")
-        print(f"wrote the shift table into {path}")
-    else:
-        print(f"{path}: the shift table is up to date")
+    parser.parse_args(argv)
+    sys.stdout.write(shift_table_markdown())
     return 0
 
 

@@ -94,6 +94,8 @@ class CapturePage(Shift):
     """
 
     name = "capture"
+    requires = ("coco",)
+    reported_counts = ("words", "fallback_boxes", "no_ink")
     family = "image"
     factors = frozenset({"geometry", "box_position", "box_size", "ink", "background", "quality"})
     subfamily: ClassVar[str] = "capture"

@@ -52,6 +52,7 @@ class Defocus(Shift):
                     inspired_by="a disc point spread function instead of a small Gaussian; five radii, the first "
                                 "already a blur (RoDLA's level 1 is the identity)"),
               Cites("imagenet-c", "defocus blur", inspired_by="a disc kernel, sized for ~100 dpi document scans"))
+    reported_counts = ("words", "pixels_changed")
     counts_help = {**Shift.counts_help, "pixels_changed": "pixels whose grey level moved by more than 32"}
     #: Levels 1-5: the disc's radius in pixels. Measured by the ink's contrast lost in the words' boxes.
     severities: ClassVar[dict[int, dict[str, Any]]] = {

@@ -68,6 +68,7 @@ class DistortPage(Shift):
     """
 
     name = "distort"
+    reported_counts = ("words", "fallback_boxes", "no_ink")
     family = "image"
     factors = frozenset({"geometry", "box_position", "box_size", "ink", "background", "quality"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the displacements' scale. Every level draws the same warp

@@ -51,6 +51,7 @@ class Illumination(Shift):
     papers = (Cites("rodla", "inconsistency distortion group: illumination",
                     inspired_by="a star-shaped patch whose glare or shade grows with the level and never erases the "
                                 "text; five strengths sharing one patch; seeded"),)
+    reported_counts = ("words", "pixels_changed", "patch")
     counts_help = {**Shift.counts_help, "pixels_changed": "pixels whose grey level moved by more than 32",
                    "patch": "pixels at least half inside the lit or shaded patch"}
     tallies_help: ClassVar[dict[str, str]] = {"kind": "pages with a dark or a bright patch"}

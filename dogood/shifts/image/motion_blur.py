@@ -59,6 +59,7 @@ class MotionBlur(Shift):
     papers = (Cites("rodla", "blur group: vibration",
                     inspired_by="five kernel lengths (RoDLA's 3, 9, 15 px at levels 1, 3, 5), any direction, a "
                                 "sub-pixel anti-aliased segment, seeded"),)
+    reported_counts = ("words", "pixels_changed")
     counts_help = {**Shift.counts_help, "pixels_changed": "pixels whose grey level moved by more than 32"}
     #: Levels 1-5: the smear's length in pixels. Measured by the ink's contrast lost in the words' boxes.
     severities: ClassVar[dict[int, dict[str, Any]]] = {level: {"length": 3.0 * level} for level in range(1, 6)}

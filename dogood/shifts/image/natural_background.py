@@ -81,6 +81,8 @@ class NaturalBackground(Shift):
     """
 
     name = "natural_background"
+    requires = ("coco",)
+    reported_counts = ("words", "ink_words", "no_ink", "guarded", "short")
     family = "image"
     factors = frozenset({"ink", "background"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the readability guard's target, level 5 without the guard (the

@@ -101,6 +101,7 @@ class PaperTexture(Shift):
     papers = (Cites("rodla", "noise group: texture",
                     inspired_by="fibres and grain multiplied into the page, so the print keeps its tones (RoDLA "
                                 "re-renders the whole page); five levels sharing one texture; seeded"),)
+    reported_counts = ("words", "pixels_changed", "fibres")
     counts_help = {**Shift.counts_help, "pixels_changed": "pixels whose grey level moved by more than 32",
                    "fibres": "fibres drawn"}
     #: Levels 1-5: ``strength`` 0.2 ... 1.0. Measured by the ink's contrast lost in the words' boxes.

@@ -33,6 +33,8 @@ class ReOCR(Shift):
     """
 
     name = "reocr"
+    requires = ("tesseract",)
+    reported_counts = ("words_before", "words_after", "labelled", "unlabelled", "entities_lost")
     family = "image"
     factors = frozenset({"text", "word_order", "word_set", "box_position", "box_size", "reading_order"})
     reads_words = True

@@ -55,6 +55,7 @@ class RotatePage(Shift):
     papers = (Cites("rodla", "spatial transformation group: rotation",
                     inspired_by="five continuous angle ranges, never zero; paper-coloured corners; boxes bounded on "
                                 "the grown canvas instead of clipped to the original page; seeded"),)
+    reported_counts = ("words", "angle_centidegrees", "no_ink")
     counts_help = {**Shift.counts_help, "angle_centidegrees": "the size of the angle drawn, in 1/100 degree "
                                                             "(over the documents: the mean angle)"}
     tallies_help: ClassVar[dict[str, str]] = {"direction": "pages turned clockwise or counter-clockwise"}

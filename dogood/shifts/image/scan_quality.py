@@ -87,6 +87,8 @@ class ScanQuality(Shift):
     """
 
     name = "scan_quality"
+    requires = ("module:augraphy[scan]", "module:numba[scan]", "module:skimage[scan]")
+    reported_counts = ("words", "pixels_changed")
     family = "image"
     factors = frozenset({"ink", "background", "quality"})
     subfamily: ClassVar[str] = "scan"

@@ -47,6 +47,7 @@ class Shadow(Shift):
     papers = (Cites("rodla", "inconsistency distortion group: illumination, dark branch",
                     inspired_by="a shadow cast from one side with a soft wavy edge, where RoDLA darkens a random "
                                 "polygon; five strengths sharing one shadow; seeded"),)
+    reported_counts = ("words", "pixels_changed", "shaded")
     counts_help = {**Shift.counts_help, "pixels_changed": "pixels whose grey level moved by more than 32",
                    "shaded": "pixels darkened by at least half the strength"}
     #: Levels 1-5: ``strength`` 0.15 ... 0.75. Measured by the ink's contrast lost in the words' boxes.

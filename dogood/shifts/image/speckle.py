@@ -64,6 +64,7 @@ class Speckle(Shift):
     papers = (Cites("rodla", "noise group: speckle",
                     inspired_by="five densities of ragged blotches plus single-pixel dots in the page's own ink and "
                                 "paper tones, nested across levels; seeded"),)
+    reported_counts = ("words", "pixels_changed", "blotches", "dots")
     counts_help = {**Shift.counts_help, "pixels_changed": "pixels whose grey level moved by more than 32",
                    "blotches": "blotches placed (dark and light)", "dots": "single-pixel dots placed"}
     #: Levels 1-5: blotches per megapixel. Measured by the ink's contrast lost in the words' boxes.

@@ -103,6 +103,7 @@ class Watermark(Shift):
     papers = (Cites("rodla", "content interference group: watermark",
                     inspired_by="a legible word or seal across the page, printed multiplied so ink stays dark; "
                                 "five opacities at one drawn shape; seeded"),)
+    reported_counts = ("words", "pixels_changed", "covered")
     counts_help = {**Shift.counts_help, "pixels_changed": "pixels whose grey level moved by more than 32",
                    "covered": "pixels the mark covers by half or more"}
     tallies_help: ClassVar[dict[str, str]] = {"mark": "the word stamped on each page, or logo"}

@@ -35,6 +35,7 @@ class BackgroundDrop(Shift):
     """
 
     name = "bg_drop"
+    reported_counts = ("eligible", "changed")
     family = "layout"
     factors = frozenset({"word_set"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the share of background words dropped, level 1 the paper's p;

@@ -35,6 +35,7 @@ class BoxStretch(BoxJitter):
 
     name = "box_stretch"
     factors = frozenset({"box_position", "box_size"})
+    reported_counts = ("eligible", "changed", "clipped")
     papers = (Cites("form-attacks", "OCR level transformations: Center Shift and Box Stretch"),)
 
     def jitter(self, doc: Document, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -26,6 +26,7 @@ class CenterShift(BoxJitter):
 
     name = "center_shift"
     factors = frozenset({"box_position"})
+    reported_counts = ("eligible", "changed", "clipped")
     papers = (Cites("form-attacks", "OCR level transformations: Center Shift and Box Stretch"),)
 
     def jitter(self, doc: Document, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

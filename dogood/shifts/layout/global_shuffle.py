@@ -23,6 +23,7 @@ class GlobalShuffle(Shift):
     """
 
     name = "global_shuffle"
+    reported_counts = ("eligible", "changed")
     family = "layout"
     factors = frozenset({"word_order"})
     papers = (Cites("form-attacks", "OCR level transformations: Global Shuffle"),)

@@ -149,6 +149,7 @@ class MergeBoxes(Shift):
     """
 
     name = "merge"
+    reported_counts = ()
     family = "layout"
     factors = frozenset({"box_position", "box_size"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the dilation (λ1, λ2) in pixels, level 2 the FUNSD-L recipe's;

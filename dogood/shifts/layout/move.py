@@ -345,6 +345,9 @@ class MoveEntities(Shift):
     """
 
     name = "move"
+    requires = ("scorer:scorer",)
+    reported_counts = ("entities", "strong", "moved", "no_words", "overlapping", "no_room", "ink_components_moved",
+                       "ink_components_shared", "ink_components_large", "ink_components_texture")
     family = "layout"
     #: Moved words take their ink along (their boxes' pixels move with them); ink components near an entity but
     #: outside its boxes move too, which changes pixels outside the boxes. With ``ink_threshold: 0`` only the boxes

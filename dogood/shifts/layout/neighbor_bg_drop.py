@@ -31,6 +31,7 @@ class NeighborBackgroundDrop(Shift):
     """
 
     name = "neighbor_bg_drop"
+    reported_counts = ("eligible", "changed", "neighbours")
     family = "layout"
     factors = frozenset({"word_set"})
     papers = (Cites("form-attacks", "Background manipulation: Neighbor BG Drop",

@@ -26,6 +26,7 @@ class NeighborShuffle(ZoneShuffle):
     """
 
     name = "neighbor_shuffle"
+    reported_counts = ("eligible", "changed", "neighbours")
     neighbours_move = True
     #: Severity levels (:mod:`dogood.shifts.levels`): the neighbour zone grows (:data:`ZONE_LEVELS`, level 3 the
     #: paper's); measured by the share of words reordered.

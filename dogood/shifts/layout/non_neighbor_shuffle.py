@@ -21,6 +21,7 @@ class NonNeighborShuffle(ZoneShuffle):
     """
 
     name = "non_neighbor_shuffle"
+    reported_counts = ("eligible", "changed", "neighbours")
     neighbours_move = False
     #: Severity levels (:mod:`dogood.shifts.levels`): the neighbour zone shrinks (:data:`ZONE_LEVELS` in reverse,
     #: level 3 the paper's), so more words are shuffled; measured by the share of words reordered.

@@ -43,6 +43,7 @@ class ValueLocationAugment(Shift):
     """
 
     name = "value_location_augment"
+    reported_counts = ("pairs", "eligible", "moved", "changed")
     family = "layout"
     factors = frozenset({"box_position", "box_size", "ink"})
     papers = (Cites("form-attacks", "Field-value augmentation: Value Location Augment",

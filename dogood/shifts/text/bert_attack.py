@@ -132,7 +132,10 @@ class MaskedLM:
     """
 
     def __init__(self, name_or_path: str | Path, device: str = "cpu"):
-        import torch
+        from dogood.core.extras import require_module
+
+        torch = require_module("torch", "bert_attack", "text")
+        require_module("transformers", "bert_attack", "text")
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
         from dogood.core.hub import hub_options, load_hf_config, model_source, tokenizer_with_prefix_space
@@ -305,6 +308,18 @@ class BertAttack(Shift):
     """
 
     name = "bert_attack"
+    requires = ("module:transformers[text]", "module:torch[text]", "nltk:stopwords", "model:model")
+    reported_counts = ("eligible", "changed", "unchangeable", "stopword", "one_letter", "not_alphabetic", "too_long",
+                       "unknown_word", "no_candidate")
+    counts_help: ClassVar[dict[str, str]] = {
+        **Shift.counts_help,
+        "stopword": "drawn words left alone because they are stopwords",
+        "one_letter": "drawn words left alone because they have one letter",
+        "not_alphabetic": "drawn words left alone because their core holds a character other than a Latin letter",
+        "too_long": "drawn words left alone because their subword pieces do not fit the masked LM's input",
+        "unknown_word": "drawn words left alone because the masked LM's tokenizer reads them as unknown tokens",
+        "no_candidate": "drawn words for which the masked LM proposed no replacement that passed the checks",
+    }
     family = "text"
     factors = frozenset({"text"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the share of eligible words changed, as the other word swaps;

@@ -35,6 +35,7 @@ class BackgroundAdversarial(BackgroundWordShift):
     """
 
     name = "bg_adversarial"
+    reported_counts = ("eligible", "changed", "unchangeable", "protected")
     papers = (Cites("form-attacks", "form-level transformations, Background manipulation: BG Adversarial; "
                                     "parameters in Implementation Details"),)
 

@@ -46,6 +46,8 @@ class BackgroundSynonym(BackgroundWordShift):
     """
 
     name = "bg_synonym"
+    requires = ("nltk:wordnet", "nltk:stopwords")
+    reported_counts = ("eligible", "changed", "unchangeable")
     papers = (Cites("form-attacks", "form-level transformations, Background manipulation: BG Synonyms; "
                                     "parameters in Implementation Details"),)
 

@@ -27,6 +27,7 @@ class BackgroundTypo(BackgroundWordShift):
     """
 
     name = "bg_typo"
+    reported_counts = ("eligible", "changed", "unchangeable")
     papers = (Cites("form-attacks", "form-level transformations, Background manipulation: BG Typo; "
                                     "parameters in Implementation Details"),)
 

@@ -27,6 +27,7 @@ class CharacterDeletion(WordSwapShift):
     """
 
     name = "char_deletion"
+    reported_counts = ("eligible", "changed", "unchangeable")
     papers = (Cites("do-good", "3.2, Word Swap 4; Table 4"), Cites("textattack"))
     uses_textattack = False
 

@@ -63,6 +63,7 @@ class CharPerturbation(SamplePerturbation):
     """
 
     name = "char_perturbation"
+    reported_counts = ("eligible", "changed", "unchangeable", "samples", "perturbed_samples", "perturbations", "short", "empty", "number", "non_latin", "symbol", "too_long")
     papers = (Cites("moradi", "4.1, Table 2", inspired_by=(
         "in style dogood (style paper runs the reference scripts' operators), the replacement kind uses dogood's "
         "own QWERTY adjacency table (letters only) and the misspelling kind a hand-written table of common misspellings instead of Wikipedia's list; the other kinds follow the paper's "

@@ -84,7 +84,13 @@ class EmbeddingSwap(WordSwapShift):
     """
 
     name = "embedding_swap"
+    requires = ("module:textattack[text]", "glove")
+    reported_counts = ("eligible", "changed", "unchangeable")
     papers = (Cites("do-good", "3.2, Word Swap 1; Table 4"), Cites("textattack"), Cites("counter-fitting"))
+
+    def requirements(self) -> tuple[str, ...]:
+        """TextAttack, and the GloVe vectors when the counter-fitted GloVe build is the embedding."""
+        return self.requires if self.embedding == "counter-fitted-glove" else self.requires[:1]
 
     class Params(WordSwapShift.Params):
         max_candidates: params.Integer = Field(50, ge=1, description="neighbours considered per word (TextAttack's "

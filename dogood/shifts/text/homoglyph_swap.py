@@ -70,6 +70,8 @@ class HomoglyphSwap(WordSwapShift):
     """
 
     name = "homoglyph_swap"
+    requires = ("module:textattack[text]",)
+    reported_counts = ("eligible", "changed", "unchangeable")
     papers = (Cites("do-good", "3.2, Word Swap 2; Table 4"), Cites("textattack"))
 
     def swap(self, core: str, rng: np.random.Generator) -> str | None:

@@ -29,6 +29,7 @@ class KeyDrop(Shift):
     """
 
     name = "key_drop"
+    reported_counts = ("eligible", "changed", "dropped", "unchangeable")
     family = "text"
     factors = frozenset({"word_set"})
     papers = (Cites("form-attacks", "form-level transformations, Background manipulation: Key Drop"),)

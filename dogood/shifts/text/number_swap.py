@@ -83,6 +83,8 @@ class NumberSwap(WordSwapShift):
     """
 
     name = "number_swap"
+    requires = ("module:textattack[text]",)
+    reported_counts = ("eligible", "changed", "unchangeable")
     papers = (Cites("do-good", "3.2, Word Swap 3; Table 4"), Cites("textattack"))
 
     class Params(WordSwapShift.Params):

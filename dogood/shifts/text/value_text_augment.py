@@ -69,6 +69,8 @@ class ValueTextAugment(Shift):
     """
 
     name = "value_text_augment"
+    reported_counts = ("eligible", "changed", "unchangeable", *(f"changed_{kind}" for kind in (
+        "date", "money", "number", "digits", "other", "company", "address", "city", "name")))
     family = "text"
     factors = frozenset({"text"})
     papers = (Cites("form-attacks", "form-level transformations, Field-value augmentation: Value Text Augment "

@@ -211,6 +211,8 @@ class WordPerturbation(SamplePerturbation):
     factor_notes = ("in style paper (tokens edited, a word split into words beside it): deletion adds text; "
                     "repetition, synonym, negation, singular_plural_verb and verb_tense: text, word_set, "
                     "box_position",)
+    reported_counts = ("eligible", "changed", "unchangeable", "samples", "perturbed_samples", "perturbations", "short", "empty", "number", "non_latin", "symbol", "too_long",
+                       "added", "deleted")
     papers = (Cites("moradi", "4.2, Table 2", inspired_by=(
         "in style dogood (style paper runs the reference scripts' rules), synonym takes WordNet synonyms of the "
         "tagged part of speech's most frequent sense only, inflected with lemminflect; negation, "
@@ -227,6 +229,15 @@ class WordPerturbation(SamplePerturbation):
     def declared_factors(self) -> frozenset[str]:
         table = self.paper_kind_factors if self.style == "paper" else self.kind_factors
         return table[self.kind] | (self.render_factors if self.render else frozenset())
+
+    def requirements(self) -> tuple[str, ...]:
+        """What :meth:`prepare` checks, for ``dogood plan``."""
+        if self.style == "paper":
+            if self.kind == "synonym":
+                return ("nltk:wordnet", "pos:tagger")
+            return ("pos:tagger",) if self.kind in _paper_style.RULES else ()
+        needs = ("nltk:wordnet", "nltk:stopwords") if self.kind in _NEEDS_WORDNET else ()
+        return needs + (("pos:tagger",) if self.kind == "synonym" else ())
 
     def prepare(self) -> None:
         who = f"kind {self.kind!r}" + (" in style 'paper'" if self.style == "paper" else "")
