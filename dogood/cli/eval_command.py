@@ -25,8 +25,10 @@ def add_parser(sub) -> None:
     p.add_argument("--device", default="cpu", help="torch device for Hugging Face models (default: cpu)")
     p.add_argument("--batch-size", type=int, default=8, help="documents per forward pass for Hugging Face models")
     p.add_argument("--box-level", choices=["segment", "word"],
-                   help="box convention the Hugging Face model was fine-tuned with (default: segment for token "
-                        "classifiers, as the LayoutLMv3 FUNSD data; word for document classifiers)")
+                   help="box convention the model was trained on: a Hugging Face model's (default: segment for token "
+                        "classifiers, as the LayoutLMv3 FUNSD data; word for document classifiers); with --model "
+                        "baseline, which trained baseline to load (default: the data's). Data whose bboxes are in "
+                        "another convention is refused")
     p.add_argument("--require-same-ids", action="store_true",
                    help="refuse OOD sets whose document ids differ from the ID set's (default: score the shared "
                         "documents, with a warning)")
@@ -64,14 +66,19 @@ def _reference_model(args, model, task: str, ood_sets, options: dict):
     if not any(split_severity(d.config)[1] for d in ood_sets):
         return None, None
     if spec == "auto":
-        path = {"token": default_baseline_path, "document": default_document_baseline_path}.get(task)
+        from dogood.eval.datasets import data_box_level
+
+        level = data_box_level(ood_sets) or "segment"
+        path = {"token": lambda: default_baseline_path(level), "document": default_document_baseline_path}.get(task)
         if path is None:
             return None, f"no baseline for {task} datasets to compare with (pass --reference MODEL)"
         if not path().is_file():
-            how = "dogood train-baseline" + (" --task document" if task == "document" else "")
+            how = "dogood train-baseline" + (" --task document" if task == "document" else f" --box-level {level}")
             return None, f"no trained baseline at {path()} (train one with `{how}`, or pass --reference MODEL)"
         spec = "baseline"
-    if spec == args.model:
+        if task == "token":
+            options = {**options, "box_level": level}
+    if spec == args.model and (spec != "baseline" or options.get("box_level") == getattr(model, "box_level", None)):
         return model, None
     try:
         return load_model(spec, task=task, **options), None
@@ -105,6 +112,10 @@ def cmd_eval(args) -> int:
         options["labels"] = [x.strip() for x in args.labels.split(",")]
     if args.box_level:
         options["box_level"] = args.box_level
+    elif args.model == "baseline":  # the baseline trained at the data's convention
+        from dogood.eval.datasets import data_box_level
+
+        options["box_level"] = data_box_level([*id_sets, *ood_sets]) or "segment"
     from dogood.core.hub import HubUnreachable
 
     try:

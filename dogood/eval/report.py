@@ -160,8 +160,8 @@ class EvalReport:
             "those same documents. In brackets: the change from ID, in points and relative to ID (negative: worse than ID).",
             *([f"Intervals: {ci_name}, paired bootstrap over documents ({self.bootstrap['resamples']} resamples, "
                f"seed {self.bootstrap['seed']}); `*` marks a change whose interval excludes 0."] if self.bootstrap else []),
-            *([f"Boxes given to the model: {self.box_level} level (`--box-level`; it should be the convention the "
-               "model was fine-tuned with)."] if self.box_level else []),
+            *([f"Boxes: {self.box_level} level, the convention the model was trained on and the one of every "
+               "dataset's `bboxes` here (dogood eval refuses data in another)."] if self.box_level else []),
             *([f"The model sees: {', '.join(self.sees) or 'nothing dogood knows of'}."] if self.sees is not None else []),
             "",
             "## ID vs OOD (Do-GOOD Table 2 layout)",

@@ -25,7 +25,9 @@ same documents minus the OOD score (a warning says how many ids each side
 lost; ``require_same_ids`` refuses instead). Every score comes with a paired
 bootstrap interval over documents (:func:`bootstrap_weights`), the drop's
 included; drops are averaged per shift family and per OOD dataset; rows whose
-shifts change only what the model cannot see (``Model.sees``) say so.
+config's measured factor table (its build's statistics) changed only what the
+model cannot see (``Model.sees``) say so. A model given boxes reads them at
+its own convention, and is refused a dataset whose ``bboxes`` are in another.
 
 Documents are read and predicted in batches, so a 40,000-page test split is
 never held in memory at once.
@@ -47,8 +49,9 @@ from dogood.models.predictions import check_against, read_predictions
 from dogood.eval.robustness import split_severity
 from dogood.models import Model, ModelError, PredictionsFile
 from dogood.eval.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, nan_interval, bootstrap_values, percentile_interval
-from dogood.eval.datasets import EvalDataset, EvalError, TASK_METRICS, is_one_dataset, refuse_copies, as_datasets
-from dogood.eval.report import EvalReport, FAMILIES, FAMILY_INPUT, METRIC_CONVENTION
+from dogood.eval.datasets import (EvalDataset, EvalError, TASK_METRICS, as_datasets, is_one_dataset, measured_factors,
+                                  refuse_copies, refuse_other_boxes)
+from dogood.eval.report import EvalReport, FAMILIES, METRIC_CONVENTION
 
 
 def _batches(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
@@ -245,14 +248,19 @@ def families_of(shifts: Iterable[str]) -> list[str]:
     return [f for f in FAMILIES if f in found] + sorted(found - set(FAMILIES))
 
 
-def blind_spot(families: Sequence[str], sees: frozenset[str] | None) -> str | None:
-    """A note for a row whose shifts change only what the model cannot see (``None`` when it sees something changed)."""
-    if sees is None or not families:
+def blind_spot(factors: dict | None, sees: frozenset[str] | None) -> str | None:
+    """A note for an OOD row whose config, by its measured factor table (:mod:`dogood.measures.factors`, the
+    build's statistics), changed only what the model cannot see: ``None`` when the model sees some change, when it
+    does not say what it sees, or when there is no table (a dataset not built by dogood)."""
+    from dogood.measures.factors import unseen
+
+    if sees is None or not factors:
         return None
-    blind = [f for f in families if f in FAMILY_INPUT and FAMILY_INPUT[f][0] not in sees]
+    blind = unseen(factors, sees)
     if not blind:
         return None
-    return "; ".join(f"{f} shift: the model sees no {FAMILY_INPUT[f][1]}" for f in blind)
+    return (f"measured changes only {', '.join(name.replace('_', ' ') for name in blind)}, which the model does not "
+            f"see (it sees {', '.join(sorted(sees)) or 'nothing dogood knows of'})")
 
 
 def evaluate(model: Model, id_dataset: Any, ood_datasets: Any, *, split: str = "test", limit: int | None = None,
@@ -322,6 +330,9 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any, *, split: str = "
     if not 0 < confidence < 1:
         raise EvalError(f"the interval's confidence must be in (0, 1), got {confidence}")
     task = id_set.task
+    refuse_other_boxes(model, [id_set, *ood_sets])
+    if reference is not None and reference is not model:
+        refuse_other_boxes(reference, [id_set, *ood_sets])
 
     all_id = id_set.source.ids()
     if not all_id:
@@ -333,20 +344,24 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any, *, split: str = "
     for d in ood_sets:
         ood_ids = d.source.ids()
         ood_set = set(ood_ids)
-        only_id = len(all_id_set - ood_set)
-        only_ood = len(ood_set - all_id_set)
-        if require_same_ids and (only_id or only_ood):
+        if require_same_ids and all_id_set != ood_set:
             raise EvalError(f"ID dataset {id_set.name!r} and OOD dataset {d.name!r} hold different documents: "
-                            f"{only_id} id(s) only in {id_set.name!r}, {only_ood} only in {d.name!r} "
-                            "(drop --require-same-ids to score the shared ones)")
+                            f"{len(all_id_set - ood_set)} id(s) only in {id_set.name!r}, {len(ood_set - all_id_set)} "
+                            f"only in {d.name!r} (drop --require-same-ids to score the shared ones)")
+        # what this run lost: ID documents it scores (the first --limit) that the OOD set lacks, and OOD documents
+        # no ID document pairs with (those beyond --limit are left out on purpose, not lost)
+        only_id = sum(1 for i in id_ids if i not in ood_set)
+        only_ood = len(ood_set - all_id_set)
         paired = [i for i in id_ids if i in ood_set]
         refuse_copies(id_set, d, all_id_set, ood_set)
         if not paired:
             raise EvalError(f"ID dataset {id_set.name!r} and OOD dataset {d.name!r} share no document id: nothing to compare "
                             "(a dataset without an 'id' column has its rows numbered 0, 1, ...)")
         if only_id or only_ood:
+            scored = f" of the first {len(id_ids)}" if limit and len(id_ids) < len(all_id) else ""
             warnings.append(f"{d.name} and {id_set.name} hold different documents: scored on the {len(paired)} they share; "
-                            f"{only_id} ID document(s) are not in {d.name}, {only_ood} of its documents are not in {id_set.name}")
+                            f"{only_id} ID document(s){scored} are not in {d.name}, {only_ood} of its documents are not "
+                            f"in {id_set.name}")
         pairs.append((paired, only_id, only_ood))
 
     sees = model_sees(model)
@@ -376,7 +391,8 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any, *, split: str = "
             row["id_kieval"] = ref["kieval"]
         row["shifts"] = sorted(scored.shifts)
         row["families"] = families_of(scored.shifts)
-        row["note"] = blind_spot(row["families"], sees)
+        row["factors"] = measured_factors(d)
+        row["note"] = blind_spot(row["factors"], sees)
         if boot:
             id_vals, ood_vals = bootstrap_values(task, [id_scored.stats(paired), scored.stats(paired)], resamples, seed)
             drop_ci = percentile_interval(id_vals - ood_vals, confidence)

@@ -80,8 +80,9 @@ class PredictionsFile:
 def load_model(spec: str | Path, task: str | None = None, **options) -> Model:
     """The model named by ``spec``.
 
-    ``spec`` is ``"baseline"`` (the baseline at :func:`default_baseline_path`, or for ``task ==
-    "document"`` the document baseline at :func:`default_document_baseline_path`),
+    ``spec`` is ``"baseline"`` (the CRF baseline reading ``options["box_level"]`` boxes, default ``segment``, at
+    :func:`default_baseline_path`, or for ``task == "document"`` the document baseline at
+    :func:`default_document_baseline_path`),
     a ``.dogood-model`` file, a ``.jsonl`` predictions file or a folder of
     them, a Hugging Face model folder, or a Hub model id. ``options`` go to
     Hugging Face models' loader (``labels``, ``device``, ``batch_size``...);
@@ -90,9 +91,11 @@ def load_model(spec: str | Path, task: str | None = None, **options) -> Model:
     spec_str = str(spec)
     if spec_str == "baseline":
         document = task == "document"
-        path = default_document_baseline_path() if document else default_baseline_path()
+        level = options.get("box_level") or "segment"
+        path = default_document_baseline_path() if document else default_baseline_path(level)
         if not path.is_file():
-            how = "`dogood train-baseline --task document`" if document else "`dogood train-baseline`"
+            how = ("`dogood train-baseline --task document`" if document else
+                   f"`dogood train-baseline --box-level {level}`")
             raise ModelError(f"no baseline model at {path}: train one with {how} (or pass its path)")
         return _load_baseline(path)
     path = Path(spec_str).expanduser()

@@ -25,6 +25,8 @@ from tqdm.auto import tqdm
 from dogood.page.ocr import ocr_cache_folder, report_tesseract_runs
 from dogood.pipeline.aggregate import aggregate
 from dogood.pipeline.card import write_card
+from dogood.pipeline.factor_table import factor_rows
+from dogood.pipeline.factor_table import warnings as factor_warnings
 from dogood.pipeline.plan import BuildPlan, plan_build
 from dogood.pipeline.pool import run_pool
 from dogood.pipeline.shards import (BuildError, Shard, ShardRecord, ShardTasks, is_resumable, list_shards,
@@ -45,6 +47,7 @@ class BuildReport:
     configs: list[str] = field(default_factory=list)
     copies: int = 1  # rows per document and config
     reused_shards: int = 0  # shards a killed build had finished, kept by this one
+    warnings: list[str] = field(default_factory=list)  # undeclared changes (:mod:`dogood.pipeline.factor_table`)
 
 
 def build(
@@ -115,6 +118,9 @@ def _build_locked(plan: BuildPlan, *, num_proc: int, ray: str | None, progress: 
     try:
         totals = aggregate(plan, work, done)
         report.documents, report.skipped = totals.documents, totals.skipped
+        report.warnings = factor_warnings(factor_rows(plan.chains, totals.stats))
+        for line in report.warnings:
+            print(f"dogood: warning: {line}", file=sys.stderr, flush=True)
         write_card(plan, work, totals, source_sha256=key["content"])
         card_files = [p.name for p in work.iterdir() if p.is_file() and p.suffix in (".md", ".json")
                       and not p.name.startswith(".")]

@@ -15,6 +15,7 @@ from dogood.core.errors import RecipeError
 from dogood.core.fs import recorded_value
 from dogood.core.papers import Cites
 from dogood.core.seeds import step_key
+from dogood.measures.factors import check_factors
 from dogood.shifts import params as declared
 
 SHIFTS: dict[str, type[Shift]] = {}
@@ -79,8 +80,23 @@ class Shift:
         "segment": "each token gets the union of its entity's shifted word boxes",
     }
 
+    #: The factors (:data:`dogood.measures.factors.FACTORS`) the shift may change: every build measures all of
+    #: them per config and warns of a change no step of the config declares. Parameters may add some
+    #: (:meth:`declared_factors`).
+    factors: ClassVar[frozenset[str]] = frozenset()
+    #: What ``render: true`` adds, for shifts with a ``render`` parameter: redrawing or erasing words changes the
+    #: pixels inside their boxes.
+    render_factors: ClassVar[frozenset[str]] = frozenset({"ink"})
+    #: Lines ``dogood describe`` adds on how other parameters change the declaration (:meth:`declared_factors`).
+    factor_notes: ClassVar[tuple[str, ...]] = ()
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        try:
+            cls.factors = check_factors(cls.factors, f"shift {cls.__name__}: ")
+            cls.render_factors = check_factors(cls.render_factors, f"shift {cls.__name__}: ")
+        except (TypeError, ValueError) as exc:
+            raise TypeError(str(exc)) from None
         if "__init__" in cls.__dict__:
             raise TypeError(f"shift {cls.__name__} defines __init__: declare its parameters in a nested Params "
                             "model instead (dogood.shifts.params) and derive state in setup()")
@@ -126,6 +142,14 @@ class Shift:
         and summed per config in the data card. (A ``(document, counts)`` tuple is read as an outcome without
         tallies.)"""
         raise NotImplementedError
+
+    def declared_factors(self) -> frozenset[str]:
+        """The factors this step may change with its parameters: :attr:`factors`, and :attr:`render_factors` when a
+        ``render`` parameter is on. A shift whose factors depend on other parameters overrides this."""
+        out = set(self.factors)
+        if getattr(self, "render", False):
+            out |= self.render_factors
+        return frozenset(out)
 
     def prepare(self) -> None:
         """Load what the shift needs once per process (a lexicon, photos, a model); the build calls it before any

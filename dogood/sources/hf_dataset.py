@@ -26,7 +26,8 @@ top-level ``words``, ``word_boxes``, ``entities`` and ``provenance`` columns
 of dogood < 0.2) the exact record is rebuilt.
 Otherwise what the columns allow is rebuilt, and what they lost stays lost:
 pixel boxes come from the 0-1000 boxes and the image size (to within
-1/1000 of the page), entities from the IOB tags (each ``O`` word becomes an
+1/1000 of the page: the smallest pixel box that normalises back to the same
+0-1000 values, :func:`dogood.sources.rows.pixel_box`), entities from the IOB tags (each ``O`` word becomes an
 ``other`` entity of its own), and there are no links. Segment-level boxes
 (``nielsr/funsd-layoutlmv3``) become word boxes equal to their segment's, so
 writing them again at either box level gives the same ``bboxes`` back.
@@ -40,10 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dogood.core.boxes import denormalize_box
 from dogood.core.document import Document, PageImage, Word
 from dogood.core.errors import DocumentError, DogoodError, SourceError
-from dogood.sources.rows import entities_from_iob
+from dogood.sources.rows import entities_from_iob, pixel_box
 from dogood.core.schema import FULL_COLUMN, FUNSD_LABELS, RVL_CDIP_CLASSES, has_full_record, label_order, row_to_document
 from dogood.sources.ids import ArrowIds, PositionIds
 from dogood.sources.parquet_rows import ParquetRows, is_url, url_fs
@@ -220,7 +220,7 @@ class HFDatasetSource:
                     doc_id=row["id"],
                     path=self.name,
                 )
-            words = tuple(Word(t, denormalize_box(b, w, h)) for t, b in zip(tokens, boxes))
+            words = tuple(Word(t, pixel_box(b, w, h)) for t, b in zip(tokens, boxes))
             bad = next((t for t in tags if isinstance(t, bool) or not isinstance(t, (int, str))), None)
             if bad is not None:
                 raise DocumentError(f"ner_tags must be integers or tag names, got {bad!r}", doc_id=row["id"],
@@ -241,7 +241,7 @@ class HFDatasetSource:
             raise DocumentError(f"label {label!r} is not an RVL-CDIP class", doc_id=row["id"], path=self.name)
         texts = row.get("tokens", row.get("words"))  # tokens; dogood < 0.2 wrote words
         if texts is not None and row.get("bboxes") is not None:
-            words = tuple(Word(t, denormalize_box(b, w, h)) for t, b in zip(texts, row["bboxes"]))
+            words = tuple(Word(t, pixel_box(b, w, h)) for t, b in zip(texts, row["bboxes"]))
         elif self.ocr:
             from dogood.page.ocr import ocr_words
 
@@ -249,6 +249,22 @@ class HFDatasetSource:
         else:
             words = ()
         return Document(row["id"], image, words, label=label, source=self.name)
+
+    def box_convention(self) -> str:
+        """The convention of the ``bboxes`` column (:data:`dogood.core.schema.BOX_LEVELS`), read off the first row:
+        ``word`` for data without entities; with the full record, the convention whose boxes equal the row's;
+        otherwise ``segment`` when every multi-token entity's tokens share one box."""
+        from dogood.sources.rows import _full_record_box_level, _hub_box_level
+
+        if self.schema != "funsd":
+            return "word"
+        first = self._ids[0]
+        position = self._index[first]
+        row = dict(self._rows.row(*self._rows.ids.locate(position))) if self.streaming else self._ds[position]
+        doc = self._document(dict(row), first)
+        if self._full:
+            return _full_record_box_level(doc, row)
+        return _hub_box_level(list(row.get("bboxes") or []), doc.entities)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "hf", "split": self.split, "name": self.name, "config": self.config, "revision": self.revision}

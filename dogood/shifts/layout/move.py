@@ -349,6 +349,11 @@ class MoveEntities(Shift):
     reported_counts = ("entities", "strong", "moved", "no_words", "overlapping", "no_room", "ink_components_moved",
                        "ink_components_shared", "ink_components_large", "ink_components_texture")
     family = "layout"
+    #: Moved words take their ink along (their boxes' pixels move with them); ink components near an entity but
+    #: outside its boxes move too, which changes pixels outside the boxes. With ``ink_threshold: 0`` only the boxes
+    #: move, onto blank paper (:meth:`declared_factors`).
+    factors = frozenset({"box_position", "background"})
+    factor_notes = ("with ink_threshold: 0, also ink (the boxes move onto blank paper)",)
     papers = (Cites("do-good", "3.3 (moving entities with strong text semantics; Figure 2e), 4.2",
                     inspired_by="strength is scored by a dogood token model (by default its CRF baseline), not by "
                                 "the paper's fine-tuned models; the moved entity takes its ink along and lands on a "
@@ -393,6 +398,9 @@ class MoveEntities(Shift):
 
     def setup(self) -> None:
         self._model = None
+
+    def declared_factors(self) -> frozenset[str]:
+        return self.factors | ({"ink"} if self.ink_threshold == 0 else frozenset())
 
     # -- the scorer: loaded once per process (build calls prepare() before starting workers) --------
     def prepare(self) -> None:

@@ -321,6 +321,7 @@ class BertAttack(Shift):
         "no_candidate": "drawn words for which the masked LM proposed no replacement that passed the checks",
     }
     family = "text"
+    factors = frozenset({"text"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the share of eligible words changed, as the other word swaps;
     #: measured by the share of words whose text changed.
     severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.05}, 2: {"fraction": 0.1}, 3: {"fraction": 0.2},
