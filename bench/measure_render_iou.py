@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import collections
 import os
-import statistics
 import time
 from pathlib import Path
 

@@ -140,3 +140,33 @@ def copy_funsd_forms(funsd_dir):
         return dest
 
     return copy
+
+
+@pytest.fixture(scope="session")
+def tiny_mlm(tmp_path_factory):
+    """A 1-layer BERT with random weights and a small WordPiece vocabulary (no download)."""
+    import string
+
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+
+    from dogood.language.lexicons import stopwords as english_stopwords
+
+    try:
+        stop = sorted(english_stopwords())
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"NLTK stopwords missing (set NLTK_DATA): {exc}")
+    letters = sorted(set(string.ascii_lowercase + string.digits + string.punctuation))
+    whole = ["report", "research", "tobacco", "date", "name", "company", "address", "city", "form", "paper"]
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + stop + whole + letters + ["##" + c for c in letters]
+    vocab = list(dict.fromkeys(vocab))
+    folder = tmp_path_factory.mktemp("tiny-mlm")
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), model_max_length=64)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=64)
+    BertForMaskedLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import pytest
 
 from dogood.pipeline import stats
 from dogood.core.document import ShiftRecord

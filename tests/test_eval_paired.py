@@ -14,6 +14,7 @@ from dogood.pipeline.build import build
 from dogood.cli import main
 from dogood.eval import (EvalError, EvalReport, as_datasets, blind_spot, bootstrap_values, evaluate, families_of,
                              percentile_interval)
+from dogood.measures.factors import FACTORS
 from dogood.models.predictions import Prediction
 from dogood.pipeline.recipe import load_recipe
 
@@ -36,12 +37,14 @@ def test_pixel_blind_model_drops_exactly_zero_on_the_shared_documents(natural5, 
     assert ood["ci"]["drop"] == [0.0, 0.0] and ood["drop_excludes_zero"] is False
     assert report.id["documents"] == 5  # only the ID documents some OOD set shares are scored
     assert ood["families"] == ["image"] and ood["shifts"] == ["natural_background"]
-    assert ood["note"] == "image shift: the model sees no pixels"
+    # the build measured that `natural` changed only pixels (ink inside boxes, background): the CRF sees none
+    assert ood["note"] == "measured changes only ink, background, which the model does not see (it sees layout, text)"
+    assert ood["factors"]["ink"]["changed"] > 0 and ood["factors"]["text"]["changed"] == 0
     assert report.warnings == ["funsd-i/natural and funsd hold different documents: scored on the 5 they share; "
                                "45 ID document(s) are not in funsd-i/natural, 0 of its documents are not in funsd"]
     md = report.to_markdown()
     assert "> **Warning:** funsd-i/natural and funsd hold different documents" in md
-    assert "| funsd-i/natural | image | 5 |" in md and "image shift: the model sees no pixels |" in md
+    assert "| funsd-i/natural | image | 5 |" in md and "which the model does not see (it sees layout, text) |" in md
     # the same config as a datasets.Dataset in dogood's schema, and the folder without :config: the same scores
     import datasets
 
@@ -241,12 +244,22 @@ def test_family_and_dataset_means():
 def test_families_and_blind_spots():
     assert families_of(["reocr", "distort", "merge"]) == ["image", "layout"]
     assert families_of([]) == []
-    assert blind_spot(["image"], frozenset({"text", "layout"})) == "image shift: the model sees no pixels"
-    assert blind_spot(["image", "layout"], frozenset({"text"})) == (
-        "image shift: the model sees no pixels; layout shift: the model sees no boxes")
-    assert blind_spot(["text"], frozenset({"image"})) == "text shift: the model sees no words"
-    assert blind_spot(["layout"], frozenset({"text", "layout"})) is None
-    assert blind_spot(["image"], None) is None  # a model that does not say what it sees
+
+    def table(**changed):
+        return {name: {"changed": changed.get(name, 0), "of": 100} for name in FACTORS}
+
+    pixels_only = table(ink=40, background=30, quality=100)
+    assert blind_spot(pixels_only, frozenset({"text", "layout"})) == (
+        "measured changes only ink, background, quality, which the model does not see (it sees layout, text)")
+    assert blind_spot(pixels_only, frozenset({"image"})) is None
+    # an image shift that moves boxes or changes words: the CRF sees it, so no note (distort, capture_reocr)
+    assert blind_spot(table(ink=100, geometry=100, box_position=100), frozenset({"text", "layout"})) is None
+    assert blind_spot(table(ink=100, text=30), frozenset({"text", "layout"})) is None
+    assert blind_spot(table(text=10), frozenset({"image"})) == (
+        "measured changes only text, which the model does not see (it sees image)")
+    assert blind_spot(table(ink=0.1), frozenset({"text"})) is None  # within tolerance: nothing changed
+    assert blind_spot(pixels_only, None) is None  # a model that does not say what it sees
+    assert blind_spot(None, frozenset({"text"})) is None  # no factor table: no note
 
 
 def test_hf_adapters_derive_what_they_see_from_their_inputs():
@@ -358,7 +371,7 @@ def test_accuracy_interval_by_hand_and_an_image_only_model_on_a_text_shift(monke
     acc = [sum(right[str(k + 1)] for k in rng.integers(0, 4, size=4)) / 4 for _ in range(100)]
     assert report.id["ci"]["value"] == pytest.approx(list(np.percentile(acc, [2.5, 97.5])), abs=1e-12)
     assert row["ci"]["value"] == report.id["ci"]["value"] and row["ci"]["drop"] == [0.0, 0.0]
-    assert row["families"] == ["text"] and row["note"] == "text shift: the model sees no words"
+    assert row["families"] == ["text"] and row["note"] is None  # not a dogood build: no factor table, no note
 
 
 def _with_shift(doc, shift):
@@ -406,3 +419,16 @@ def test_mean_drop_interval_resamples_the_documents_once_for_all_configs():
     assert agg["mean_drop"] == pytest.approx((report.ood[0]["drop"] + report.ood[1]["drop"]) / 2)
     assert agg["ci"] == pytest.approx(list(np.percentile(means, [2.5, 97.5])), abs=1e-12)
     assert "| all of x | 2 |" in report.to_markdown()
+
+
+def test_a_limited_run_warns_of_no_document_it_does_not_score(natural5, trained_baseline):
+    """`--limit 5` against a build of the first 5 documents: every scored ID document is in the OOD set, so no
+    "N ID document(s) are not in" warning (the 45 beyond the limit are left out on purpose)."""
+    report = evaluate(trained_baseline, "funsd", f"{natural5}:natural", limit=5, resamples=0)
+    assert report.warnings == []
+    assert report.ood[0]["paired"] == {"shared": 5, "id_only": 0, "ood_only": 0}
+    # a limit beyond the build: the ID documents scored that the OOD set lacks are counted, and only those
+    report = evaluate(trained_baseline, "funsd", f"{natural5}:natural", limit=8, resamples=0)
+    assert report.warnings == ["funsd-i/natural and funsd hold different documents: scored on the 5 they share; "
+                               "3 ID document(s) of the first 8 are not in funsd-i/natural, 0 of its documents are "
+                               "not in funsd"]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import math
 
 import datasets
 import numpy as np
 import pytest
 from PIL import Image
 
+from dogood.core.boxes import normalize_box
 from dogood.core.errors import DocumentError, SourceError
 from dogood.core.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, document_to_row
 from dogood.sources.hf_dataset import HFDatasetSource
@@ -86,7 +88,11 @@ def test_rvl_cdip_style_with_words(funsd_dir, tmp_path):
     doc = source.load("0")
     assert doc.label == "form"
     assert [x.text for x in doc.words] == ["Fax", "Date"]
-    assert doc.words[0].box == (round(100 * w / 1000), round(100 * h / 1000), round(200 * w / 1000), round(120 * h / 1000))
+    # the smallest pixel box that normalises back to the row's 0-1000 box, so a model reading the rebuilt word
+    # reads the row's bboxes exactly
+    assert doc.words[0].box == (math.ceil(100 * w / 1000), math.ceil(100 * h / 1000), math.ceil(200 * w / 1000),
+                                math.ceil(120 * h / 1000))
+    assert [normalize_box(x.box, w, h) for x in doc.words] == [[100, 100, 200, 120], [100, 200, 180, 220]]
 
 
 def test_malformed_rows_name_the_document(funsd_dir, tmp_path):

@@ -268,3 +268,32 @@ def test_quads_export_as_segmentation_polygons(coco_folder, tmp_path):
         x, y, w, h = a["bbox"]
         assert xs.min() >= x - 1 and xs.max() <= x + w + 1 and ys.min() >= y - 1 and ys.max() <= y + h + 1
     assert any(len({round(v) for v in a["segmentation"][0][1::2]}) > 2 for a in turned["annotations"])  # sloped
+
+
+def test_layout_report_replaces_only_its_own_folder(tmp_path):
+    """The layout report is written as one folder: a rerun replaces it whole (no partial folder left), a folder
+    holding a user's file or a link is refused and left as it was."""
+    from dogood.core.errors import DogoodError
+    from dogood.eval.layout_task import LayoutReport
+
+    first = LayoutReport("funsd", 2, 0, rows=[{"name": "original", "mAP": 0.5, "AP50": 0.6, "AP75": 0.4}])
+    second = LayoutReport("funsd", 2, 0, rows=[{"name": "original", "mAP": 0.25, "AP50": 0.3, "AP75": 0.2}])
+    out = tmp_path / "eval" / "layout"
+    first.write(out)
+    paths = second.write(out)
+    assert json.loads(paths["json"].read_text())["datasets"][0]["mAP"] == 0.25
+    assert sorted(p.name for p in out.iterdir()) == ["layout_report.json", "layout_report.md"]
+    assert sorted(p.name for p in out.parent.iterdir()) == ["layout"]  # no partial or old folder left
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    with pytest.raises(DogoodError, match="notes.txt"):
+        first.write(mine)
+    assert (mine / "notes.txt").read_text() == "keep me" and len(list(mine.iterdir())) == 1
+
+    link = tmp_path / "link"
+    link.symlink_to(mine, target_is_directory=True)
+    with pytest.raises(DogoodError, match="symbolic link"):
+        first.write(link)
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]

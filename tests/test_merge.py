@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dogood.core.document import Document, Entity, PageImage, Word
-from dogood.shifts import MergeBoxes, SkipDocument, make_shift
+from dogood.shifts import MergeBoxes, make_shift
 from dogood.shifts.layout.merge import merge_boxes
 
 

@@ -22,7 +22,7 @@ from dogood.core.errors import SourceError
 from dogood.core.schema import iob_tags
 from dogood.language.chars import MISSPELLINGS
 from dogood.language.moradi_ops import (
-    ROW_NEIGHBOURS, char_edit, derange_block, misspell_tokens, numpy_randint, pick_token, replace_synonyms,
+    ROW_NEIGHBOURS, char_edit, derange_block, misspell_tokens, pick_token, replace_synonyms,
 )
 from dogood.language.moradi_verbs import negation, singular_plural_verb, subject, verb_tense
 from dogood.language.sample_tokens import tokenize_words, words_from_outputs

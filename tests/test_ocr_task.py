@@ -110,9 +110,40 @@ def test_pipeline_passes_predicted_entities_back_to_the_gold_words():
         load_model("pipeline:nothing")
 
 
-def test_pipeline_tesseract_baseline_end_to_end(trained_baseline, tmp_path, capsys):
+@pytest.fixture(scope="module")
+def word_baseline(funsd_train, tmp_path_factory):
+    """The CRF baseline trained on FUNSD train's word boxes: the boxes an OCR engine gives the pipeline's tagger."""
+    from dogood.models.baseline import BaselineTagger, train_baseline
+
+    docs = [funsd_train.load(i) for i in funsd_train.ids()]
+    model = train_baseline(docs, max_iterations=80, box_level="word")
+    return BaselineTagger.load(model.save(tmp_path_factory.mktemp("baseline") / "funsd-baseline-word.dogood-model"))
+
+
+def test_pipeline_refuses_a_tagger_of_segment_boxes(trained_baseline):
+    """The engine's words carry word boxes and no segments: a tagger trained on segment boxes would read another
+    convention than its own (main's rule for every model given boxes)."""
+    assert trained_baseline.box_level == "segment"
+    with pytest.raises(ModelError, match="reads segment boxes, but the OCR engine gives word boxes"):
+        load_model(f"pipeline:tesseract+{trained_baseline.source}")
+
+
+def test_ocr_refuses_words_that_carry_their_segment_box():
+    """Hub rows at segment level (no full record): each word's box is its entity's, no OCR gold."""
+    from test_eval_paired import _hub_funsd
+
+    from dogood.eval import EvalError
+
+    engine = load_model("tesseract", task="ocr")
+    segment = _hub_funsd({"a": ["B-QUESTION", "I-QUESTION", "B-ANSWER"]})
+    segment = segment.map(lambda row: {"bboxes": [[0, 10, 18, 20]] * 2 + [row["bboxes"][2]]})
+    with pytest.raises(EvalError, match="carry their segment's box"):
+        evaluate(engine, segment, segment, task="ocr", resamples=0)
+
+
+def test_pipeline_tesseract_baseline_end_to_end(word_baseline, tmp_path, capsys):
     out = tmp_path / "r"
-    code = main(["eval", "--model", f"pipeline:tesseract+{trained_baseline.source}", "--id", "funsd", "--ablate",
+    code = main(["eval", "--model", f"pipeline:tesseract+{word_baseline.source}", "--id", "funsd", "--ablate",
                  "image", "--limit", "3", "--bootstrap", "50", "--quiet", "--out", str(out)])
     assert code == 0
     data = json.loads((out / "report.json").read_text())

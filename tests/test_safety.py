@@ -35,7 +35,7 @@ from dogood.pipeline.build import build
 from dogood.cli import main
 from dogood.core.document import PageImage
 from dogood.core.errors import DocumentError, DogoodError, RecipeError
-from dogood.share.publish import PublishEntry, PublishError, ensure_build, load_manifest, push
+from dogood.share.publish import PublishEntry, PublishError, ensure_build, push
 from dogood.pipeline.recipe import load_recipe, parse_recipe
 
 REPO = Path(__file__).resolve().parents[1]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
@@ -33,8 +32,10 @@ def add_parser(sub) -> None:
     p.add_argument("--device", default="cpu", help="torch device for Hugging Face models (default: cpu)")
     p.add_argument("--batch-size", type=int, default=8, help="documents per forward pass for Hugging Face models")
     p.add_argument("--box-level", choices=["segment", "word"],
-                   help="box convention the Hugging Face model was fine-tuned with (default: segment for token "
-                        "classifiers, as the LayoutLMv3 FUNSD data; word for document classifiers)")
+                   help="box convention the model was trained on: a Hugging Face model's (default: segment for token "
+                        "classifiers, as the LayoutLMv3 FUNSD data; word for document classifiers); with --model "
+                        "baseline, which trained baseline to load (default: the data's). Data whose bboxes are in "
+                        "another convention is refused")
     p.add_argument("--require-same-ids", action="store_true",
                    help="refuse OOD sets whose document ids differ from the ID set's (default: score the shared "
                         "documents, with a warning)")
@@ -58,23 +59,6 @@ def add_parser(sub) -> None:
     p.set_defaults(func=cmd_eval)
 
 
-def _check_report_folder(out: Path) -> None:
-    """Refuse a report folder that is a file, or that holds report files dogood did not write."""
-    if out.exists() and not out.is_dir():
-        raise DogoodError(f"--out {out} is a file; the report is a folder (report.md, .csv, .json, .png)")
-    existing = [out / f"report.{ext}" for ext in ("md", "csv", "json", "png") if (out / f"report.{ext}").exists()]
-    if not existing:
-        return
-    try:
-        info = json.loads((out / "report.json").read_text(encoding="utf-8"))
-        ours = isinstance(info, dict) and {"model", "task", "metric", "datasets"} <= set(info)
-    except (OSError, ValueError, RecursionError):
-        ours = False
-    if not ours:
-        raise DogoodError(f"--out {out} holds {existing[0].name}, which is not a dogood eval report; refusing to "
-                          "replace it: pick another --out")
-
-
 def _reference_model(args, model, task: str, ood_sets, options: dict):
     """``--reference``: the model the corruption errors are divided by, and a note when there is none.
 
@@ -92,14 +76,19 @@ def _reference_model(args, model, task: str, ood_sets, options: dict):
     if spec == "auto" and task == "ocr":
         return None, "no default reference for OCR engines (pass --reference tesseract, say)"
     if spec == "auto":
-        path = {"token": default_baseline_path, "document": default_document_baseline_path}.get(task)
+        from dogood.eval.datasets import data_box_level
+
+        level = data_box_level(ood_sets) or "segment"
+        path = {"token": lambda: default_baseline_path(level), "document": default_document_baseline_path}.get(task)
         if path is None:
             return None, f"no baseline for {task} datasets to compare with (pass --reference MODEL)"
         if not path().is_file():
-            how = "dogood train-baseline" + (" --task document" if task == "document" else "")
+            how = "dogood train-baseline" + (" --task document" if task == "document" else f" --box-level {level}")
             return None, f"no trained baseline at {path()} (train one with `{how}`, or pass --reference MODEL)"
         spec = "baseline"
-    if spec == args.model:
+        if task == "token":
+            options = {**options, "box_level": level}
+    if spec == args.model and (spec != "baseline" or options.get("box_level") == getattr(model, "box_level", None)):
         return model, None
     try:
         return load_model(spec, task=task, **options), None
@@ -109,6 +98,7 @@ def _reference_model(args, model, task: str, ood_sets, options: dict):
 
 def cmd_eval(args) -> int:
     from dogood.eval import evaluate, resolve_datasets
+    from dogood.eval.report import check_report_folder
     from dogood.models import load_model
 
     if args.quiet:
@@ -116,14 +106,14 @@ def cmd_eval(args) -> int:
 
         datasets.disable_progress_bars()
 
-    if args.out:
-        _check_report_folder(Path(args.out))
-    if args.task == "layout":
+    if args.task == "layout":  # its own report files (layout_report.*), written by dogood.eval.layout_task
         from dogood.cli.layout_eval import run_layout_eval
 
         return run_layout_eval(args)
     if not args.ood and not args.ablate:
         raise DogoodError("give --ood DATASET [DATASET ...] (or --ablate INPUT) to compare with --id")
+    if args.out:
+        check_report_folder(Path(args.out))
     id_sets = resolve_datasets(args.id_dataset, args.split)
     if len(id_sets) != 1:
         names = ", ".join(d.name for d in id_sets)
@@ -135,12 +125,18 @@ def cmd_eval(args) -> int:
         options["labels"] = [x.strip() for x in args.labels.split(",")]
     if args.box_level:
         options["box_level"] = args.box_level
+    elif args.model == "baseline":  # the baseline trained at the data's convention
+        from dogood.eval.datasets import data_box_level
+
+        options["box_level"] = data_box_level([*id_sets, *ood_sets]) or "segment"
     from dogood.core.hub import HubUnreachable
 
     try:
         model = load_model(args.model, task=task, **options)
     except HubUnreachable as exc:
         raise HubUnreachable(f"--model: {exc}; pass a local model folder to --model", model=exc.model) from None
+    out = Path(args.out) if args.out else Path("eval") / re.sub(r"[^A-Za-z0-9_.+-]", "_", model.name)
+    check_report_folder(out)  # the default folder too: a folder dogood eval did not write is never replaced
     reference, reference_note = _reference_model(args, model, task, ood_sets, options)
     report = evaluate(model, id_sets[0], ood_sets, limit=args.limit, progress=not args.quiet,
                       require_same_ids=args.require_same_ids, resamples=args.bootstrap, seed=args.seed,
@@ -149,7 +145,6 @@ def cmd_eval(args) -> int:
                       ablate=args.ablate)
     for warning in report.warnings:
         print(f"dogood: warning: {warning}", file=sys.stderr)
-    out = Path(args.out) if args.out else Path("eval") / re.sub(r"[^A-Za-z0-9_.+-]", "_", model.name)
     paths = report.write(out)
     print(report.to_markdown().split("## Per dataset")[0].rstrip())
     print()

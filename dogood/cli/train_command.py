@@ -19,6 +19,10 @@ def add_parser(sub) -> None:
     p.add_argument("--pages", type=count, default=400,
                    help="with --source synthetic: pages per split (default: 400)")
     p.add_argument("--split", default="train", help="split to train on (default: train)")
+    p.add_argument("--box-level", choices=("segment", "word", "record"),
+                   help="the CRF's boxes: the bboxes of the split built at this convention, the one the data it will "
+                        "be evaluated on has (default: segment, FUNSD-style data's); record: the record's own pixel "
+                        "word boxes, what the Move shift's default scorer reads")
     p.add_argument("--out", help="model file (default: the one `--model baseline` loads, in the dogood cache)")
     p.add_argument("--c1", type=float, help="L1 regularisation (default: the baseline's)")
     p.add_argument("--c2", type=float, help="L2 regularisation (default: the baseline's)")
@@ -68,7 +72,8 @@ def cmd_train_document_baseline(args) -> int:
     from dogood.models.doc_baseline import train_document_baseline
     from dogood.core.schema import RVL_CDIP_CLASSES
 
-    given = [f"--{k.replace('_', '-')}" for k in ("c1", "c2", "max_iterations") if getattr(args, k) is not None]
+    given = [f"--{k.replace('_', '-')}" for k in ("c1", "c2", "max_iterations", "box_level")
+             if getattr(args, k) is not None]
     if given:
         raise DogoodError(f"{', '.join(given)} apply to the CRF (--task token), not to the document baseline")
     if args.out:
@@ -113,7 +118,7 @@ def cmd_train_baseline(args) -> int:
         raise DogoodError("--source synthetic trains the document baseline only: add --task document")
 
     from dogood.models import default_baseline_path
-    from dogood.models.baseline import train_baseline
+    from dogood.models.baseline import DEFAULT_BOX_LEVEL, train_baseline
     from dogood.sources.funsd import FunsdSource
 
     if args.out:
@@ -122,12 +127,14 @@ def cmd_train_baseline(args) -> int:
     ids = source.ids()[: args.limit] if args.limit else source.ids()
     docs = [source.load(i) for i in ids]
     options = {k: v for k, v in (("c1", args.c1), ("c2", args.c2), ("max_iterations", args.max_iterations)) if v is not None}
+    level = args.box_level or DEFAULT_BOX_LEVEL
     start = time.perf_counter()
-    model = train_baseline(docs, **options)
+    model = train_baseline(docs, box_level=level, **options)
     seconds = time.perf_counter() - start
-    out = Path(args.out) if args.out else default_baseline_path()
+    out = Path(args.out) if args.out else default_baseline_path(level)
     model.save(out)
-    print(f"trained {model.name} on {len(docs)} FUNSD {args.split} documents in {seconds:.0f} s -> {out}")
+    print(f"trained {model.name} ({level} boxes) on {len(docs)} FUNSD {args.split} documents in {seconds:.0f} s "
+          f"-> {out}")
     if args.eval_split and args.eval_split != "none":
         from dogood.eval.metrics import funsd_entity_scores
 

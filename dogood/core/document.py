@@ -236,16 +236,40 @@ def _pil_pixels(im: Image.Image) -> np.ndarray:
     return np.array(im)
 
 
-def standard_pixels(im: Image.Image) -> np.ndarray:
-    """8-bit L or RGB pixels from any Pillow mode."""
+#: Pillow modes of one band of integers or floats: their white is :func:`pixel_scale`, not 255.
+DEEP_MODES = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")
+#: The Pillow modes a page may come in (converted to 8-bit L or RGB by :func:`standard_pixels`); the augmentation
+#: API refuses the others by name and gives pages back in these modes at their own value scale.
+PAGE_MODES = ("1", "L", "LA", "La", "P", "PA", "RGB", "RGBA", "RGBa", "RGBX", "CMYK", "YCbCr", *DEEP_MODES)
+
+
+def pixel_scale(im: Image.Image) -> float:
+    """The value white has in a page of one of :data:`DEEP_MODES`: 65535 for 16-bit modes; for ``I`` and ``F``
+    the smallest of 1 (floats in 0-1), 255, 65535 that holds the page's largest value (or that value)."""
+    if im.mode.startswith("I;16"):
+        return 65535.0
+    top = float(np.asarray(im, dtype=np.float64).max()) if im.width and im.height else 0.0
+    if not np.isfinite(top):
+        raise ValueError(f"the {im.mode} image holds non-finite values")
+    if im.mode == "F" and top <= 1.0:
+        return 1.0
+    for scale in (255.0, 65535.0):
+        if top <= scale:
+            return scale
+    return top
+
+
+def standard_pixels(im: Image.Image, scale: float | None = None) -> np.ndarray:
+    """8-bit L or RGB pixels from any Pillow mode; ``scale``: white of a :data:`DEEP_MODES` page (default
+    :func:`pixel_scale`)."""
     if im.mode in ("L", "RGB"):
         return np.array(im)
     if im.mode == "1":
         return np.array(im.convert("L"))
-    if im.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
+    if im.mode in DEEP_MODES:
         arr = np.asarray(im, dtype=np.float64)
-        top = 65535.0 if im.mode.startswith("I;16") or arr.max() > 255 else 255.0
-        return np.clip(arr * (255.0 / top), 0, 255).astype(np.uint8)
+        top = pixel_scale(im) if scale is None else scale
+        return np.clip(np.nan_to_num(arr) * (255.0 / top), 0, 255).astype(np.uint8)
     if im.mode in ("LA", "RGBA", "PA", "P") and ("A" in im.mode or "transparency" in im.info):
         rgba = im.convert("RGBA")
         white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))

@@ -13,6 +13,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from dogood.core.fs import fsync_folder, partial_file
+
 
 def data_dir() -> Path | None:
     """The folder named by ``DOGOOD_DATA_DIR``, if set and present."""
@@ -51,7 +53,8 @@ def nltk_module():
 def write_atomic(path: str | Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` through a unique temporary file and ``os.replace``.
 
-    Readers, other processes included, see the old file or the whole new one, never half of it.
+    Readers, other processes included, see the old file or the whole new one, never half of it; the file
+    and its folder are synced, so a power loss does not leave a renamed file whose bytes were never written.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -59,7 +62,10 @@ def write_atomic(path: str | Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())  # the bytes reach the disk before the rename that publishes them
         os.replace(tmp, path)
+        fsync_folder(path.parent)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -80,7 +86,7 @@ def write_zip_atomic(path: str | Path, members: list[tuple[str, bytes]]) -> Path
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    fd, tmp = partial_file(path)  # .<name>.<pid>.<random>.partial; a killed run's is removed first
     try:
         with os.fdopen(fd, "wb") as fh:
             with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as zf:
@@ -93,6 +99,7 @@ def write_zip_atomic(path: str | Path, members: list[tuple[str, bytes]]) -> Path
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)  # mkstemp makes it private; a model is an ordinary file
         os.replace(tmp, path)
+        fsync_folder(path.parent)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -38,6 +38,9 @@ class EvalDataset:
     split: str
     config: str | None = None
     location: str = ""
+    #: The convention of its ``bboxes`` (``segment`` or ``word``); ``None`` for a source read by dogood's own
+    #: loaders (``funsd``), which a model reads at its own convention.
+    box_level: str | None = None
 
 
 def resolve_datasets(spec: str, split: str = "test") -> list[EvalDataset]:
@@ -124,7 +127,26 @@ def _hf_dataset(location: str, label: str, config: str | None, split: str) -> Ev
     except SourceError as exc:
         raise EvalError(f"dataset {location!r}: {exc}") from None
     name = f"{label}/{config}" if config else label
-    return EvalDataset(name, source, SCHEMA_TASKS[source.schema], split, config, location)
+    return EvalDataset(name, source, SCHEMA_TASKS[source.schema], split, config, location,
+                       built_box_level(location, source))
+
+
+def built_box_level(location: str, source) -> str | None:
+    """The ``bboxes`` convention of a dataset: the ``box_level`` a dogood folder's ``dogood_build.json`` states,
+    else read off its first row (:meth:`~dogood.sources.hf_dataset.HFDatasetSource.box_convention`)."""
+    from dogood.core.schema import BOX_LEVELS
+
+    if location and Path(location).is_dir():
+        try:
+            record = json.loads((Path(location) / "dogood_build.json").read_text(encoding="utf-8"))
+            if isinstance(record, dict) and record.get("box_level") in BOX_LEVELS:
+                return record["box_level"]
+        except (OSError, ValueError, RecursionError):
+            pass
+    try:
+        return source.box_convention()
+    except DogoodError:
+        return None
 
 
 def as_datasets(spec: Any, split: str = "test") -> list[EvalDataset]:
@@ -162,7 +184,8 @@ def as_datasets(spec: Any, split: str = "test") -> list[EvalDataset]:
         if source.schema not in SCHEMA_TASKS:
             raise EvalError(f"dataset {label!r}: {source.schema} datasets cannot be scored by dogood eval")
         name = f"{label}/{config}" if config and config != label else label
-        return [EvalDataset(name, source, SCHEMA_TASKS[source.schema], split, config, "datasets.Dataset object")]
+        return [EvalDataset(name, source, SCHEMA_TASKS[source.schema], split, config, "datasets.Dataset object",
+                            built_box_level("", source))]
     raise EvalError(f"cannot read a dataset from a {type(spec).__name__}: give a folder, a Hub id, "
                     "'folder:config', a datasets.Dataset or an EvalDataset")
 
@@ -176,6 +199,47 @@ def is_one_dataset(spec: Any) -> bool:
     except ImportError:  # pragma: no cover
         return False
     return isinstance(spec, (datasets.Dataset, datasets.DatasetDict))
+
+
+def measured_factors(dataset: EvalDataset) -> dict | None:
+    """A dogood folder's config's measured factor counts for the evaluated split (its ``dogood_build.json``
+    statistics, :mod:`dogood.measures.factors`); ``None`` for other datasets or builds before factors."""
+    if not dataset.location or not Path(dataset.location).is_dir():
+        return None
+    try:
+        record = json.loads((Path(dataset.location) / "dogood_build.json").read_text(encoding="utf-8"))
+        stats = record["stats"][dataset.config or next(iter(record["stats"]))][dataset.split]
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, StopIteration):
+        return None
+    factors = stats.get("factors") if isinstance(stats, dict) else None
+    return factors if isinstance(factors, dict) and factors else None
+
+
+def data_box_level(datasets: Iterable[EvalDataset]) -> str | None:
+    """The one ``bboxes`` convention of ``datasets`` that state one (the first, when they differ: the model check
+    names the others); ``None`` when none does."""
+    return next((d.box_level for d in datasets if d.box_level), None)
+
+
+def refuse_other_boxes(model: Any, datasets: Iterable[EvalDataset]) -> None:
+    """Refuse datasets whose ``bboxes`` convention is not the one a model given boxes reads (its ``box_level``):
+    its score on them would mix each dataset's own shift with a change of box convention. A dataset with no
+    convention (a source kind read by dogood's loaders) is read at the model's."""
+    if not getattr(model, "takes_boxes", False) or not getattr(model, "box_level", None):
+        return
+    level = model.box_level
+    for d in datasets:
+        if d.box_level and d.box_level != level:
+            if level == "record":
+                how = "it is the Move shift's scorer; train one at the data's with `dogood train-baseline --box-level " \
+                      f"{d.box_level}`"
+            else:
+                how = (f"train the baseline at {d.box_level} level (`dogood train-baseline --box-level {d.box_level}`),"
+                       f" or give a Hugging Face model fine-tuned on {d.box_level} boxes with `--box-level "
+                       f"{d.box_level}`")
+            raise EvalError(f"model {getattr(model, 'name', model)!r} reads {level} boxes, but dataset {d.name!r} has "
+                            f"{d.box_level}-level bboxes: its score would mix the dataset's shift with a change of box "
+                            f"convention; {how}")
 
 
 def refuse_copies(id_set: EvalDataset, ood: EvalDataset, id_ids: set[str], ood_ids: set[str]) -> None:

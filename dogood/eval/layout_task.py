@@ -224,12 +224,39 @@ class LayoutReport:
         return "\n".join(lines) + "\n"
 
     def write(self, folder: str | Path) -> dict[str, Path]:
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        paths = {"json": folder / "layout_report.json", "markdown": folder / "layout_report.md"}
-        paths["json"].write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
-        paths["markdown"].write_text(self.to_markdown(), encoding="utf-8")
-        return paths
+        """Write ``layout_report.json`` and ``.md`` as the folder ``folder``, made whole in a hidden partial folder
+        and renamed into place (:func:`dogood.core.fs.commit_folder`), as ``dogood eval``'s other reports. A
+        link, a file, or a folder holding anything but these two files is refused, never replaced."""
+        from dogood.core.fs import commit_folder, is_link, partial_folder, recover_folder, remove_tree, seal_partial
+
+        out = Path(folder)
+        names = {"json": "layout_report.json", "markdown": "layout_report.md"}
+        if is_link(out):
+            raise DogoodError(f"report folder {out} is a symbolic link; dogood writes no report through a link: "
+                              "pick another --out")
+        if out.exists() and not out.is_dir():
+            raise DogoodError(f"report folder {out} is a file; the layout report is a folder")
+
+        def is_ours(path: Path) -> bool:
+            return path.is_dir() and not is_link(path) and all(
+                p.name in names.values() and p.is_file() and not is_link(p) for p in path.iterdir())
+
+        if out.is_dir() and not is_ours(out):
+            theirs = sorted(p.name for p in out.iterdir() if p.name not in names.values())
+            raise DogoodError(f"report folder {out} holds {theirs[0]}, which is not a dogood layout report (the "
+                              "report replaces the folder whole); refusing to replace it: pick another --out")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        recover_folder(out, is_ours)
+        tmp = partial_folder(out)
+        try:
+            (tmp / names["json"]).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+            (tmp / names["markdown"]).write_text(self.to_markdown(), encoding="utf-8")
+            seal_partial(tmp)
+            commit_folder(tmp, out)
+        except BaseException:
+            remove_tree(tmp)
+            raise
+        return {key: out / name for key, name in names.items()}
 
 
 def _ci(ci) -> str:

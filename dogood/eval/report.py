@@ -6,12 +6,13 @@ import csv
 import io
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from dogood.core.errors import DogoodError
+from dogood.core.fs import commit_folder, is_link, partial_folder, recover_folder, remove_tree, seal_partial
 from dogood.core.schema import RVL_CDIP_CLASSES
 from dogood.eval.datasets import TASK_METRICS
 
@@ -172,8 +173,8 @@ class EvalReport:
                f"seed {self.bootstrap['seed']}; paired sets draw the documents once for both sides, unpaired sets "
                "each side over its own); `*` marks a change whose interval excludes 0."] if self.bootstrap else []),
             *([f"Model: {self.model_description}."] if self.model_description else []),
-            *([f"Boxes given to the model: {self.box_level} level (`--box-level`; it should be the convention the "
-               "model was fine-tuned with)."] if self.box_level else []),
+            *([f"Boxes: {self.box_level} level, the convention the model was trained on and the one of every "
+               "dataset's `bboxes` here (dogood eval refuses data in another)."] if self.box_level else []),
             *([f"The model sees: {', '.join(self.sees) or 'nothing dogood knows of'}."] if self.sees is not None else []),
             "",
             "## ID vs OOD (Do-GOOD Table 2 layout)",
@@ -430,35 +431,72 @@ class EvalReport:
         return path
 
     def write(self, out_dir: str | Path, stem: str = "report") -> dict[str, Path]:
-        """Write ``<stem>.md``, ``.csv``, ``.json`` and ``.png`` into ``out_dir``; returns their paths.
+        """Write ``<stem>.md``, ``.csv``, ``.json`` and ``.png`` (and the severity plots) as the folder ``out_dir``;
+        returns their paths.
 
-        All four are written under temporary names first and renamed into place together, so an
-        interrupted write leaves the earlier report (if any) as it was, never half of a new one.
+        The report is made whole in a hidden ``.<folder>.partial-<pid>`` folder and renamed into place as one
+        folder (:func:`dogood.core.fs.commit_folder`): an interrupted write leaves the earlier report as it was
+        (put back on the next run if the kill fell between the two renames), never files of two reports. A folder
+        that is not a report dogood wrote is never replaced (:func:`check_report_folder`).
         """
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {ext: out / f"{stem}.{ext}" for ext in ("md", "csv", "json", "png")}
-        tmp = {ext: out / f".{stem}.{os.getpid()}.tmp.{ext}" for ext in paths}
+        check_report_folder(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        recover_folder(out, is_report_folder)
+        tmp = partial_folder(out)
+        names = {ext: f"{stem}.{ext}" for ext in ("md", "csv", "json", "png")}
         severity = self.severity_plots()
-        for family, name in severity.items():
-            paths[name] = out / name
-            tmp[name] = out / f".{name}.{os.getpid()}.tmp.png"
         try:
-            tmp["md"].write_text(self.to_markdown(), encoding="utf-8")
-            tmp["csv"].write_text(self.to_csv(), encoding="utf-8")
-            tmp["json"].write_text(self.to_json(), encoding="utf-8")
-            self.plot(tmp["png"])
+            (tmp / names["md"]).write_text(self.to_markdown(), encoding="utf-8")
+            (tmp / names["csv"]).write_text(self.to_csv(), encoding="utf-8")
+            (tmp / names["json"]).write_text(self.to_json(), encoding="utf-8")
+            self.plot(tmp / names["png"])
             for family, name in severity.items():
-                self.plot_severities(family, tmp[name])
-            for ext, path in paths.items():
-                os.replace(tmp[ext], path)
-            for stale in out.glob("severity-*.png"):  # an earlier report's plots of families this one lacks
-                if stale.name not in severity.values():
-                    stale.unlink(missing_ok=True)
-        finally:
-            for path in tmp.values():
-                path.unlink(missing_ok=True)
-        return paths
+                self.plot_severities(family, tmp / name)
+                names[name] = name
+            seal_partial(tmp)
+            commit_folder(tmp, out)
+        except BaseException:
+            remove_tree(tmp)
+            raise
+        return {key: out / name for key, name in names.items()}
+
+
+#: The files ``dogood eval`` writes in a report folder (``severity-<family>.png`` besides).
+REPORT_FILES = ("report.md", "report.csv", "report.json", "report.png")
+
+
+def is_report_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a report dogood eval wrote: its ``report.json`` is one, and it holds nothing else
+    than a report's files."""
+    try:
+        info = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    if not (isinstance(info, dict) and {"model", "task", "metric", "datasets"} <= set(info)):
+        return False
+    return all(_report_file(p) for p in folder.iterdir())
+
+
+def _report_file(path: Path) -> bool:
+    name = path.name
+    return not is_link(path) and path.is_file() and (
+        name in REPORT_FILES or (name.startswith("severity-") and name.endswith(".png")))
+
+
+def check_report_folder(out: Path) -> None:
+    """Refuse, before anything is scored, a report folder that is a file, a link, or a folder holding anything
+    dogood eval did not write (``--out`` or the default ``eval/<model>``): the report replaces the folder whole."""
+    if is_link(out):
+        raise DogoodError(f"report folder {out} is a symbolic link; dogood writes no report through a link: pick "
+                          "another --out")
+    if out.exists() and not out.is_dir():
+        raise DogoodError(f"report folder {out} is a file; the report is a folder (report.md, .csv, .json, .png)")
+    if not out.is_dir() or not any(out.iterdir()) or is_report_folder(out):
+        return
+    theirs = sorted(p.name for p in out.iterdir() if not _report_file(p)) or sorted(p.name for p in out.iterdir())
+    raise DogoodError(f"report folder {out} holds {theirs[0]}, which is not a dogood eval report "
+                      "(the report replaces the folder whole); refusing to replace it: pick another --out (or move the folder away)")
 
 
 _TASK_NAMES = {"token": "token classification (FUNSD-style)", "document": "document classification (RVL-CDIP-style)",

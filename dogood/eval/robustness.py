@@ -45,7 +45,7 @@ from dogood.core.papers import Cites
 #: Where the corruption-error formulas come from (the paper's paragraph defining CE, mCE and relative mCE).
 CITES = Cites("imagenet-c", 'paragraph "ImageNet-C Metrics" (Corruption Error, mCE, Relative mCE)')
 #: A severity config's name: ``<config>@<level>``, level 1..5.
-SEVERITY_CONFIG = re.compile(r"^(?P<base>.+)@(?P<level>[1-5])$")
+SEVERITY_CONFIG = re.compile(r"\A(?P<base>.+)@(?P<level>[1-5])\Z")
 
 
 #: The least mean growth of the reference's error over the severities (1 point of the metric) for which a

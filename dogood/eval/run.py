@@ -29,8 +29,10 @@ forms) is scored **unpaired**: ID over all its documents, OOD over all its
 own, each resampled over its own documents in the bootstrap, and the change's
 interval from the two. Every score comes with a bootstrap interval over
 documents (:func:`bootstrap_weights`), the drop's included; drops are averaged
-per shift family and per OOD dataset; rows whose shifts change only what the
-model cannot see (``Model.sees``) say so.
+per shift family and per OOD dataset; rows whose config's measured factor
+table (its build's statistics) changed only what the model cannot see
+(``Model.sees``) say so. A model given boxes reads them at its own
+convention, and is refused a dataset whose ``bboxes`` are in another.
 
 From the model's confidences, each OOD row also reports how well they tell ID
 documents from OOD ones (:mod:`dogood.eval.ood_detection`: AUROC, FPR95, AUPR)
@@ -53,7 +55,8 @@ from typing import Any
 
 import numpy as np
 
-from dogood.core.schema import RVL_CDIP_CLASSES, iob_tags
+from dogood.core.errors import DogoodError
+from dogood.core.schema import RVL_CDIP_CLASSES, iob_tags, ner_tag_names
 from dogood.eval import ablation as abl
 from dogood.eval import calibration, ocr_task, ood_detection
 from dogood.eval.metrics import ANLS_CONVENTIONS, accuracy, anls_scores, entity_error_rates, entity_scores, iob_entities
@@ -62,8 +65,9 @@ from dogood.eval.robustness import split_severity
 from dogood.models import Model, ModelError, PredictionsFile
 from dogood.eval.bootstrap import (DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, nan_interval, bootstrap_values,
                                    percentile_interval, unpaired_values, weight_blocks)
-from dogood.eval.datasets import EvalDataset, EvalError, TASK_METRICS, is_one_dataset, refuse_copies, as_datasets
-from dogood.eval.report import EvalReport, FAMILIES, FAMILY_INPUT, METRIC_CONVENTION
+from dogood.eval.datasets import (EvalDataset, EvalError, TASK_METRICS, as_datasets, is_one_dataset, measured_factors,
+                                  refuse_copies, refuse_other_boxes)
+from dogood.eval.report import EvalReport, FAMILIES, METRIC_CONVENTION
 
 
 def _batches(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
@@ -147,6 +151,7 @@ def _predict(model: Model, dataset: EvalDataset, ids: Sequence[str], *, batch_si
         from tqdm import tqdm
 
         bar = tqdm(total=len(ids), desc=dataset.name, unit="doc")
+    allowed = _tag_set(dataset) if dataset.task == "token" else None
     for chunk in _batches(list(ids), batch_size):
         docs = [dataset.source.load(doc_id) for doc_id in chunk]
         if file_preds is not None:
@@ -181,6 +186,12 @@ def _predict(model: Model, dataset: EvalDataset, ids: Sequence[str], *, batch_si
                     iob_entities(p.tags)
                 except ValueError as exc:
                     raise ModelError(f"model {model.name!r}: document {doc.id!r} of {dataset.name!r}: {exc}") from None
+                outside = sorted(set(p.tags) - allowed - set(tags))
+                if outside:  # scored, they would only count as errors: a wrong number, not a score
+                    raise ModelError(f"model {model.name!r} predicted tag(s) {', '.join(outside[:5])} for document "
+                                     f"{doc.id!r} of {dataset.name!r}, outside the data's label set "
+                                     f"({', '.join(sorted(allowed))}); map the model's labels to the data's "
+                                     "(--labels) or score it on data with its labels")
                 scored.gold[doc.id] = list(tags)
                 scored.pred[doc.id] = list(p.tags)
                 if p.confidences is None:
@@ -222,6 +233,21 @@ def _keep_confidence(scored: Scored, doc_id: str, confs: Sequence[float], right:
     except ValueError as exc:
         raise ModelError(f"document {doc_id!r} of {scored.dataset.name!r}: {exc}") from None
     scored.doc_conf[doc_id] = float(np.mean(confs)) if len(confs) else empty
+
+
+def _tag_set(dataset: EvalDataset) -> set[str]:
+    """The IOB tags of a FUNSD-style dataset's entity labels (its source's, else FUNSD's)."""
+    labels = None
+    entity_labels = getattr(dataset.source, "entity_labels", None)
+    if entity_labels is not None:
+        try:
+            labels = tuple(entity_labels())
+        except (DogoodError, ValueError):
+            labels = None
+    try:
+        return set(ner_tag_names(labels))
+    except ValueError:
+        return set(ner_tag_names(None))
 
 
 def _kieval_document(doc, index: list[int], tags: list[str]) -> dict:
@@ -290,14 +316,19 @@ def families_of(shifts: Iterable[str]) -> list[str]:
     return [f for f in FAMILIES if f in found] + sorted(found - set(FAMILIES))
 
 
-def blind_spot(families: Sequence[str], sees: frozenset[str] | None) -> str | None:
-    """A note for a row whose shifts change only what the model cannot see (``None`` when it sees something changed)."""
-    if sees is None or not families:
+def blind_spot(factors: dict | None, sees: frozenset[str] | None) -> str | None:
+    """A note for an OOD row whose config, by its measured factor table (:mod:`dogood.measures.factors`, the
+    build's statistics), changed only what the model cannot see: ``None`` when the model sees some change, when it
+    does not say what it sees, or when there is no table (a dataset not built by dogood)."""
+    from dogood.measures.factors import unseen
+
+    if sees is None or not factors:
         return None
-    blind = [f for f in families if f in FAMILY_INPUT and FAMILY_INPUT[f][0] not in sees]
+    blind = unseen(factors, sees)
     if not blind:
         return None
-    return "; ".join(f"{f} shift: the model sees no {FAMILY_INPUT[f][1]}" for f in blind)
+    return (f"measured changes only {', '.join(name.replace('_', ' ') for name in blind)}, which the model does not "
+            f"see (it sees {', '.join(sorted(sees)) or 'nothing dogood knows of'})")
 
 
 def evaluate(model: Model, id_dataset: Any, ood_datasets: Any = (), *, split: str = "test", limit: int | None = None,
@@ -387,6 +418,9 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any = (), *, split: st
         raise EvalError(f"the interval's confidence must be in (0, 1), got {confidence}")
     if combos:
         abl.check_supported(model, combos)
+    refuse_other_boxes(model, [id_set, *ood_sets])
+    if reference is not None and reference is not model:
+        refuse_other_boxes(reference, [id_set, *ood_sets])
 
     all_id = id_set.source.ids()
     if not all_id:
@@ -402,12 +436,14 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any = (), *, split: st
     for d in ood_sets:
         ood_ids = d.source.ids()
         ood_set = set(ood_ids)
-        only_id = len(all_id_set - ood_set)
-        only_ood = len(ood_set - all_id_set)
-        if require_same_ids and (only_id or only_ood):
+        if require_same_ids and all_id_set != ood_set:
             raise EvalError(f"ID dataset {id_set.name!r} and OOD dataset {d.name!r} hold different documents: "
-                            f"{only_id} id(s) only in {id_set.name!r}, {only_ood} only in {d.name!r} "
-                            "(drop --require-same-ids to score the shared ones)")
+                            f"{len(all_id_set - ood_set)} id(s) only in {id_set.name!r}, {len(ood_set - all_id_set)} "
+                            f"only in {d.name!r} (drop --require-same-ids to score the shared ones)")
+        # what this run lost: ID documents it scores (the first --limit) that the OOD set lacks, and OOD documents
+        # no ID document pairs with (those beyond --limit are left out on purpose, not lost)
+        only_id = sum(1 for i in id_ids if i not in ood_set)
+        only_ood = len(ood_set - all_id_set)
         refuse_copies(id_set, d, all_id_set, ood_set)
         if not ood_ids:
             raise EvalError(f"dataset {d.name!r} has no documents in split {d.split!r}")
@@ -426,8 +462,10 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any = (), *, split: st
             raise EvalError(f"ID dataset {id_set.name!r} and OOD dataset {d.name!r} share no document among the "
                             f"first {len(id_ids)} ID documents (--limit): nothing to compare")
         if only_id:
+            among = f" of the first {len(id_ids)}" if limit and len(id_ids) < len(all_id) else ""
             warnings.append(f"{d.name} and {id_set.name} hold different documents: scored on the {len(paired)} they share; "
-                            f"{only_id} ID document(s) are not in {d.name}, {only_ood} of its documents are not in {id_set.name}")
+                            f"{only_id} ID document(s){among} are not in {d.name}, {only_ood} of its documents are not "
+                            f"in {id_set.name}")
         pairs.append((paired, only_id, only_ood))
         unpaired.append(False)
 
@@ -466,7 +504,8 @@ def evaluate(model: Model, id_dataset: Any, ood_datasets: Any = (), *, split: st
             row["id_kieval"] = ref["kieval"]
         row["shifts"] = sorted(scored.shifts)
         row["families"] = families_of(scored.shifts)
-        row["note"] = blind_spot(row["families"], sees)
+        row["factors"] = measured_factors(d)
+        row["note"] = blind_spot(row["factors"], sees)
         if boot:
             if alone:
                 (id_vals,), (ood_vals,) = unpaired_values(task, [id_scored.stats(id_docs)], [scored.stats(docs)],
@@ -589,8 +628,12 @@ def _exact_words_only(id_set: EvalDataset, ood_sets: list[EvalDataset], warnings
         ids = d.source.ids()
         if not ids:
             return []
-        steps = d.source.load(ids[0]).provenance
-        return sorted({r.shift for r in steps if r.shift in SHIFTS and SHIFTS[r.shift].reads_words})
+        doc = d.source.load(ids[0])
+        if d.box_level == "segment" and _segment_boxed(doc):
+            raise EvalError(f"dataset {d.name!r}: its words carry their segment's box (segment-level bboxes, no full "
+                            "record), not their own: an OCR engine's word boxes cannot be matched against them; "
+                            "score OCR on word-level data (a dogood build, or the FUNSD folder)")
+        return sorted({r.shift for r in doc.provenance if r.shift in SHIFTS and SHIFTS[r.shift].reads_words})
 
     found = readers(id_set)
     if found:
@@ -607,6 +650,12 @@ def _exact_words_only(id_set: EvalDataset, ood_sets: list[EvalDataset], warnings
     if not kept and ood_sets:
         raise EvalError("every OOD set's words were re-read by OCR: nothing to score an OCR engine against")
     return kept
+
+
+def _segment_boxed(doc) -> bool:
+    """Whether every multi-word entity's words share one box: words read from segment-level ``bboxes``."""
+    multi = [e for e in doc.entities if len(e.word_ids) > 1]
+    return bool(multi) and all(len({tuple(doc.words[i].box) for i in e.word_ids}) == 1 for e in multi)
 
 
 def _calibration(scored: Scored, ids: Sequence[str], resamples: int, seed: int, stream: int,

@@ -15,6 +15,7 @@ need Pillow >= 10.1, older versions fall back to the fixed bitmap font).
 from __future__ import annotations
 
 import functools
+import os
 import zlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -495,7 +496,18 @@ def save_preview(original: Document, shifted: Document, path: str | Path, **kwar
     -------
     pathlib.Path : ``path``.
     """
+    from dogood.core.fs import partial_file
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    render_preview(original, shifted, **kwargs).save(path, format="PNG")
+    image = render_preview(original, shifted, **kwargs)
+    fd, tmp = partial_file(path)  # a killed run's temporary file beside path is removed first
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            image.save(fh, format="PNG")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)  # never a half-written PNG under the final name
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path

@@ -84,9 +84,10 @@ class PredictionsFile:
 def load_model(spec: str | Path, task: str | None = None, **options) -> Model:
     """The model named by ``spec``.
 
-    ``spec`` is ``"baseline"`` (the baseline at :func:`default_baseline_path`, or for ``task ==
-    "document"`` the document baseline at :func:`default_document_baseline_path`), an OCR engine
-    (``"tesseract"``, ``"rapidocr"``), ``"pipeline:ENGINE+TAGGER"``,
+    ``spec`` is ``"baseline"`` (the CRF baseline reading ``options["box_level"]`` boxes, default ``segment``, at
+    :func:`default_baseline_path`, or for ``task == "document"`` the document baseline at
+    :func:`default_document_baseline_path`), an OCR engine (``"tesseract"``, ``"rapidocr"``),
+    ``"pipeline:ENGINE+TAGGER"``,
     a ``.dogood-model`` file, a ``.jsonl`` predictions file or a folder of
     them, a Hugging Face model folder, or a Hub model id. ``options`` go to
     Hugging Face models' loader (``labels``, ``device``, ``batch_size``...);
@@ -101,9 +102,11 @@ def load_model(spec: str | Path, task: str | None = None, **options) -> Model:
         return load_engine(spec_str)
     if spec_str == "baseline":
         document = task == "document"
-        path = default_document_baseline_path() if document else default_baseline_path()
+        level = options.get("box_level") or "segment"
+        path = default_document_baseline_path() if document else default_baseline_path(level)
         if not path.is_file():
-            how = "`dogood train-baseline --task document`" if document else "`dogood train-baseline`"
+            how = ("`dogood train-baseline --task document`" if document else
+                   f"`dogood train-baseline --box-level {level}`")
             raise ModelError(f"no baseline model at {path}: train one with {how} (or pass its path)")
         return _load_baseline(path)
     path = Path(spec_str).expanduser()
@@ -128,6 +131,8 @@ def _load_pipeline(spec: str, options: dict) -> Model:
     if not sep or not tagger or engine not in ENGINES:
         raise ModelError(f"model {spec!r}: write pipeline:ENGINE+TAGGER, ENGINE one of {', '.join(ENGINES)} and "
                          "TAGGER a token model (e.g. pipeline:tesseract+baseline)")
+    if tagger == "baseline":  # the engine reads words: the baseline trained on word boxes
+        options = {**options, "box_level": options.get("box_level") or "word"}
     return PipelineModel(load_engine(engine), load_model(tagger, task="token", **options))
 
 
@@ -150,8 +155,8 @@ def baseline_kind(path: Path) -> str | None:
 
     try:
         with zipfile.ZipFile(path) as zf:
-            if "meta.json" not in zf.namelist():
-                return None
+            if "meta.json" not in zf.namelist() or zf.getinfo("meta.json").file_size > 1 << 20:
+                return None  # no meta, or one that expands beyond any model's (a zip bomb): the loader says so
             meta = json.loads(zf.read("meta.json").decode("utf-8"))
     except Exception:  # a damaged file: the loaders say what is wrong with it
         return None

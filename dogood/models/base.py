@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from dogood.core.document import Document
-from dogood.core.errors import ModelError
+from dogood.core.errors import ModelError  # noqa: F401  (re-exported: the model modules import it from here)
 from dogood.core.paths import cache_dir
 from dogood.models.predictions import Prediction
 
@@ -27,9 +27,13 @@ class Model(Protocol):
         ...
 
 
-def default_baseline_path() -> Path:
-    """Where ``dogood train-baseline`` saves, and ``--model baseline`` loads, the baseline by default."""
-    return cache_dir() / "models" / "funsd-baseline.dogood-model"
+def default_baseline_path(box_level: str = "record") -> Path:
+    """Where the CRF baseline reading ``box_level`` boxes is saved by default: ``dogood train-baseline
+    --box-level segment|word`` writes, and ``dogood eval --model baseline`` loads, the one of the data's
+    convention (``funsd-baseline-<level>.dogood-model``); ``record``, the Move shift's scorer, is
+    ``funsd-baseline.dogood-model`` (the file of dogood versions before conventions)."""
+    name = "funsd-baseline.dogood-model" if box_level == "record" else f"funsd-baseline-{box_level}.dogood-model"
+    return cache_dir() / "models" / name
 
 
 def default_document_baseline_path() -> Path:

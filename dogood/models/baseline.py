@@ -24,9 +24,21 @@ Sequence order
     on the page marks a boundary); the baseline uses it on purpose, because
     every model scored on a dogood dataset sees the same order. Features that
     do not depend on the order (position, size, the geometric neighbours) keep
-    the model usable when words are reordered: trained on FUNSD train, it
-    scores entity F1 0.71 on FUNSD test in the given order and 0.56 when the
-    test words are re-sorted top-to-bottom, left-to-right.
+    the model usable when words are reordered: trained on FUNSD train on the
+    record's word boxes (``record``), it scores entity F1 0.71 on FUNSD test in
+    the given order and 0.56 when the test words are re-sorted top-to-bottom,
+    left-to-right; on segment-level ``bboxes`` (``segment``, which carry the
+    entity grouping too) 0.79 in the given order (``bench/RESULTS.md`` (m)).
+
+Input (:func:`token_inputs`)
+    Exactly what a Hugging Face token classifier reads from a dogood or Hub FUNSD row: ``tokens`` (the words
+    with non-blank text, stripped) and ``bboxes`` (0-1000, :func:`dogood.core.boxes.normalize_box`) in the
+    model's box convention (``box_level``: ``segment``, each token its entity's box, or ``word``), computed as
+    :func:`dogood.core.schema.document_to_row` writes them, so they equal the dataset's columns whenever the
+    dataset is in that convention (``dogood eval`` refuses a dataset in another). The model is trained at its
+    convention and the model file records it. ``record`` is the third convention: the record's own word boxes
+    in pixels (the ``dogood`` column), which only the Move shift's scorer reads (Move acts on records); files
+    written before conventions were recorded are ``record`` models.
 
 Features (:func:`word_features`, one dict per token word; all categorical)
     Text: lower-cased text (digits mapped to ``0``), word shape (``Xx:``,
@@ -50,6 +62,8 @@ Features (:func:`word_features`, one dict per token word; all categorical)
     ending, gap bucket, whether it is the next word), directly above (none,
     text, shape, ``:`` ending, all capitals, gap bucket), below (none, gap
     bucket).
+
+Page-relative features divide by the page's size (1000 x 1000 for the 0-1000 conventions).
 
 Buckets are strings on purpose: CRFsuite reads a numeric value as a feature
 *weight*, not a category. :func:`word_features` costs O(n^2) numpy work for
@@ -76,9 +90,11 @@ import pycrfsuite
 
 from dogood.core.document import Document
 from dogood.models.base import ModelError, default_baseline_path
-from dogood.models.model_zip import read_model_zip
+from dogood.models.crf_file import CrfFileError, check_crf_model
+from dogood.models.model_zip import CHECKSUMS, member_checksums, read_model_zip
 from dogood.models.predictions import Prediction
-from dogood.core.schema import FUNSD_NER_TAGS, iob_tags
+from dogood.core.boxes import normalize_box
+from dogood.core.schema import BOX_LEVELS, FUNSD_NER_TAGS, iob_tags, token_boxes
 from dogood.core.paths import write_zip_atomic
 from dogood.core.progress import one_time_step
 
@@ -88,6 +104,12 @@ FORMAT_VERSION = 1
 FEATURE_VERSION = 1
 MODEL_MEMBER = "model.crfsuite"
 META_MEMBER = "meta.json"
+
+#: What the baseline can read: a dataset's box convention (:data:`dogood.core.schema.BOX_LEVELS`), or the
+#: record's own pixel word boxes (``record``: the Move shift's scorer). A file that records none is ``record``.
+INPUTS = (*BOX_LEVELS, "record")
+#: The convention ``dogood train-baseline`` trains at unless told: FUNSD-style data's default (segment).
+DEFAULT_BOX_LEVEL = "segment"
 
 DEFAULT_C1 = 0.05
 DEFAULT_C2 = 0.3
@@ -176,13 +198,41 @@ def _nearest(gaps: np.ndarray, unit: float, edges: Sequence[float]) -> tuple[lis
     return np.where(found, j, -1).tolist(), _buckets(np.where(found, best, 0.0) / unit, edges)
 
 
-def word_features(doc: Document) -> list[dict[str, Any]]:
+def check_input(box_level: str) -> str:
+    """``box_level`` if the baseline can read it (:data:`INPUTS`), else ``ValueError``."""
+    if box_level not in INPUTS:
+        raise ValueError(f"the baseline reads boxes at one of {', '.join(INPUTS)}, not {box_level!r}")
+    return box_level
+
+
+def token_inputs(doc: Document, box_level: str) -> tuple[list[str], np.ndarray, float, float]:
+    """What the baseline reads of ``doc``: the token words' stripped texts, their boxes and the page's size.
+
+    For ``segment`` and ``word``, the ``bboxes`` a FUNSD-style row of ``doc`` holds at that convention (0-1000,
+    as :func:`dogood.core.schema.document_to_row` writes them) on a 1000 x 1000 page; for ``record``, the
+    record's word boxes in pixels on the page's own size.
+    """
+    index = iob_tags(doc)[0]
+    texts = [doc.words[i].text.strip() for i in index]
+    if check_input(box_level) == "record":
+        boxes = [doc.words[i].box for i in index]
+        size = (float(max(doc.width, 1)), float(max(doc.height, 1)))
+    else:
+        boxes = [normalize_box(b, doc.width, doc.height) for b in token_boxes(doc, box_level, index)]
+        size = (1000.0, 1000.0)
+    return texts, np.array(boxes, dtype=np.float64).reshape(len(index), 4), *size
+
+
+def word_features(doc: Document, box_level: str = "record") -> list[dict[str, Any]]:
     """Features of each token word of ``doc``, for the CRF.
 
     Parameters
     ----------
     doc : Document
         Any document; only its words, their boxes and the page size are read.
+    box_level : str
+        The boxes read (:func:`token_inputs`): ``segment`` or ``word`` (a dataset's ``bboxes``), ``record``
+        (the record's pixel word boxes).
 
     Returns
     -------
@@ -192,18 +242,15 @@ def word_features(doc: Document) -> list[dict[str, Any]]:
         CRFsuite makes them binary ``name:value`` features) or ``True``
         (flags). See the module docstring for the list.
     """
-    index = iob_tags(doc)[0]
-    n = len(index)
+    texts, b, page_w, page_h = token_inputs(doc, box_level)
+    n = len(texts)
     if n == 0:
         return []
-    words = doc.words
-    base = [_text_features(words[i].text.strip()) for i in index]
-    b = np.array([words[i].box for i in index], dtype=np.float64).reshape(n, 4)
+    base = [_text_features(t) for t in texts]
     x0, y0, x1, y1 = b[:, 0], b[:, 1], b[:, 2], b[:, 3]
     h = np.maximum(y1 - y0, 1.0)
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     unit = max(float(np.median(h)), 1.0)  # median word height: the length unit and the font-size proxy
-    page_w, page_h = float(max(doc.width, 1)), float(max(doc.height, 1))
 
     # Geometric neighbours: n x n comparisons, the nearest candidate in each direction.
     v_overlap = np.minimum(y1[:, None], y1[None, :]) - np.maximum(y0[:, None], y0[None, :])
@@ -323,8 +370,8 @@ def word_features(doc: Document) -> list[dict[str, Any]]:
     return feats
 
 
-def _items(doc: Document) -> pycrfsuite.ItemSequence:
-    return pycrfsuite.ItemSequence(word_features(doc))
+def _items(doc: Document, box_level: str) -> pycrfsuite.ItemSequence:
+    return pycrfsuite.ItemSequence(word_features(doc, box_level))
 
 
 # --------------------------------------------------------------------------- the model
@@ -361,11 +408,18 @@ class BaselineTagger:
     sees = frozenset({"text", "layout"})
     #: Inputs it can be scored without (``dogood eval --ablate``); without the pixels it never sees, it scores the same.
     ablations = frozenset({"text", "layout", "image"})
+    #: It is given boxes, in :attr:`box_level` (``dogood eval`` checks it against the data's).
+    takes_boxes = True
 
     def __init__(self, model_bytes: bytes, meta: dict[str, Any], *, source: str | None = None):
         self.model_bytes = bytes(model_bytes)
         self.meta = dict(meta)
         self.source = source
+        try:
+            #: The boxes it reads and was trained on (:data:`INPUTS`).
+            self.box_level = check_input(self.meta.get("box_level", "record"))
+        except ValueError as exc:
+            raise ModelError(f"{self._where()}: {exc}") from None
         self._tagger: pycrfsuite.Tagger | None = None
         known = set(self._open().labels())
         self.labels: tuple[str, ...] = tuple(t for t in FUNSD_NER_TAGS if t in known)
@@ -395,12 +449,12 @@ class BaselineTagger:
         self.__init__(state["model_bytes"], state["meta"], source=state["source"])
 
     def __repr__(self) -> str:
-        return (f"BaselineTagger({self.source or '<in memory>'}, {self.meta.get('num_documents')} training documents, "
-                f"{len(self.model_bytes)} bytes)")
+        return (f"BaselineTagger({self.source or '<in memory>'}, {self.box_level} boxes, "
+                f"{self.meta.get('num_documents')} training documents, {len(self.model_bytes)} bytes)")
 
     # -- inference --------------------------------------------------------------
     def _run(self, doc: Document, viterbi: bool = True) -> tuple[list[str], np.ndarray]:
-        feats = word_features(doc)
+        feats = word_features(doc, self.box_level)
         n, k = len(feats), len(self.labels)
         if n == 0:
             return [], np.zeros((0, k))
@@ -475,7 +529,8 @@ class BaselineTagger:
         pathlib.Path
             ``path``.
         """
-        return write_zip_atomic(path, [(META_MEMBER, json.dumps(self.meta, indent=2, sort_keys=True).encode("utf-8")),
+        meta = {**self.meta, CHECKSUMS: member_checksums([(MODEL_MEMBER, self.model_bytes)])}
+        return write_zip_atomic(path, [(META_MEMBER, json.dumps(meta, indent=2, sort_keys=True).encode("utf-8")),
                                        (MODEL_MEMBER, self.model_bytes)])
 
     @classmethod
@@ -499,6 +554,12 @@ class BaselineTagger:
                     f"baseline model file {path} has {key.replace('_', ' ')} {meta.get(key)!r}, but this dogood "
                     f"reads version {expected}: retrain it with `dogood train-baseline`"
                 )
+        try:  # CRFsuite parses in C without checks: only a file that passes is given to it
+            check_crf_model(model_bytes)
+        except CrfFileError as exc:
+            raise ModelError(f"baseline model file {path}: model.crfsuite is corrupt or crafted ({exc}): retrain "
+                             "it with `dogood train-baseline`") from None
+        probe_crf(model_bytes, path)  # and should it still crash the parser, it crashes a child process, not us
         model = cls(model_bytes, meta, source=str(path))
         if list(meta.get("labels") or []) != list(model.labels):
             raise ModelError(
@@ -506,6 +567,45 @@ class BaselineTagger:
                 f"the CRF knows {list(model.labels)}"
             )
         return model
+
+
+#: What the probe's child process runs: open the model from stdin, write every part of it out, tag two items.
+_PROBE = """
+import os, sys, pycrfsuite
+tagger = pycrfsuite.Tagger()
+model = sys.stdin.buffer.read()  # kept: the tagger reads from this buffer, it does not copy it
+try:
+    tagger.open_inmemory(model)
+    labels = tagger.labels()
+    tagger.dump(os.devnull)
+    tagger.set(pycrfsuite.ItemSequence([{"bias": 1.0, "w=the": 1.0}, {"bias": 1.0}]))
+    tagger.tag()
+    for label in labels:
+        tagger.marginal(label, 0)
+except Exception:
+    sys.exit(3)
+"""
+
+
+def probe_crf(model_bytes: bytes, path: str | Path, timeout: float = 30.0) -> None:
+    """Open the CRF model, write out every label, attribute and feature, and tag a two-item sequence in a child
+    process first: CRFsuite parses the model in C without bounds checks, and a truncated or crafted file can
+    crash the process that parses it (a segmentation fault). A :class:`ModelError` naming ``path`` when the child
+    crashes, refuses the model or hangs. (A new interpreter, not a fork: it works from any process, a pool's
+    daemonic workers included.)"""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}
+    try:
+        done = subprocess.run([sys.executable, "-c", _PROBE], input=bytes(model_bytes), capture_output=True,
+                              timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        raise ModelError(f"baseline model file {path}: the CRF parser did not finish reading it in {timeout:.0f} s; "
+                         "the file is corrupt or crafted: retrain it with `dogood train-baseline`") from None
+    if done.returncode != 0:
+        how = (f"crashed reading it (signal {-done.returncode})" if done.returncode < 0 else "refused it")
+        raise ModelError(f"baseline model file {path}: the CRF parser {how}; the file is corrupt or crafted: "
+                         "retrain it with `dogood train-baseline`")
 
 
 # --------------------------------------------------------------------------- training
@@ -541,6 +641,7 @@ class _Trainer(pycrfsuite.Trainer):
 def train_baseline(
     docs: Iterable[Document],
     *,
+    box_level: str = DEFAULT_BOX_LEVEL,
     c1: float = DEFAULT_C1,
     c2: float = DEFAULT_C2,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
@@ -553,6 +654,10 @@ def train_baseline(
     docs : iterable of Document
         Training documents; their gold tags are :func:`dogood.core.schema.iob_tags`.
         Documents without token words are skipped.
+    box_level : str
+        The boxes the model reads (:func:`token_inputs`): ``segment`` (default) or ``word``, the ``bboxes`` of the
+        training split built at that convention, which is the one the model can be evaluated on; ``record``,
+        the record's pixel word boxes (the Move shift's scorer).
     c1, c2 : float
         L1 and L2 regularisation coefficients, chosen by 5-fold
         cross-validation on FUNSD train (not on FUNSD test); entity F1 is flat
@@ -574,6 +679,7 @@ def train_baseline(
         When no document has a token word, or a document has entity labels
         outside FUNSD's (header, question, answer, other).
     """
+    check_input(box_level)
     if c1 < 0 or c2 < 0:
         raise ValueError(f"c1 and c2 must be non-negative, got {c1}, {c2}")
     if max_iterations < 1:
@@ -597,7 +703,7 @@ def train_baseline(
         ids.append(doc.id)
         if not tags:
             continue
-        trainer.append(_items(doc), tags)
+        trainer.append(_items(doc, box_level), tags)
         n_words += len(tags)
     if n_words == 0:
         raise ValueError("no training document has a token word")
@@ -611,6 +717,7 @@ def train_baseline(
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "feature_version": FEATURE_VERSION,
+        "box_level": box_level,
         "training": {"algorithm": "lbfgs", **params},
         "num_documents": len(ids),
         "num_words": n_words,
@@ -633,15 +740,16 @@ def _crfsuite_version() -> str:
 
 
 def default_baseline(train: bool = True) -> BaselineTagger:
-    """The baseline at :func:`~dogood.models.default_baseline_path`, trained on FUNSD train and saved there first when missing.
+    """The Move shift's default scorer: the ``record`` baseline at :func:`~dogood.models.default_baseline_path`,
+    trained on FUNSD train and saved there first when missing.
 
-    Training (default parameters, all 149 FUNSD train forms, 5-15 s) reads
-    FUNSD where :class:`~dogood.sources.funsd.FunsdSource` finds it
-    (``$DOGOOD_DATA_DIR`` or the checksummed download). The file is written
-    atomically, so parallel callers never read half of it; training is
-    deterministic, so two that both train write the same bytes.
+    Move acts on records, so its scorer reads the record's word boxes (``record``); the baselines ``dogood eval``
+    scores read a dataset's ``bboxes`` (``dogood train-baseline --box-level``). Training (default parameters, all
+    149 FUNSD train forms, 5-15 s) reads FUNSD where :class:`~dogood.sources.funsd.FunsdSource` finds it
+    (``$DOGOOD_DATA_DIR`` or the checksummed download). The file is written atomically, so parallel callers never
+    read half of it; training is deterministic, so two that both train write the same bytes.
     """
-    path = default_baseline_path()
+    path = default_baseline_path("record")
     if path.is_file() or not train:
         return BaselineTagger.load(path)
     from dogood.sources.funsd import FunsdSource
@@ -649,6 +757,6 @@ def default_baseline(train: bool = True) -> BaselineTagger:
     source = FunsdSource(split="train")
     with one_time_step(f"no baseline at {path}: training it on the {len(source.ids())} FUNSD train forms",
                        cached_in=path.parent):
-        model = train_baseline(source.load(i) for i in source.ids())
+        model = train_baseline((source.load(i) for i in source.ids()), box_level="record")
         model.save(path)
     return BaselineTagger.load(path)

@@ -41,7 +41,7 @@ import numpy as np
 
 from dogood.core.document import Document
 from dogood.models.base import ModelError
-from dogood.models.model_zip import read_model_zip
+from dogood.models.model_zip import CHECKSUMS, member_checksums, read_model_zip
 from dogood.models.predictions import Prediction
 from dogood.core.schema import RVL_CDIP_CLASSES
 from dogood.core.paths import write_zip_atomic
@@ -213,12 +213,14 @@ class DocumentBaseline:
     # -- files ------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write the model as one zip (``meta.json`` + one ``.npy`` per array), atomically and byte-deterministically."""
-        members = [(META_MEMBER, json.dumps(self.meta, indent=2, sort_keys=True).encode("utf-8"))]
+        arrays = []
         for name in ARRAYS:
             buf = io.BytesIO()
             np.save(buf, self.arrays[name], allow_pickle=False)
-            members.append((f"{name}.npy", buf.getvalue()))
-        return write_zip_atomic(path, members)
+            arrays.append((f"{name}.npy", buf.getvalue()))
+        meta = {**self.meta, CHECKSUMS: member_checksums(arrays)}  # checked before any array is parsed
+        return write_zip_atomic(path, [(META_MEMBER, json.dumps(meta, indent=2, sort_keys=True).encode("utf-8")),
+                                       *arrays])
 
     @classmethod
     def load(cls, path: str | Path) -> DocumentBaseline:

@@ -1,7 +1,15 @@
-"""Read a dogood model zip (``meta.json`` plus the model's members), every failure a :class:`ModelError` naming it."""
+"""Read a dogood model zip (``meta.json`` plus the model's members), every failure a :class:`ModelError` naming it.
+
+A model file is untrusted input (it may come from anywhere): before any member is parsed, the zip must be of a
+bounded size, with a bounded number of members, none of which expands beyond :data:`MAX_MEMBER_BYTES` (a zip bomb
+of a few megabytes would otherwise expand to gigabytes in memory), and each member must have the sha256 that
+``meta.json`` records for it (:func:`member_checksums`, written by dogood's ``save``). Models saved before the
+checksums were recorded carry none; they are read, but parsed as untrusted (the CRF in a child process).
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import zipfile
 from collections.abc import Sequence
@@ -9,28 +17,57 @@ from pathlib import Path
 
 from dogood.models.base import ModelError
 
+#: The largest model file read (bytes on disk).
+MAX_FILE_BYTES = 2 << 30
+#: The most members a model zip may have.
+MAX_MEMBERS = 64
+#: The most bytes one member may expand to, and all of them together.
+MAX_MEMBER_BYTES = 256 << 20
+MAX_TOTAL_BYTES = 512 << 20
+#: The key of ``meta.json`` that records each member's sha256.
+CHECKSUMS = "sha256"
+
+
+def member_checksums(members: Sequence[tuple[str, bytes]]) -> dict[str, str]:
+    """``{member: sha256}`` of a model's members (all but ``meta.json``), for ``meta.json``."""
+    return {name: hashlib.sha256(data).hexdigest() for name, data in members if name != "meta.json"}
+
 
 def read_model_zip(path: str | Path, members: Sequence[str], *, what: str, kind: str, hint: str,
                    format_name: str) -> tuple[dict, dict[str, bytes]]:
     """``(meta, member bytes)`` of a dogood model zip (``meta.json`` plus ``members``), checked on the way.
 
-    Every failure is a :class:`ModelError` naming ``path``: missing, not a file, not a zip or damaged, a
-    member missing, ``meta.json`` not JSON or not of ``format_name``. ``what`` names the file in messages
-    (``"baseline model"``), ``kind`` what it should be (``"baseline"``), ``hint`` how to get one.
+    Every failure is a :class:`ModelError` naming ``path``: missing, not a file, too large, not a zip or
+    damaged, too many members, a member missing or expanding beyond the limits, ``meta.json`` not JSON or not of
+    ``format_name``, a member whose sha256 is not the one ``meta.json`` records. ``what`` names the file in
+    messages (``"baseline model"``), ``kind`` what it should be (``"baseline"``), ``hint`` how to get one.
     """
     path = Path(path)
     if not path.exists():
         raise ModelError(f"{what} file {path} does not exist: {hint}")
     if not path.is_file():
         raise ModelError(f"{what} {path} is not a file")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise ModelError(f"{what} file {path} is {path.stat().st_size} bytes, more than a dogood model may be "
+                         f"({MAX_FILE_BYTES})")
     wanted = ["meta.json", *members]
     try:
         with zipfile.ZipFile(path) as zf:
-            names = set(zf.namelist())
+            infos = zf.infolist()
+            if len(infos) > MAX_MEMBERS:
+                raise ModelError(f"{what} file {path} has {len(infos)} members; a dogood {kind} has "
+                                 f"{len(wanted)}")
+            names = {i.filename for i in infos}
             missing = [m for m in wanted if m not in names]
             if missing:
                 raise ModelError(f"{what} file {path} is not a dogood {kind}: it lacks {', '.join(missing)}")
-            raw = {m: zf.read(m) for m in wanted}
+            sizes = {m: zf.getinfo(m).file_size for m in wanted}
+            big = [m for m, n in sizes.items() if n > MAX_MEMBER_BYTES]
+            if big or sum(sizes.values()) > MAX_TOTAL_BYTES:
+                m = big[0] if big else max(sizes, key=sizes.get)
+                raise ModelError(f"{what} file {path}: member {m} expands to {sizes[m]} bytes, beyond what a "
+                                 f"dogood model holds ({MAX_MEMBER_BYTES} per member, {MAX_TOTAL_BYTES} in all)")
+            raw = {m: _read_bounded(zf, m, sizes[m]) for m in wanted}
     except ModelError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
@@ -43,4 +80,25 @@ def read_model_zip(path: str | Path, members: Sequence[str], *, what: str, kind:
         raise ModelError(f"{what} file {path}: meta.json is not valid JSON ({exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != format_name:
         raise ModelError(f"{what} file {path}: meta.json does not describe a {format_name} model")
+    recorded = meta.pop(CHECKSUMS, None)  # the model's meta is what it was saved with; save records them anew
+    if recorded is not None:
+        if not isinstance(recorded, dict) or set(recorded) != set(members):
+            raise ModelError(f"{what} file {path}: meta.json's {CHECKSUMS} must give the sha256 of "
+                             f"{', '.join(members)}")
+        for m in members:
+            if hashlib.sha256(raw[m]).hexdigest() != recorded[m]:
+                raise ModelError(f"{what} file {path}: member {m} does not match the sha256 meta.json records: "
+                                 "the file is corrupt or was changed since it was saved")
     return meta, raw
+
+
+def _read_bounded(zf: zipfile.ZipFile, member: str, declared: int) -> bytes:
+    """A member's bytes, never more than it declares (a member whose data runs on is refused by zipfile's
+    length and CRC checks)."""
+    out = bytearray()
+    with zf.open(member) as fh:
+        while chunk := fh.read(1 << 20):
+            out += chunk
+            if len(out) > declared:
+                raise ValueError(f"member {member} expands beyond the {declared} bytes it declares")
+    return bytes(out)

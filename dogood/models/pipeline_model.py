@@ -63,6 +63,11 @@ class PipelineModel:
         if getattr(tagger, "task", None) != "token":
             raise ModelError(f"the pipeline's tagger {getattr(tagger, 'name', tagger)!r} does {tagger.task} "
                              "prediction, not token tagging")
+        level = getattr(tagger, "box_level", None)
+        if getattr(tagger, "takes_boxes", False) and level not in (None, "word", "record"):
+            raise ModelError(f"the pipeline's tagger {getattr(tagger, 'name', tagger)!r} reads {level} boxes, but the "
+                             f"OCR engine gives word boxes: train the baseline at word level (`dogood train-baseline "
+                             "--box-level word`) or give a tagger fine-tuned on word boxes")
         self.engine, self.tagger, self.min_overlap = engine, tagger, float(min_overlap)
         self.name = f"pipeline:{engine.name}+{tagger.name}"
         self.description = (f"{getattr(engine, 'description', engine.name)}, then {tagger.name} on the words read; "

@@ -148,13 +148,22 @@ def _iob_name(tag) -> bool:
 
 
 def _probability(value, where: str) -> float:
+    if isinstance(value, bool):
+        raise PredictionError(f"{where}: confidence {value!r} is not a number")
     try:
-        value = float(value)
+        number = float(value)
     except (TypeError, ValueError):
-        raise PredictionError(f"{where}: confidence {value!r} is not a number") from None
-    if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise PredictionError(f"{where}: confidence {value} is outside [0, 1]")
-    return value
+        raise PredictionError(f"{where}: confidence {_short(value)} is not a number") from None
+    except OverflowError:  # an integer such as 10**400, too large for a float
+        raise PredictionError(f"{where}: confidence {_short(value)} is outside [0, 1]") from None
+    if not math.isfinite(number) or not 0.0 <= number <= 1.0:
+        raise PredictionError(f"{where}: confidence {_short(value)} is outside [0, 1]")
+    return number
+
+
+def _short(value, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def check_against(predictions: dict[str, Prediction], docs: Iterable[Document], task: str, *, source: str = "predictions") -> None:

@@ -108,6 +108,22 @@ def ink_core_mask(pixels: np.ndarray, boxes: np.ndarray, *, pad: int = 2,
     return cv2.bitwise_and(near, half).astype(bool)
 
 
+def ink_full_mask(pixels: np.ndarray, boxes: np.ndarray, *, pad: int = 2,
+                  min_contrast: int = MIN_INK_CONTRAST) -> tuple[np.ndarray, np.ndarray]:
+    """``(core, full)``, boolean HxW masks of the ink inside word boxes from one solve of :func:`ink_matte`'s maps
+    (same ``pad`` and ``min_contrast``): the cores of :func:`ink_core_mask`, and the full ink, the pixels to which
+    the matte gives alpha 1 (at least as much darker than the local paper as their box's ink is deep), which a
+    composite keeps exactly."""
+    boxes = np.asarray(boxes, np.int64).reshape(-1, 4)
+    _, contrast, threshold, depth, _, _ = _ink_maps(gray(pixels), boxes, "words", pad, min_contrast, False)
+    solved = cv2.compare(threshold, 255, cv2.CMP_LT)
+    near = cv2.bitwise_and(cv2.dilate(cv2.compare(contrast, threshold, cv2.CMP_GT),
+                                      cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3))), solved)
+    core = cv2.bitwise_and(near, cv2.compare(contrast, depth - (depth >> 1), cv2.CMP_GE))
+    full = cv2.bitwise_and(cv2.compare(contrast, depth, cv2.CMP_GE), solved)
+    return core.astype(bool), full.astype(bool)
+
+
 def ink_matte(
     pixels: np.ndarray,
     boxes: np.ndarray | None = None,

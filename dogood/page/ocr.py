@@ -177,7 +177,7 @@ def ocr_records(
     if root is not None:
         key = ocr_cache_key(image, lang=lang, config=config, version=version)
         path = root / key[:2] / f"{key}.json"
-        cached = _read_cache(path, key)
+        cached = _read_cache(path, key, image.width, image.height)
         if cached is not None:
             return cached
     start = time.perf_counter()
@@ -194,6 +194,7 @@ def ocr_records(
             "width": image.width,
             "height": image.height,
             "words": records,
+            "sha256": _records_sha256(records),  # checked on every read: a damaged entry is read again
         }
         try:
             write_atomic(path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
@@ -469,17 +470,48 @@ def _parse_data(data: dict[str, list], width: int, height: int) -> list[dict[str
     return records
 
 
-def _read_cache(path: Path, key: str) -> list[dict[str, Any]] | None:
-    """The cached records, or ``None`` when missing or unreadable (then OCR runs again)."""
+def _records_sha256(records: list[dict[str, Any]]) -> str:
+    return hashlib.sha256(json.dumps(records, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+                          .encode("utf-8")).hexdigest()
+
+
+def _read_cache(path: Path, key: str, width: int | None = None, height: int | None = None
+                ) -> list[dict[str, Any]] | None:
+    """The cached records, or ``None`` when missing, unreadable, or damaged (then OCR runs again and rewrites it).
+
+    An entry is damaged when its sha256 (recorded when it was written) does not match its words, or a word is
+    not a text with a box of four whole numbers on the page; that is said with the cache file's name (the page
+    itself is not to blame)."""
     try:
         with open(path, encoding="utf-8") as fh:
             entry = json.load(fh)
-        if entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
-            return None
-        words = entry["words"]
-        for r in words:
-            if not isinstance(r["text"], str) or len(r["box"]) != 4:
-                return None
-        return words
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError, RecursionError) as exc:
+        _damaged(path, f"not readable JSON ({exc})")
+        return None
+    if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
+        return None  # another format or key: an entry of another page or version, not damage
+    words = entry.get("words")
+    if "sha256" in entry and (not isinstance(words, list) or entry["sha256"] != _records_sha256(words)):
+        _damaged(path, "its words do not match the sha256 recorded when it was written")
+        return None
+    if not isinstance(words, list) or not all(_good_record(r, width, height) for r in words):
+        _damaged(path, "a word is not a text with a box of four whole numbers on the page")
+        return None
+    return words
+
+
+def _good_record(r: Any, width: int | None, height: int | None) -> bool:
+    if not isinstance(r, dict) or not isinstance(r.get("text"), str) or not isinstance(r.get("box"), list):
+        return False
+    box = r["box"]
+    if len(box) != 4 or not all(type(v) is int for v in box):
+        return False
+    x0, y0, x1, y1 = box
+    return (0 <= x0 <= x1 and 0 <= y0 <= y1 and (width is None or x1 <= width) and (height is None or y1 <= height))
+
+
+def _damaged(path: Path, why: str) -> None:
+    warnings.warn(f"OCR cache file {path} is damaged ({why}); the page is read again and the entry rewritten",
+                  stacklevel=3)

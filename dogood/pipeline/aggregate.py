@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from dogood.pipeline.plan import BuildPlan
+from dogood.pipeline.parquet_writer import shard_path
 from dogood.pipeline.shards import BuildError, ShardRecord, drop_empty_shard, num_shards
 from dogood.pipeline import stats as card_stats
 
@@ -18,6 +19,7 @@ class BuildTotals:
     skipped: list[dict[str, str]] = field(default_factory=list)
     stats: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # config -> split -> statistics
     splits_info: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # config -> split -> sizes
+    checksums: dict[str, str] = field(default_factory=dict)  # shard file (relative path) -> sha256 at write time
 
 
 def aggregate(plan: BuildPlan, work: Path, records: list[ShardRecord]) -> BuildTotals:
@@ -35,8 +37,12 @@ def aggregate(plan: BuildPlan, work: Path, records: list[ShardRecord]) -> BuildT
         for config in plan.configs:
             card_stats.add(totals.stats[config][split], card_stats.from_record(record["stats"][config]))
             _add_files(files[config][split], record["files"][config])
+            count = num_shards(len(plan.ids[split]), plan.shard_size(split))
             if record["files"][config]["num_rows"] == 0:
-                drop_empty_shard(work, config, split, k, num_shards(len(plan.ids[split]), plan.shard_size(split)))
+                drop_empty_shard(work, config, split, k, count)
+            else:
+                rel = shard_path(work, config, split, k, count).relative_to(work).as_posix()
+                totals.checksums[rel] = record["files"][config]["sha256"]
     _check_every_split_has_rows(plan, files)
     for by_split in totals.stats.values():
         for split_stats in by_split.values():
@@ -47,8 +53,8 @@ def aggregate(plan: BuildPlan, work: Path, records: list[ShardRecord]) -> BuildT
 
 def _add_files(info: dict[str, int], shard: dict[str, int]) -> None:
     """Add one shard file's row and byte counts to a split's; count the shard when it has rows."""
-    for name, n in shard.items():
-        info[name] = info.get(name, 0) + n
+    for name in ("num_rows", "num_bytes"):
+        info[name] = info.get(name, 0) + shard[name]
     info["num_shards"] = info.get("num_shards", 0) + (shard["num_rows"] != 0)
 
 

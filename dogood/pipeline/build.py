@@ -25,13 +25,16 @@ from tqdm.auto import tqdm
 from dogood.page.ocr import ocr_cache_folder, report_tesseract_runs
 from dogood.pipeline.aggregate import aggregate
 from dogood.pipeline.card import write_card
+from dogood.pipeline.factor_table import factor_rows
+from dogood.pipeline.factor_table import warnings as factor_warnings
 from dogood.pipeline.plan import BuildPlan, plan_build
 from dogood.pipeline.pool import run_pool
 from dogood.pipeline.shards import (BuildError, Shard, ShardRecord, ShardTasks, is_resumable, list_shards,
                                     seal_work_folder, work_folder, write_shards)
 from dogood.core.progress import say, silenced
 from dogood.pipeline.recipe import Recipe
-from dogood.pipeline.safety import check_out, commit, output_lock, recover
+from dogood.core.fs import sync_tree
+from dogood.pipeline.safety import check_nothing_local, check_out, commit, output_lock, recover
 
 __all__ = ["BuildError", "BuildReport", "build"]
 
@@ -44,6 +47,7 @@ class BuildReport:
     configs: list[str] = field(default_factory=list)
     copies: int = 1  # rows per document and config
     reused_shards: int = 0  # shards a killed build had finished, kept by this one
+    warnings: list[str] = field(default_factory=list)  # undeclared changes (:mod:`dogood.pipeline.factor_table`)
 
 
 def build(
@@ -114,8 +118,15 @@ def _build_locked(plan: BuildPlan, *, num_proc: int, ray: str | None, progress: 
     try:
         totals = aggregate(plan, work, done)
         report.documents, report.skipped = totals.documents, totals.skipped
+        report.warnings = factor_warnings(factor_rows(plan.chains, totals.stats))
+        for line in report.warnings:
+            print(f"dogood: warning: {line}", file=sys.stderr, flush=True)
         write_card(plan, work, totals, source_sha256=key["content"])
+        card_files = [p.name for p in work.iterdir() if p.is_file() and p.suffix in (".md", ".json")
+                      and not p.name.startswith(".")]
+        check_nothing_local(work, f"the card of {plan.recipe.name}", names=sorted(card_files), parquet=False)
         seal_work_folder(work)
+        sync_tree(work)  # every file and folder on disk before the rename that publishes them
         commit(work, plan.out)
     finally:
         if work.exists() and not is_resumable(work):

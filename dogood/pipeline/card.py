@@ -179,6 +179,7 @@ def render_card(
         tag_names=list(features["ner_tags"].feature.names) if schema == "funsd" else [],
         shared_draws={c: {o: n for o, n in (shared_draws or {}).get(c, {}).items() if o in chains} for c in chains},
         severity_rows=_severity_rows(chains, stats, levels or {}),
+        factors=_factor_context(chains, chain_params, stats),
         quads=quads,
     )
     return str(DatasetCard(body))
@@ -304,6 +305,25 @@ def _severity_rows(chains, stats, levels: dict[str, list]) -> list[dict[str, Any
     return rows
 
 
+def _factor_context(chains, chain_params, stats) -> dict[str, Any]:
+    """The card's factor table (:mod:`dogood.pipeline.factor_table`): its heads, rows of cell texts, and the
+    undeclared changes; empty rows for a build recorded before factors were measured."""
+    from dogood.measures.factors import FACTOR_HELP, FACTORS, TOLERANCE, UNITS
+    from dogood.pipeline.factor_table import cell_text, factor_rows, warnings
+
+    steps = {config: (chain_params or {}).get(config, chains[config]) for config in chains}
+    rows = factor_rows(steps, stats)
+    # a factor nothing could be measured on anywhere (reading order without entities) gets no column
+    shown = [k for k, name in enumerate(FACTORS) if any(r["cells"][k]["share"] is not None for r in rows)]
+    return {
+        "heads": [FACTORS[k].replace("_", " ") for k in shown],
+        "rows": [{"config": r["config"], "cells": [cell_text(r["cells"][k]) for k in shown]} for r in rows],
+        "warnings": warnings(rows),
+        "legend": [{"name": FACTORS[k], "what": FACTOR_HELP[FACTORS[k]], "unit": UNITS[FACTORS[k]],
+                    "tolerance": f"{100 * TOLERANCE[FACTORS[k]]:g}%"} for k in shown],
+    }
+
+
 def _signed(value: float) -> str:
     """``+1.5``, ``−23.4`` (a typographic minus, as the card's other figures), ``0.0``."""
     text = f"{abs(value):.1f}"
@@ -340,7 +360,7 @@ def _result_table(report: dict[str, Any], configs: set[str] | None = None) -> di
             "value": None if value is None else round(100 * value, 2),
             "change": None if d.get("drop") is None else round(-100 * d["drop"], 2) + 0.0,
         })
-    return {"model": report.get("model", "model"), "metric": metric, "rows": rows}
+    return {"model": report.get("model", "model"), "metric": metric, "rows": rows, "box_level": report.get("box_level")}
 
 
 def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: dict[str, str | None]) -> None:
@@ -369,7 +389,21 @@ def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: 
     card = render_card(**facts, load_path=load_path(plan.out), download_sizes=parquet_sizes(work))
     (work / "README.md").write_text(card, encoding="utf-8")
     record = build_record(plan, facts, source_sha256)
+    record["sha256"] = file_checksums(work, totals.checksums)
     (work / "dogood_build.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def file_checksums(work: Path, shards: dict[str, str]) -> dict[str, str]:
+    """Relative path -> sha256 of every file of the dataset but its card and record (the shards' from their
+    records, kept when they were written; previews and credits hashed now): push checks a build against it."""
+    from dogood.core.fs import sha256_file
+
+    out = dict(shards)
+    for path in sorted(p for p in work.rglob("*") if p.is_file()):
+        rel = path.relative_to(work).as_posix()
+        if rel not in out and not rel.startswith(("data/", ".")) and rel not in ("README.md", "dogood_build.json"):
+            out[rel] = sha256_file(path)
+    return dict(sorted(out.items()))
 
 
 def build_record(plan: BuildPlan, facts: dict[str, Any], source_sha256: dict[str, str | None]) -> dict[str, Any]:

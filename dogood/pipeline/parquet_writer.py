@@ -15,6 +15,7 @@ on the documents, never on worker count.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dogood.core.fs import replace_durably, sha256_file
 from dogood.core.schema import features_for
 
 ROW_GROUP_SIZE = 100
@@ -36,7 +38,10 @@ class ShardFile:
 
     Rows are written in row groups of ``ROW_GROUP_SIZE``, so the bytes depend
     only on the rows. A shard that was not closed (a killed build) never has
-    its final name.
+    its final name; a closed one was synced to disk before its rename, and its
+    sha256 (:attr:`sha256`) is what the shard's record keeps for a resume to check.
+    A failed write (a full disk) is an ``OSError`` naming the shard file, and the
+    writer is closed then and there (no second traceback when it is collected).
     """
 
     def __init__(self, path: Path, schema: str, labels: tuple[str, ...] | None = None, quads: bool = False):
@@ -44,10 +49,12 @@ class ShardFile:
         self.tmp = self.path.with_name(f".{self.path.name}.tmp")
         self.arrow_schema = features_for(schema, labels, quads).arrow_schema
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._writer = pq.ParquetWriter(self.tmp, self.arrow_schema)
+        self._writer = None
         self._rows: list[dict[str, Any]] = []
         self.num_rows = 0
         self.num_bytes = 0
+        self.sha256: str | None = None
+        self._guard(lambda: setattr(self, "_writer", pq.ParquetWriter(self.tmp, self.arrow_schema)))
 
     def write(self, row: dict[str, Any]) -> None:
         self._rows.append(row)
@@ -57,16 +64,46 @@ class ShardFile:
 
     def close(self) -> None:
         self._flush()
-        self._writer.close()
-        os.replace(self.tmp, self.path)
+        self._guard(self._writer.close)
+        self._writer = None
+        self.sha256 = self._guard(lambda: sha256_file(self.tmp))
+        self._guard(lambda: replace_durably(self.tmp, self.path))
+
+    def abandon(self) -> None:
+        """Close and delete the temporary file of a shard that will not be finished."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            try:
+                writer.close()
+            except (OSError, ValueError):
+                writer.is_open = False  # pyarrow's __del__ would close it again, printing a second traceback
+                handle = getattr(writer, "file_handle", None)
+                try:
+                    if handle is not None:
+                        handle.close()
+                except (OSError, ValueError):
+                    pass
+        try:
+            self.tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
 
     def _flush(self) -> None:
         if not self._rows:
             return
         table = pa.Table.from_pylist(self._rows, schema=self.arrow_schema)
         self.num_bytes += table.nbytes
-        self._writer.write_table(table)
+        self._guard(lambda: self._writer.write_table(table))
         self._rows = []
+
+    def _guard(self, step):
+        """Run ``step``; an ``OSError`` (``ENOSPC``...) becomes one naming the shard file, the writer abandoned."""
+        try:
+            return step()
+        except OSError as exc:
+            self.abandon()
+            code = exc.errno or errno.EIO
+            raise OSError(code, exc.strerror or os.strerror(code) if exc.errno else str(exc), str(self.path)) from None
 
 
 def parquet_sizes(folder: str | Path) -> dict[str, int]:

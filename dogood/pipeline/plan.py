@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from dogood.core.errors import DocumentError, DogoodError, RecipeError
+from dogood.core.fs import recorded_value
 from dogood.pipeline.worker import WorkerSpec
 from dogood.pipeline.recipe import Recipe, auto_shard_size
 from dogood.pipeline.safety import check_name, check_out, portable, source_fingerprint
@@ -62,8 +63,9 @@ class BuildPlan:
                 for name, chain in self.chains.items()}
 
     def recipe_chains(self) -> dict[str, list]:
-        """config -> its chain as the recipe writes it."""
-        return {c: self.recipe.configs[c] for c in self.configs}
+        """config -> its chain as the recipe writes it (a path-valued parameter as its last part and content hash:
+        :func:`dogood.core.fs.recorded_value`)."""
+        return {c: recorded_value(self.recipe.configs[c]) for c in self.configs}
 
     @cached_property
     def source_info(self) -> dict[str, Any]:

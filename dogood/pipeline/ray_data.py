@@ -214,7 +214,8 @@ def write_shards_on_ray(plan, work: Path, shards: list, progress, ocr: list, num
             skipped = [_skip(plan, shard.split, doc_id, error) for doc_id, error in errors]
             submit(actor)  # the actor writes its next shard while this one's files are copied
             for i, config in enumerate(plan.configs):
-                _copy_file(ray, actor, shard, i, shard_path(work, config, shard.split, shard.k, shard.num_shards))
+                _copy_file(ray, actor, shard, i, shard_path(work, config, shard.split, shard.k, shard.num_shards),
+                           record["files"][config]["sha256"])
             actor.drop.remote(shard.split, shard.k)
             record = {"documents": record["documents"], "skipped": skipped, "stats": record["stats"],
                       "files": record["files"]}
@@ -234,16 +235,27 @@ def write_shards_on_ray(plan, work: Path, shards: list, progress, ocr: list, num
     return written
 
 
-def _copy_file(ray, actor, shard, i: int, path: Path) -> None:
-    """Copy the actor's file of config number ``i`` of ``shard`` to ``path``, chunk by chunk, then rename it in."""
+def _copy_file(ray, actor, shard, i: int, path: Path, sha256: str) -> None:
+    """Copy the actor's file of config number ``i`` of ``shard`` to ``path``, chunk by chunk, check it against the
+    sha256 the actor recorded when it wrote it, then sync it and rename it in."""
+    import hashlib
+
+    from dogood.core.fs import replace_durably
+
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     offset = 0
+    digest = hashlib.sha256()
     with open(tmp, "wb") as f:
         while True:
             chunk = ray.get(actor.read.remote(shard.split, shard.k, i, offset))
             f.write(chunk)
+            digest.update(chunk)
             offset += len(chunk)
             if len(chunk) < CHUNK_BYTES:
                 break
-    os.replace(tmp, path)
+    if digest.hexdigest() != sha256:
+        tmp.unlink(missing_ok=True)
+        raise DogoodError(f"the copy of {shard.split} shard {shard.k} from its Ray actor does not match the sha256 "
+                          f"the actor recorded ({path.name}); run the build again")
+    replace_durably(tmp, path)

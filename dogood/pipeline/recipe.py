@@ -64,6 +64,7 @@ from __future__ import annotations
 import fnmatch
 import importlib.resources
 import itertools
+import json
 import math
 import re
 from dataclasses import dataclass, field, replace
@@ -73,13 +74,14 @@ from typing import Any
 import yaml
 
 from dogood.core.errors import RecipeError
-from dogood.pipeline.safety import NAME, load_yaml
+from dogood.core.fs import CONFIG_NAME, NAME, recorded_value
+from dogood.pipeline.safety import load_yaml
 from dogood.core.schema import BOX_LEVELS, SCHEMAS
 from dogood.shifts.levels import check_levels, expand_severities
 from dogood.shifts import Shift, make_shift
 
-_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
-_CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$")
+_VERSION = re.compile(r"\A\d+\.\d+\.\d+\Z")
+_CONFIG_NAME = CONFIG_NAME
 #: The most configs a recipe may have, ``combinations`` included.
 MAX_CONFIGS = 1000
 #: The most copies of each document a build may write (``copies:``, ``--copies``).
@@ -181,7 +183,8 @@ class Recipe:
                     if step.get("shift") in SHIFTS and param in accepted_names(SHIFTS[step["shift"]].Params) \
                             and param not in swept:
                         step[param] = value
-        return replace(self, configs=configs, level_bases=bases, overrides=self.overrides + tuple(items))
+        return replace(self, configs=configs, level_bases=bases,
+                       overrides=self.overrides + tuple(recorded_override(item) for item in items))
 
     def with_build_options(self, *, splits: list[str] | None = None, copies: int | None = None) -> Recipe:
         """This recipe with other splits (``--split``: names or comma lists, in the order given) and/or another
@@ -218,6 +221,20 @@ class Recipe:
         if not chosen:
             raise RecipeError(f"recipe {self.name!r}: --exclude-config leaves no config to build")
         return [c for c in self.configs if c in chosen]
+
+
+def recorded_override(item: str) -> str:
+    """``CONFIG.PARAM=VALUE`` as the card and ``dogood_build.json`` list it: a path in ``VALUE`` as its last part
+    and content hash (:func:`dogood.core.fs.recorded_value`), never a folder of this machine."""
+    target, eq, text = item.partition("=")
+    try:
+        value = load_yaml(text) if text.strip() else ""
+    except yaml.YAMLError:
+        return item
+    shown = recorded_value(value)
+    if shown == value:
+        return item
+    return f"{target}{eq}{shown if isinstance(shown, str) else json.dumps(shown)}"
 
 
 def parse_recipe(data: Any, path: Path | None = None) -> Recipe:

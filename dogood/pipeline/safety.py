@@ -19,8 +19,6 @@ import hashlib
 import itertools
 import json
 import os
-import re
-import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,11 +27,11 @@ from typing import Any
 import yaml
 
 from dogood.core.errors import DogoodError
+from dogood.core.fs import (NAME, _old_folders, check_name, commit_folder, create_no_follow,  # noqa: F401
+                            glob_escape, is_link, recover_folder)
 
 #: What ``dogood_build.json`` says to mark a folder as written by a dogood build.
 BUILD_MARKER = {"written_by": "dogood"}
-#: A recipe name, and so a folder name: letters, digits, ``-``, ``_``, ``.``; not starting with ``.``.
-NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
 
 
 class OutputError(DogoodError):
@@ -75,15 +73,6 @@ def load_yaml(text: str) -> Any:
         raise yaml.YAMLError("nested too deeply") from None
 
 
-# -- names ---------------------------------------------------------------------------------------------
-def check_name(name: Any, what: str = "recipe name") -> str:
-    """``name`` when it is a safe folder name (:data:`NAME`), else a :class:`DogoodError`."""
-    if not isinstance(name, str) or not NAME.match(name) or name in (".", ".."):
-        raise DogoodError(f"{what} {name!r} must be letters, digits, '-', '_' or '.', not starting with '.' "
-                          "(it names a folder)")
-    return name
-
-
 # -- lock ----------------------------------------------------------------------------------------------
 def lock_path(out: Path) -> Path:
     return out.with_name(f".{out.name}.lock")
@@ -100,7 +89,7 @@ def output_lock(out: Path, *, wait: bool = False) -> Iterator[Path]:
     path = lock_path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = create_no_follow(path)  # a link planted at the lock's name is refused, never followed
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except OSError as exc:
@@ -182,51 +171,19 @@ def check_out(out: Path, sources: Iterable[Any], *, overwrite: bool) -> None:
 
 
 def old_folders(out: Path) -> list[Path]:
-    return sorted(out.parent.glob(f".{glob_escape(out.name)}.old-*")) if out.parent.is_dir() else []
-
-
-def glob_escape(name: str) -> str:
-    return re.sub(r"([*?[])", r"[\1]", name)
+    return _old_folders(out)
 
 
 def recover(out: Path) -> Path | None:
-    """Undo a replacement a crash interrupted (call with the lock held).
-
-    When ``out`` is missing and ``.<name>.old-PID`` holds the previous build, it is put back;
-    when ``out`` is there, leftover old folders of finished replacements are removed.
-    Returns the folder put back, if any.
-    """
-    olds = [p for p in old_folders(out) if p.is_dir()]
-    restored = None
-    if olds and not out.exists() and not out.is_symlink():
-        newest = max(olds, key=lambda p: p.stat().st_mtime)
-        os.replace(newest, out)
-        olds.remove(newest)
-        restored = out
-    for p in olds:
-        if is_dogood_build(p):
-            shutil.rmtree(p, ignore_errors=True)
-    return restored
+    """Undo a replacement a crash interrupted (call with the lock held): :func:`dogood.core.fs.recover_folder`
+    of dogood builds (a link named like an old folder is never followed nor put back)."""
+    return recover_folder(out, is_dogood_build)
 
 
 def commit(tmp: Path, out: Path) -> None:
-    """Move the finished ``tmp`` to ``out``: the old build stays until the new one is in place.
-
-    Old -> ``.<name>.old-PID``, new -> ``out``, then the old one is deleted. A crash between the
-    renames leaves the old build in the ``.old`` folder, and :func:`recover` puts it back.
-    """
-    if out.exists():
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
-        os.replace(out, old)
-        try:
-            os.replace(tmp, out)
-        except BaseException:
-            if not out.exists():
-                os.replace(old, out)
-            raise
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, out)
+    """Move the finished ``tmp`` to ``out``, the old folder kept until the new one is in place
+    (:func:`dogood.core.fs.commit_folder`)."""
+    commit_folder(tmp, out)
 
 
 # -- source content ---------------------------------------------------------------------------------
@@ -291,3 +248,55 @@ def portable(info: Any) -> Any:
     if isinstance(info, str) and (os.path.isabs(info) or info.startswith("~")):
         return Path(info).name
     return info
+
+
+# -- nothing local leaves the machine -------------------------------------------------------------------------
+#: Files scanned as text (every other file but Parquet and images is read as text too).
+_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".tif", ".tiff")
+
+
+def find_local(folder: Path, *, extra: Iterable[str | Path] = (), names: Iterable[str] | None = None,
+               parquet: bool = True) -> tuple[Path, str, str] | None:
+    """``(file, field, what)`` of the first thing in ``folder``'s files that names this machine
+    (:class:`dogood.core.fs.LocalScan`): JSON files field by field, Parquet files cell by cell (with ``parquet``),
+    other text files line by line; images are not text. ``names``: only these files (relative paths)."""
+    from dogood.core.fs import LocalScan
+
+    scan = LocalScan(extra=[folder, *extra])
+    files = ([folder / n for n in names] if names is not None
+             else sorted(p for p in folder.rglob("*") if p.is_file() and not is_link(p)))
+    for path in files:
+        if not path.is_file():
+            continue
+        suffix = path.suffix.lower()
+        if suffix in _IMAGE_SUFFIXES:
+            continue
+        if suffix == ".parquet":
+            if parquet:
+                found = scan.scan_parquet(path)
+                if found:
+                    return path, found[0], found[1]
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if suffix == ".json":
+            try:
+                found = scan.scan_value(json.loads(text), "")
+            except (ValueError, RecursionError):
+                found = None
+            if found:
+                return path, found[0] or "(top level)", found[1]
+        for n, line in enumerate(text.splitlines(), 1):
+            hit = scan.find(line)
+            if hit:
+                return path, f"line {n}", hit
+    return None
+
+
+def check_nothing_local(folder: Path, what: str, **options: Any) -> None:
+    """Refuse (an :class:`OutputError`) when :func:`find_local` finds something of this machine in ``folder``."""
+    found = find_local(folder, **options)
+    if found is not None:
+        path, field, hit = found
+        raise OutputError(f"{what}: {path.relative_to(folder).as_posix()} ({field}) would name {hit!r}, a path or "
+                          "name of this machine; nothing local is published. Pass such values as file names the "
+                          "build records by content (--set records a path by its last part and sha256)")

@@ -20,7 +20,9 @@ from typing import Any
 
 from dogood.pipeline import stats as card_stats
 from dogood.core.errors import DogoodError
+from dogood.core.fs import find_links, is_link, portable_text, sha256_file
 from dogood.core.paths import write_atomic
+from dogood.core.progress import say
 from dogood.pipeline.plan import BuildPlan
 from dogood.pipeline.worker import Task, TaskResult
 from dogood.pipeline.safety import OutputError, is_dogood_build
@@ -91,18 +93,27 @@ def num_shards(n: int, shard_size: int) -> int:
 
 
 def work_folder(out: Path, key: dict[str, Any]) -> Path:
-    """``.<out>.partial`` beside ``out``: reused when it was left by a build of the same key, else made anew."""
+    """``.<out>.partial`` beside ``out``: reused when it was left by a build of the same key, else made anew.
+
+    A work folder holding a symbolic link (``data/<config>`` or ``.shards`` pointing at a folder of the user's)
+    is never written through: it is deleted (the links themselves, never what they point to) and made anew."""
     work = out.with_name(f".{out.name}.partial")
     text = json.dumps(key, sort_keys=True, default=str)
     if work.exists() or work.is_symlink():
-        ours = (work / KEY_FILE).is_file() or (work / STATE_DIR).is_dir() or is_dogood_build(work)
+        ours = not is_link(work) and ((work / KEY_FILE).is_file() or (work / STATE_DIR).is_dir()
+                                      or is_dogood_build(work))
         if work.is_symlink() or not work.is_dir() or (not ours and any(work.iterdir())):
             raise OutputError(f"{work} is in the way of the build's work folder and was not left by a dogood "
                               "build; move it away")
+        link = next(find_links(work), None)
         try:
-            same = (work / KEY_FILE).read_text(encoding="utf-8") == text
+            same = link is None and not is_link(work / KEY_FILE) and \
+                (work / KEY_FILE).read_text(encoding="utf-8") == text
         except OSError:
             same = False
+        if link is not None:
+            say(f"{work} holds the symbolic link {link}, which dogood does not make; the work folder is made anew "
+                "(the link is removed, not followed)")
         if not same:
             shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
@@ -150,23 +161,29 @@ def write_shards(plan: BuildPlan, work: Path, shards: list[Shard], results: Iter
     """
     written = []
     for shard in shards:
-        files = {c: ShardFile(shard_path(work, c, shard.split, shard.k, shard.num_shards), plan.schema,
-                           plan.labels, plan.quads)
-                 for c in plan.configs}
-        stats: dict[str, dict[str, Any]] = {c: {} for c in plan.configs}
-        skipped, documents = [], 0
-        for _ in range(len(shard)):
-            _split, _index, doc_id, rows, error, (pages, seconds) = next(results)
-            progress.update(1)
-            if ocr is not None:
-                ocr[0] += pages
-                ocr[1] += seconds
-            if error is not None:
-                skipped.append(_skip(plan, shard.split, doc_id, error))
-                continue
-            write_rows(files, stats, rows)
-            documents += 1
-        record = {"documents": documents, "skipped": skipped, "stats": stats, "files": close_files(files)}
+        files: dict[str, ShardFile] = {}
+        try:
+            for c in plan.configs:
+                files[c] = ShardFile(shard_path(work, c, shard.split, shard.k, shard.num_shards), plan.schema,
+                                     plan.labels, plan.quads)
+            stats: dict[str, dict[str, Any]] = {c: {} for c in plan.configs}
+            skipped, documents = [], 0
+            for _ in range(len(shard)):
+                _split, _index, doc_id, rows, error, (pages, seconds) = next(results)
+                progress.update(1)
+                if ocr is not None:
+                    ocr[0] += pages
+                    ocr[1] += seconds
+                if error is not None:
+                    skipped.append(_skip(plan, shard.split, doc_id, error))
+                    continue
+                write_rows(files, stats, rows)
+                documents += 1
+            record = {"documents": documents, "skipped": skipped, "stats": stats, "files": close_files(files)}
+        except BaseException:
+            for f in files.values():
+                f.abandon()
+            raise
         write_record(work, shard.split, shard.k, record)
         written.append((shard.split, shard.k, json.loads(json.dumps(record))))
     return written
@@ -180,11 +197,12 @@ def write_rows(files: dict[str, ShardFile], stats: dict[str, dict[str, Any]], ro
             card_stats.add(stats[config], doc_stats)
 
 
-def close_files(files: dict[str, ShardFile]) -> dict[str, dict[str, int]]:
-    """Close a shard's files (each renamed into place); their rows and bytes, per config, for the shard's record."""
+def close_files(files: dict[str, ShardFile]) -> dict[str, dict[str, Any]]:
+    """Close a shard's files (each synced and renamed into place); their rows, bytes and sha256, per config, for
+    the shard's record (a resume checks the files against it)."""
     for f in files.values():
         f.close()
-    return {c: {"num_rows": f.num_rows, "num_bytes": f.num_bytes} for c, f in files.items()}
+    return {c: {"num_rows": f.num_rows, "num_bytes": f.num_bytes, "sha256": f.sha256} for c, f in files.items()}
 
 
 def _skip(plan: BuildPlan, split: str, doc_id: str, error: tuple[str, str | None]) -> dict[str, str]:
@@ -193,7 +211,7 @@ def _skip(plan: BuildPlan, split: str, doc_id: str, error: tuple[str, str | None
     if plan.on_error == "raise":
         detail = f"\n{trace}" if trace else ""
         raise BuildError(f"{split} document {doc_id!r} failed: {message}{detail}")
-    return {"id": doc_id, "split": split, "reason": message}
+    return {"id": doc_id, "split": split, "reason": portable_text(message)}  # the card names no local folder
 
 
 def drop_empty_shard(work: Path, config: str, split: str, k: int, count: int) -> None:
@@ -206,18 +224,65 @@ def _record_path(work: Path, split: str, k: int) -> Path:
 
 
 def read_record(work: Path, split: str, k: int, configs: list[str], count: int) -> dict[str, Any] | None:
-    """A finished shard's record, when it and all its Parquet files are there; else ``None`` (write it again)."""
+    """A finished shard's record, when it is well-formed and each of its Parquet files is there with the sha256
+    the record kept; else ``None`` (the shard is written again). A file that does not match (truncated by a
+    crash, changed since) is named on the way."""
+    path = _record_path(work, split, k)
+    if is_link(path) or not path.is_file():
+        return None
     try:
-        record = json.loads(_record_path(work, split, k).read_text(encoding="utf-8"))
+        record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(record, dict):
+    if not _well_formed(record, configs):
+        if isinstance(record, dict):
+            say(f"shard record {path} is malformed; writing the shard again")
         return None
-    if not all(shard_path(work, c, split, k, count).is_file() for c in configs):
-        return None
-    if set(record.get("stats", {})) != set(configs):
-        return None
+    for c in configs:
+        shard = shard_path(work, c, split, k, count)
+        if record["files"][c]["num_rows"] == 0 and not shard.exists():  # an empty shard file, dropped
+            continue
+        if is_link(shard) or not shard.is_file():
+            return None
+        try:
+            digest = sha256_file(shard)
+        except OSError:
+            digest = None
+        if digest != record["files"][c]["sha256"]:
+            say(f"shard file {shard} does not match the sha256 its record kept (damaged or changed since); "
+                "writing the shard again")
+            return None
     return record
+
+
+def _well_formed(record: Any, configs: list[str]) -> bool:
+    """Whether a shard record has what :func:`dogood.pipeline.aggregate.aggregate` reads, of the right types."""
+    def count(v):
+        return type(v) is int and v >= 0
+
+    if not isinstance(record, dict) or not count(record.get("documents")):
+        return False
+    skipped, stats, files = record.get("skipped"), record.get("stats"), record.get("files")
+    if not isinstance(skipped, list) or not all(isinstance(s, dict) and all(isinstance(s.get(k), str)
+                                                for k in ("id", "split", "reason")) for s in skipped):
+        return False
+    if not isinstance(stats, dict) or set(stats) != set(configs) or not all(isinstance(v, dict)
+                                                                           for v in stats.values()):
+        return False
+    if not isinstance(files, dict) or set(files) != set(configs):
+        return False
+    for info in files.values():
+        if not (isinstance(info, dict) and count(info.get("num_rows")) and count(info.get("num_bytes"))
+                and isinstance(info.get("sha256"), str) and len(info["sha256"]) == 64):
+            return False
+    return all(_numbers(v) for v in stats.values())
+
+
+def _numbers(tree: Any, depth: int = 0) -> bool:
+    """Whether every leaf of a statistics mapping is a finite number (what :func:`stats.add` sums)."""
+    if isinstance(tree, dict):
+        return depth < 8 and all(isinstance(k, str) and _numbers(v, depth + 1) for k, v in tree.items())
+    return type(tree) in (int, float) and tree == tree and abs(tree) != float("inf")
 
 
 def write_record(work: Path, split: str, k: int, record: dict[str, Any]) -> None:

@@ -20,17 +20,21 @@ from typing import Any
 
 from dogood.core.document import Document, ShiftRecord
 from dogood.core.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, ner_tag_names
+from dogood.measures.factors import FACTORS, SourcePage, measure_factors
 
 #: The totals every config and split states, present (zero) even when nothing was counted.
 TOTALS = ("documents", "words", "source_words", "tokens", "box_changed", "text_changed", "words_removed")
 
 
 def document_stats(original: Document, shifted: Document, row: dict[str, Any], schema: str,
-                   entity_labels: tuple[str, ...] | None = None, measure: bool = False) -> dict[str, Any]:
-    """One document's statistics: words, tokens, changes, labels, skips and what each shift did.
+                   entity_labels: tuple[str, ...] | None = None, measure: bool = False,
+                   source_page: SourcePage | None = None) -> dict[str, Any]:
+    """One document's statistics: words, tokens, changes, labels, skips, what each shift did and what changed,
+    factor by factor (``factors``: :func:`dogood.measures.factors.measure_factors`).
 
     ``entity_labels``: FUNSD-style data's labels, which name ``ner_tags`` (default FUNSD's). ``measure``: also
-    the measured effects of a severity config (``effects``: :func:`dogood.measures.effects.effects`)."""
+    the measured effects of a severity config (``effects``: :func:`dogood.measures.effects.effects`).
+    ``source_page``: the source's :class:`~dogood.measures.factors.SourcePage`, shared by a document's configs."""
     box_changed, text_changed, removed = word_changes(original.words, shifted.words)
     if schema == "funsd":
         names = FUNSD_NER_TAGS if entity_labels is None else ner_tag_names(entity_labels)
@@ -50,6 +54,7 @@ def document_stats(original: Document, shifted: Document, row: dict[str, Any], s
         "labels": dict(labels),
         "skips": dict(Counter(f"{r.shift}: {r.skipped}" for r in shifted.provenance if r.skipped)),
         "shifts": shift_stats(shifted.provenance),
+        "factors": measure_factors(original, shifted, source_page),
     }
     if measure:
         from dogood.measures.effects import effects
@@ -116,6 +121,9 @@ def finish(s: dict[str, Any]) -> dict[str, Any]:
         s.setdefault(key, 0)
     s["labels"] = dict(sorted(s.get("labels", {}).items()))
     s["skips"] = dict(sorted(s.get("skips", {}).items()))
+    if "factors" in s:  # records of builds before the factors have none
+        s["factors"] = {name: {"changed": s["factors"].get(name, {}).get("changed", 0),
+                               "of": s["factors"].get(name, {}).get("of", 0)} for name in FACTORS}
     s["shifts"] = {name: {"counts": dict(sorted(done.get("counts", {}).items())),
                           "tallies": {t: dict(sorted(v.items())) for t, v in sorted(done.get("tallies", {}).items())}}
                    for name, done in s.get("shifts", {}).items()}

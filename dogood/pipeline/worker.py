@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from dogood.core.document import Document
 from dogood.core.errors import DogoodError
 from dogood.page.ocr import release_engines, tesseract_runs
+from dogood.measures.factors import SourcePage
 from dogood.pipeline.stats import document_stats
 from dogood.core.schema import document_to_row
 from dogood.core.seeds import step_seed
@@ -101,6 +102,7 @@ def _process(task: Task, doc: Document | None = None) -> tuple:
         doc.image.check_pixels()  # decoded once: undecodable pixel data is never written
         if spec.quads:
             doc = doc.with_quads()
+        source_page = SourcePage(doc)  # what the factor measures read of the source, once for every config
         results = {}
         for config, chain in spec.chains.items():
             results[config] = []
@@ -111,7 +113,8 @@ def _process(task: Task, doc: Document | None = None) -> tuple:
                 if spec.copies > 1:
                     shifted = shifted.replace(id=copy_id(doc_id, copy, spec.copies))
                 row = document_to_row(shifted, spec.schema, spec.box_level, spec.labels, quads=spec.quads)
-                stats = document_stats(doc, shifted, row, spec.schema, spec.labels, measure=config in spec.measured)
+                stats = document_stats(doc, shifted, row, spec.schema, spec.labels, measure=config in spec.measured,
+                                       source_page=source_page)
                 results[config].append((row, stats))
         return split, index, doc_id, results, None
     except DogoodError as exc:

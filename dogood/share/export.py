@@ -30,9 +30,7 @@ from __future__ import annotations
 import fnmatch
 import io
 import json
-import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +38,7 @@ from PIL import Image
 
 from dogood.core.document import Document
 from dogood.core.errors import DogoodError
+from dogood.core.fs import check_name, check_no_links, partial_folder, remove_tree, seal_partial
 from dogood.core.schema import FUNSD_LABELS
 from dogood.pipeline.safety import commit, is_dogood_build, portable
 
@@ -71,7 +70,8 @@ def export(folder: str | Path, fmt: str, dest: str | Path | None = None, *, conf
         raise ExportError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if not folder.is_dir() or not is_dogood_build(folder):
         raise ExportError(f"{folder} is not a dataset folder dogood built (no dogood_build.json written by dogood)")
-    info = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8"))
+    check_no_links(folder, "the dataset folder")  # nothing outside the folder is read as if it were its data
+    info = _read_info(folder)
     level = level or ("entity" if info.get("schema", "funsd") == "funsd" else "word")
     if level not in ("entity", "word"):
         raise ExportError(f"--level must be entity or word, got {level!r}")
@@ -81,9 +81,8 @@ def export(folder: str | Path, fmt: str, dest: str | Path | None = None, *, conf
     chosen = _select(folder, info, configs)
     dest = Path(dest) if dest is not None else default_destination(folder, fmt)
     _check_destination(dest, folder, overwrite)
-    tmp = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = partial_folder(dest)  # a killed export's leftover beside dest is removed first
     counts: dict[str, dict[str, int]] = {}
     try:
         for config in chosen:
@@ -104,14 +103,45 @@ def export(folder: str | Path, fmt: str, dest: str | Path | None = None, *, conf
                   "box_level": info.get("box_level"), "dogood_version": info.get("dogood_version"),
                   "limit": info.get("limit"), "source": portable(info.get("source")), "documents": counts}
         (tmp / MARKER_FILE).write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        seal_partial(tmp)
         commit(tmp, dest)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp)
         raise
     return {"path": dest, "configs": counts}
 
 
 # -- what to export -----------------------------------------------------------------------------------------
+def _read_info(folder: Path) -> dict:
+    """``dogood_build.json``, checked: every config and split name it gives, and every ``data/`` folder and
+    shard file name, is a safe name (:func:`dogood.core.fs.check_name`) before it becomes a path."""
+    try:
+        info = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ExportError(f"{folder}/dogood_build.json cannot be read ({exc})") from None
+    chains = info.get("chains") if isinstance(info, dict) else None
+    if not isinstance(chains, dict):
+        raise ExportError(f"{folder}/dogood_build.json has no 'chains' mapping")
+    where = f"{folder}/dogood_build.json"
+    for config in chains:
+        _name(config, f"{where}: config name", config=True)
+    for config, splits in (info.get("splits") or {}).items() if isinstance(info.get("splits"), dict) else ():
+        _name(config, f"{where}: config name", config=True)
+        for split in splits if isinstance(splits, dict) else ():
+            _name(split, f"{where}: split name")
+    data = folder / "data"
+    for sub in sorted(data.iterdir()) if data.is_dir() else ():
+        _name(sub.name, f"{folder}: folder data/", config=True)
+    return info
+
+
+def _name(name, what: str, config: bool = False) -> str:
+    try:
+        return check_name(name, what, config=config)
+    except DogoodError as exc:
+        raise ExportError(str(exc)) from None
+
+
 def _select(folder: Path, info: dict, patterns: list[str] | None) -> list[str]:
     built = [c for c in info.get("chains", {}) if (folder / "data" / c).is_dir()]
     if not built:
@@ -129,7 +159,8 @@ def _select(folder: Path, info: dict, patterns: list[str] | None) -> list[str]:
 
 
 def _splits(folder: Path, config: str) -> list[str]:
-    return sorted({p.name.split("-")[0] for p in (folder / "data" / config).glob("*.parquet")})
+    names = sorted({p.name.split("-")[0] for p in (folder / "data" / config).glob("*.parquet")})
+    return [_name(n, f"{folder}/data/{config}: split name (from a shard file's name)") for n in names]
 
 
 def _documents(folder: Path, config: str, split: str):

@@ -25,7 +25,7 @@ import hashlib
 import io
 import json
 import os
-import tempfile
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from PIL import Image
 from dogood.core.document import Document
 from dogood.core.errors import DogoodError
 from dogood.measures.preview import NO_LABEL, PALETTE, label_colour
+from dogood.core.fs import check_name, check_no_links, partial_file, portable_text
 from dogood.pipeline.safety import is_dogood_build, source_fingerprint
 
 #: What the first line of every gallery dogood writes holds; only such a file is replaced.
@@ -105,7 +106,8 @@ def write_gallery(folder: str | Path, html: str | Path | None = None, *, docs: i
         raise GalleryError(f"--docs must be at least 1, got {docs}")
     out = Path(html) if html is not None else default_html_path(folder)
     _check_html_path(out, folder)
-    info = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8"))
+    check_no_links(folder, "the dataset folder")
+    info = _read_info(folder)
     configs = [c for c in info.get("chains", {}) if (folder / "data" / c).is_dir()]
     if not configs:
         raise GalleryError(f"{folder} has no data/<config> folders")
@@ -133,7 +135,9 @@ def write_gallery(folder: str | Path, html: str | Path | None = None, *, docs: i
     reports = [_read_report(Path(report))] if report is not None else _find_reports(folder)
     reports = [_own_rows(r, folder) for r in reports]
     missing = sorted({why for why in originals.values() if isinstance(why, str)})
+    missing = [portable_text(why) for why in missing]  # a reason names no folder of this machine
     text = _render(info, folder, sections, images, reports, missing)
+    _check_nothing_local(text, folder, out)
     _write_atomic(out, text)
     return {"path": out, "configs": configs, "documents": sum(len(s.documents) for s in sections),
             "originals": "; ".join(missing) or None, "reports": [r["folder"] for r in reports]}
@@ -159,9 +163,38 @@ def _check_html_path(out: Path, folder: Path) -> None:
             raise GalleryError(f"--html {out} exists and is not a gallery dogood wrote; refusing to replace it")
 
 
+def _read_info(folder: Path) -> dict:
+    """``dogood_build.json``, its config names checked (:func:`dogood.core.fs.check_name`) before they name
+    folders."""
+    try:
+        info = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise GalleryError(f"{folder}/dogood_build.json cannot be read ({exc})") from None
+    if not isinstance(info, dict) or not isinstance(info.get("chains"), dict):
+        raise GalleryError(f"{folder}/dogood_build.json has no 'chains' mapping")
+    for config in info["chains"]:
+        try:
+            check_name(config, f"{folder}/dogood_build.json: config name", config=True)
+        except DogoodError as exc:
+            raise GalleryError(str(exc)) from None
+    return info
+
+
+def _check_nothing_local(text: str, folder: Path, out: Path) -> None:
+    """Refuse a page that would show a local path, the home folder or the user name (embedded images aside)."""
+    from dogood.core.fs import LocalScan
+
+    scan = LocalScan(extra=[folder])
+    for n, line in enumerate(re.sub(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]*", "", text).splitlines(), 1):
+        hit = scan.find(line)
+        if hit:
+            raise GalleryError(f"the gallery {out} would show {hit!r} (line {n}), a path or name of this machine; "
+                               "nothing was written")
+
+
 def _write_atomic(out: Path, text: str) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+    fd, tmp = partial_file(out)  # a killed run's leftover beside out is removed first
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)

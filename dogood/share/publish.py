@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -41,11 +40,12 @@ from typing import Any
 import yaml
 
 from dogood.core.errors import DogoodError, RecipeError
-from dogood.pipeline.safety import check_name, load_yaml, portable
+from dogood.core.fs import check_no_links, partial_folder, recorded_value, remove_tree, seal_partial, sha256_file
+from dogood.pipeline.safety import check_name, find_local, load_yaml, portable
 from dogood.version import __version__
 
-_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?$")
+_REPO_ID = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+_SEMVER = re.compile(r"\A(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?\Z")
 _KEYS = {"repo", "recipe", "configs", "version", "private", "results", "source"}
 
 
@@ -165,13 +165,15 @@ def reusable(folder: Path, entry: PublishEntry, source: str | None = None) -> bo
     from dogood.pipeline.safety import is_dogood_build
     from dogood.core.schema import DEFAULT_BOX_LEVEL
 
-    if not folder.is_dir() or not is_dogood_build(folder):
+    if folder.is_symlink() or not folder.is_dir() or not is_dogood_build(folder):
         return False
     try:
         info = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return False
-    wanted = {c: entry.recipe.configs[c] for c in entry.configs}
+    if not isinstance(info, dict):
+        return False
+    wanted = {c: recorded_value(entry.recipe.configs[c]) for c in entry.configs}
     return (info.get("recipe") == entry.recipe.name and info.get("version") == entry.recipe.version
             and info.get("seed") == entry.recipe.seed and info.get("limit") is None
             and list(info.get("overrides") or []) == list(entry.recipe.overrides) and not info.get("skipped")
@@ -180,7 +182,21 @@ def reusable(folder: Path, entry: PublishEntry, source: str | None = None) -> bo
             and info.get("box_level") == (entry.recipe.box_level or DEFAULT_BOX_LEVEL.get(info.get("schema")))
             and isinstance(info.get("source_sha256"), dict)
             and all(info["source_sha256"].get(split, "-") == _content(entry, split, source)
-                    for split in entry.recipe.splits))
+                    for split in entry.recipe.splits)
+            and _intact(folder))
+
+
+def _intact(folder: Path) -> bool:
+    """Whether a build's files are the ones it wrote (:func:`verify_build`) and it holds no link; said when not."""
+    from dogood.core.progress import say
+
+    try:
+        check_no_links(folder, "build folder")
+        verify_build(folder)
+    except DogoodError as exc:
+        say(f"not reusing {folder}: {exc}")
+        return False
+    return True
 
 
 def _content(entry: PublishEntry, split: str, source: str | None) -> str | None:
@@ -223,40 +239,90 @@ def ensure_build(entry: PublishEntry, build_dir: str | Path, *, source: str | No
 
 
 def stage(entry: PublishEntry, built: Path, dest: Path) -> Path:
-    """Copy ``built`` to ``dest`` with the card rendered for the repo (load example, version, results)."""
+    """Copy ``built`` to ``dest`` with the card rendered for the repo (load example, version, results).
+
+    Before anything is copied, ``built`` must hold no symbolic link (its target would be published) and every
+    file must have the sha256 its build recorded (a damaged or changed shard is refused, named). The copy is
+    assembled in a hidden ``.<dest>.partial-<pid>`` folder (a killed run's is removed by the next) and renamed
+    into place whole, each file checked against its sha256 as it is copied; every staged byte, Parquet cells
+    included, is scanned for local paths, the home folder and the user name before the rename.
+    """
     from dogood.pipeline.card import render_card_from_build
 
-    from dogood.pipeline.safety import is_dogood_build
+    from dogood.pipeline.safety import commit, is_dogood_build
 
     if dest.exists() or dest.is_symlink():
         if dest.is_symlink() or not dest.is_dir() or (any(dest.iterdir()) and not is_dogood_build(dest)):
             raise PublishError(f"{dest} exists and is not a dataset dogood staged; refusing to replace it: "
                                "move it away or pick another --dry-run folder")
-        shutil.rmtree(dest)
-    shutil.copytree(built, dest)
-    info_path = dest / "dogood_build.json"
-    info = json.loads(info_path.read_text(encoding="utf-8"))
-    info["source"] = portable(info.get("source"))  # a build of dogood < 2.1 may name local files
-    info_path.write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    card = render_card_from_build(dest, repo_id=entry.repo, results=entry.results)
-    for place in _local_paths(built):
-        for name, text in (("card", card), ("dogood_build.json", info_path.read_text(encoding="utf-8"))):
-            if re.search(r"(?<![\w./~-])" + re.escape(place) + r"(?![\w.-])", text):
-                shutil.rmtree(dest, ignore_errors=True)
-                raise PublishError(f"the {name} of {entry.repo} would name the local path {place}; nothing was "
-                                   "staged for upload")
-    (dest / "README.md").write_text(card, encoding="utf-8")
+    try:
+        check_no_links(built, "the build folder")
+    except DogoodError as exc:
+        raise PublishError(f"{entry.repo}: {exc}; nothing was staged") from None
+    recorded = verify_build(built)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = partial_folder(dest)
+    try:
+        for rel, digest in recorded.items():
+            _copy_checked(built / rel, tmp / rel, digest)
+        info = json.loads((built / "dogood_build.json").read_text(encoding="utf-8"))
+        info["source"] = portable(info.get("source"))  # a build of dogood < 2.1 may name local files
+        (tmp / "dogood_build.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        card = render_card_from_build(tmp, repo_id=entry.repo, results=entry.results)
+        (tmp / "README.md").write_text(card, encoding="utf-8")
+        seal_partial(tmp)
+        found = find_local(tmp, extra=[built])
+        if found is not None:
+            path, where, hit = found
+            raise PublishError(f"{entry.repo}: {path.relative_to(tmp).as_posix()} ({where}) would publish {hit!r}, "
+                               "a path or name of this machine; nothing was staged for upload")
+        commit(tmp, dest)
+    except BaseException:
+        remove_tree(tmp)
+        raise
     return dest
 
 
-def _local_paths(built: Path) -> list[str]:
-    """Absolute paths of this machine that a card must not show: the build, the data and working folders, home."""
-    from dogood.core.paths import data_dir
+def verify_build(built: Path) -> dict[str, str]:
+    """The sha256 of each file of a built folder as its build recorded them (``dogood_build.json``'s ``sha256``),
+    checked against the files; a :class:`PublishError` naming the first file that is missing, extra or changed."""
+    try:
+        info = json.loads((built / "dogood_build.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise PublishError(f"{built}/dogood_build.json cannot be read ({exc})") from None
+    recorded = info.get("sha256") if isinstance(info, dict) else None
+    if not isinstance(recorded, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in recorded.items()):
+        raise PublishError(f"{built} records no checksums of its files (built by an older dogood): build it again")
+    present = {p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file()}
+    present -= {"README.md", "dogood_build.json"}
+    extra = sorted(present - set(recorded))
+    if extra:
+        raise PublishError(f"{built / extra[0]} is not a file its build wrote (not in dogood_build.json's "
+                           "checksums); remove it or build again")
+    for rel, digest in recorded.items():
+        path = built / rel
+        if ".." in Path(rel).parts or Path(rel).is_absolute():
+            raise PublishError(f"{built}/dogood_build.json names the file {rel!r} outside the folder")
+        try:
+            actual = sha256_file(path)
+        except FileNotFoundError:
+            raise PublishError(f"{path} is missing (its build wrote it): build again") from None
+        if actual != digest:
+            raise PublishError(f"{path} does not match the sha256 its build recorded (damaged or changed since it "
+                               "was written): build again")
+    return dict(recorded)
 
-    places = {str(built.resolve()), str(Path.cwd().resolve()), str(Path.home())}
-    if data_dir() is not None:
-        places.add(str(data_dir().resolve()))
-    return sorted(p for p in places if len(p) > 1)
+
+def _copy_checked(src: Path, dst: Path, digest: str) -> None:
+    """Copy one file, hashing what is read; a copy whose bytes differ from ``digest`` is refused, named."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    h = hashlib.sha256()
+    with open(src, "rb") as fin, open(dst, "xb") as fout:
+        while chunk := fin.read(1 << 20):
+            h.update(chunk)
+            fout.write(chunk)
+    if h.hexdigest() != digest:
+        raise PublishError(f"{src} changed while it was staged (its sha256 is not the one its build recorded)")
 
 
 def check_token(api) -> str:
@@ -381,7 +447,9 @@ def push(manifest: str | Path, *, build_dir: str | Path = "out", dry_run: str | 
         return out
     api = api or HfApi()
     check_token(api)
-    with tempfile.TemporaryDirectory(prefix="dogood-push-") as tmp:
+    # staged in a marked temporary folder of this process: a killed push's is removed by the next push
+    tmp = partial_folder(Path(tempfile.gettempdir()) / "dogood-push")
+    try:
         staged = {}
         for k, entry in enumerate(entries):
             built = ensure_build(entry, build_dir, source=source, num_proc=num_proc, progress=progress)
@@ -394,6 +462,8 @@ def push(manifest: str | Path, *, build_dir: str | Path = "out", dry_run: str | 
             else:
                 results.append(_upload(api, entry, staged[entry.repo]))
         return results
+    finally:
+        remove_tree(tmp)
 
 
 def _tag_state(api, entry: PublishEntry, staged: Path) -> bool:
@@ -413,6 +483,7 @@ def _tag_state(api, entry: PublishEntry, staged: Path) -> bool:
 
 
 def _upload(api, entry: PublishEntry, staged: Path) -> PushResult:
+    verify_build(staged)  # what is sent is what the build wrote, checked again just before it leaves
     api.create_repo(entry.repo, repo_type="dataset", private=entry.private, exist_ok=True)
     commit = api.upload_folder(
         folder_path=str(staged),

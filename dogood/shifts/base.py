@@ -12,8 +12,10 @@ from pydantic import ValidationError
 
 from dogood.core.document import Document, ShiftRecord
 from dogood.core.errors import RecipeError
+from dogood.core.fs import recorded_value
 from dogood.core.papers import Cites
 from dogood.core.seeds import step_key
+from dogood.measures.factors import check_factors
 from dogood.shifts import params as declared
 
 SHIFTS: dict[str, type[Shift]] = {}
@@ -64,6 +66,9 @@ class Shift:
     #: The papers the shift comes from (:mod:`dogood.core.papers`), with the section and, where it follows only the
     #: paper's idea, how it differs.
     papers: ClassVar[tuple[Cites, ...]] = ()
+    #: The shortest page side, in pixels, the shift can act on; a smaller page (a row may hold a 1x1 page) passes
+    #: through unchanged, recorded as skipped.
+    min_side: ClassVar[int] = 1
     #: Whether the shift re-reads the words from the shifted page (OCR), so the card says where words come from.
     reads_words: ClassVar[bool] = False
     #: What the shift's output means under each convention of the ``bboxes`` column
@@ -75,8 +80,23 @@ class Shift:
         "segment": "each token gets the union of its entity's shifted word boxes",
     }
 
+    #: The factors (:data:`dogood.measures.factors.FACTORS`) the shift may change: every build measures all of
+    #: them per config and warns of a change no step of the config declares. Parameters may add some
+    #: (:meth:`declared_factors`).
+    factors: ClassVar[frozenset[str]] = frozenset()
+    #: What ``render: true`` adds, for shifts with a ``render`` parameter: redrawing or erasing words changes the
+    #: pixels inside their boxes.
+    render_factors: ClassVar[frozenset[str]] = frozenset({"ink"})
+    #: Lines ``dogood describe`` adds on how other parameters change the declaration (:meth:`declared_factors`).
+    factor_notes: ClassVar[tuple[str, ...]] = ()
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        try:
+            cls.factors = check_factors(cls.factors, f"shift {cls.__name__}: ")
+            cls.render_factors = check_factors(cls.render_factors, f"shift {cls.__name__}: ")
+        except (TypeError, ValueError) as exc:
+            raise TypeError(str(exc)) from None
         if "__init__" in cls.__dict__:
             raise TypeError(f"shift {cls.__name__} defines __init__: declare its parameters in a nested Params "
                             "model instead (dogood.shifts.params) and derive state in setup()")
@@ -122,6 +142,14 @@ class Shift:
         and summed per config in the data card. (A ``(document, counts)`` tuple is read as an outcome without
         tallies.)"""
         raise NotImplementedError
+
+    def declared_factors(self) -> frozenset[str]:
+        """The factors this step may change with its parameters: :attr:`factors`, and :attr:`render_factors` when a
+        ``render`` parameter is on. A shift whose factors depend on other parameters overrides this."""
+        out = set(self.factors)
+        if getattr(self, "render", False):
+            out |= self.render_factors
+        return frozenset(out)
 
     def prepare(self) -> None:
         """Load what the shift needs once per process (a lexicon, photos, a model); the build calls it before any
@@ -254,8 +282,11 @@ class Shift:
     later_params: ClassVar[dict[str, Any]] = {}
 
     def params(self) -> dict[str, Any]:
-        """The parameters and their current values."""
-        return {name: _plain(getattr(self, name)) for name in type(self).Params.model_fields}
+        """The parameters and their current values, as records show them (what the step's seed is hashed from):
+        a path-valued one (a COCO annotation file, a model folder) as its last part and a content hash
+        (:func:`dogood.core.fs.recorded_path`), so no folder of this machine reaches a card, a shard's provenance
+        or a seed, and the same file gives the same rows wherever it lies."""
+        return {name: recorded_value(_plain(getattr(self, name))) for name in type(self).Params.model_fields}
 
     def recorded_params(self) -> dict[str, Any]:
         """What the step's seed is hashed from and its provenance records: :meth:`params`, less any of
@@ -268,6 +299,9 @@ class Shift:
         counts: Mapping[str, int] = {}
         tallies: Mapping[str, Mapping[str, int]] = {}
         try:
+            if min(doc.width, doc.height) < self.min_side:
+                raise SkipDocument(f"the page is {doc.width}x{doc.height} pixels; {self.name} needs at least "
+                                   f"{self.min_side} on each side")
             out = self.apply(doc, np.random.default_rng(seed))
             if isinstance(out, Outcome):
                 out, counts, tallies = out

@@ -77,6 +77,11 @@ def describe_shift(name: str) -> str:
 
         lines += ["", "Severity levels (a recipe's `severities: [1, 2, 3, 4, 5]` makes `<config>@<level>` configs):"]
         lines += [f"  {level}: {values}" for level, values in level_rows(cls)]
+    from dogood.measures.factors import FACTOR_HELP
+
+    lines += ["", "Factors (what it may change; every build measures them all and warns of undeclared changes):"]
+    lines += [f"  {name}: {FACTOR_HELP[name]}" for name in in_factor_order(cls.factors)]
+    lines += [f"  {line}" for line in _parameter_factors(cls)]
     lines += ["", "Boxes (the `bboxes` conventions it can be written with):"]
     lines += [f"  {level}: {what}" for level, what in cls.box_levels.items()]
     lines += ["", "Counts (what it reports per document, summed per config in the data card):"]
@@ -95,6 +100,25 @@ def describe_shift(name: str) -> str:
     if not cls.papers:
         lines.append("  none declared")
     return "\n".join(lines) + "\n"
+
+
+def in_factor_order(names) -> list[str]:
+    """``names`` in :data:`dogood.measures.factors.FACTORS` order."""
+    from dogood.measures.factors import FACTORS
+
+    return [name for name in FACTORS if name in names]
+
+
+def _parameter_factors(cls) -> list[str]:
+    """What parameter values change in a shift's declared factors: ``render: true``, each ``kind`` where the shift
+    declares factors by kind, and what the shift states itself (``factor_notes``)."""
+    out = []
+    if "render" in cls.Params.model_fields and cls.render_factors - cls.factors:
+        out.append(f"with render: true, also {', '.join(in_factor_order(cls.render_factors - cls.factors))}")
+    for kind, names in getattr(cls, "kind_factors", {}).items():
+        out.append(f"kind {kind}: {', '.join(in_factor_order(names))}")
+    out += list(getattr(cls, "factor_notes", ()))
+    return out
 
 
 def shift_list() -> str:

@@ -26,7 +26,8 @@ top-level ``words``, ``word_boxes``, ``entities`` and ``provenance`` columns
 of dogood < 0.2) the exact record is rebuilt.
 Otherwise what the columns allow is rebuilt, and what they lost stays lost:
 pixel boxes come from the 0-1000 boxes and the image size (to within
-1/1000 of the page), entities from the IOB tags (each ``O`` word becomes an
+1/1000 of the page: the smallest pixel box that normalises back to the same
+0-1000 values, :func:`dogood.sources.rows.pixel_box`), entities from the IOB tags (each ``O`` word becomes an
 ``other`` entity of its own), and there are no links. Segment-level boxes
 (``nielsr/funsd-layoutlmv3``) become word boxes equal to their segment's, so
 writing them again at either box level gives the same ``bboxes`` back.
@@ -35,17 +36,17 @@ writing them again at either box level gives the same ``bboxes`` back.
 from __future__ import annotations
 
 import glob
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dogood.core.boxes import denormalize_box
 from dogood.core.document import Document, PageImage, Word
-from dogood.core.errors import DocumentError, SourceError
-from dogood.sources.rows import entities_from_iob
+from dogood.core.errors import DocumentError, DogoodError, SourceError
+from dogood.sources.rows import entities_from_iob, pixel_box
 from dogood.core.schema import FULL_COLUMN, FUNSD_LABELS, RVL_CDIP_CLASSES, has_full_record, label_order, row_to_document
-from dogood.sources.parquet_rows import ParquetRows
+from dogood.sources.ids import ArrowIds, PositionIds
+from dogood.sources.parquet_rows import ParquetRows, is_url, url_fs
 
 
 @dataclass
@@ -83,10 +84,14 @@ class HFDatasetSource:
         if self.name is None:
             raise SourceError("an 'hf' source needs a dataset: a folder, a Parquet file or a Hub dataset id (--source)")
         self.name = str(self.name)
-        if self.streaming:
+        files = None
+        if self.dataset is None and not self.streaming:
+            files = _local_parquet(self.name, self.config, self.split, self.revision)
+        self._in_place = self.streaming or files is not None
+        if self._in_place:
             if self.dataset is not None:
                 raise SourceError(f"{self.name}: streaming reads files, not a dataset already in memory")
-            columns = self._open_streaming()
+            columns = self._open_streaming(files)
         else:
             self._ds = self.dataset if self.dataset is not None else _load(self.name, self.config, self.split,
                                                                            self.revision)
@@ -108,44 +113,44 @@ class HFDatasetSource:
         if "image" not in columns:
             raise SourceError(f"{self.name}: the dataset has no 'image' column")
         self._full = has_full_record(columns)
-        if self.streaming:
+        if self._in_place:
             ids = self._streaming_ids("id" in columns)
             features = self._features
         else:
             from datasets import Image
 
             self._ds = self._ds.cast_column("image", Image(decode=False))
-            ids = [str(i) for i in self._ds["id"]] if "id" in columns else [str(i) for i in range(len(self._ds))]
+            ids = _id_strings(self._ds["id"], self.name) if "id" in columns else PositionIds(len(self._ds))
             features = self._ds.features
-        if len(set(ids)) != len(ids):
-            raise SourceError(f"{self.name}: the 'id' column has duplicate values")
         self._ids = ids
-        self._index = {doc_id: i for i, doc_id in enumerate(ids)}
         self._tag_names = _label_names(features.get("ner_tags"))
         self._class_names = _label_names(features.get("label"))
 
-    # -- streaming: Parquet files read in place, a row group at a time (:class:`ParquetRows`) -------------------
-    def _open_streaming(self) -> set[str]:
-        """Resolve the split's Parquet files and read their footers; return the column names."""
+    # -- in place: Parquet files read where they are, a row group at a time (:class:`ParquetRows`) ---------------
+    def _open_streaming(self, files: list[str] | None = None) -> set[str]:
+        """Resolve the split's Parquet files (unless given) and read their footers; return the column names."""
         import datasets
 
-        self._rows = ParquetRows(self.name, self.split, None,
-                                 files=_parquet_files(self.name, self.config, self.split, self.revision))
+        if files is None:
+            files = _parquet_files(self.name, self.config, self.split, self.revision)
+        self._rows = ParquetRows(self.name, self.split, None, files=files)
         if len(self._rows.ids) == 0:
             raise SourceError(f"{self.name}: split {self.split!r} has no rows")
         schema = self._rows.schema
         self._features = datasets.Features.from_arrow_schema(schema)
         return set(schema.names)
 
-    def _streaming_ids(self, has_id: bool) -> list[str]:
+    def _streaming_ids(self, has_id: bool):
+        """The ids, never one Python string per row: positions ``0..n-1`` (:class:`PositionIds`), or the ``id``
+        column held as Arrow strings (:class:`ArrowIds`, only that column read)."""
         if not has_id:
-            return [str(i) for i in range(len(self._rows.ids))]
-        return [str(i) for i in self._rows.column("id")]
+            return PositionIds(len(self._rows.ids))
+        return _id_strings(self._rows.column_arrow("id"), self.name)
 
     def read_slice(self, start: int, stop: int) -> Iterator[Document]:
         """The documents at positions ``start..stop-1`` of :meth:`ids`, in order; a streaming source reads
         only the row groups that hold them, each once."""
-        if not self.streaming:
+        if not self._in_place:
             for position in range(max(0, start), min(stop, len(self._ids))):
                 yield self._document(self._ds[position], self._ids[position])
             return
@@ -153,8 +158,9 @@ class HFDatasetSource:
             position = self._rows.ids.starts[f] + row
             yield self._document(dict(cells), self._ids[position])
 
-    def ids(self) -> list[str]:
-        return list(self._ids)
+    def ids(self) -> Sequence[str]:
+        """The document ids, in row order: a lazy sequence (nothing stored per row), the same on every call."""
+        return self._ids
 
     def entity_labels(self) -> tuple[str, ...]:
         """FUNSD-style data's entity labels, from the ``ner_tags`` names (``B-X`` -> ``x``, in their order, then
@@ -168,10 +174,10 @@ class HFDatasetSource:
         return label_order(labels) if set(labels) <= set(FUNSD_LABELS) else (*labels, "other")
 
     def load(self, doc_id: str) -> Document:
-        if doc_id not in self._index:
+        position = self._ids.position(doc_id)
+        if position is None:
             raise DocumentError("no such document in the dataset", doc_id=doc_id, path=self.name)
-        position = self._index[doc_id]
-        row = dict(self._rows.row(*self._rows.ids.locate(position))) if self.streaming else self._ds[position]
+        row = dict(self._rows.row(*self._rows.ids.locate(position))) if self._in_place else self._ds[position]
         return self._document(row, doc_id)
 
     def _document(self, row: dict[str, Any], doc_id: str) -> Document:
@@ -214,7 +220,7 @@ class HFDatasetSource:
                     doc_id=row["id"],
                     path=self.name,
                 )
-            words = tuple(Word(t, denormalize_box(b, w, h)) for t, b in zip(tokens, boxes))
+            words = tuple(Word(t, pixel_box(b, w, h)) for t, b in zip(tokens, boxes))
             bad = next((t for t in tags if isinstance(t, bool) or not isinstance(t, (int, str))), None)
             if bad is not None:
                 raise DocumentError(f"ner_tags must be integers or tag names, got {bad!r}", doc_id=row["id"],
@@ -235,7 +241,7 @@ class HFDatasetSource:
             raise DocumentError(f"label {label!r} is not an RVL-CDIP class", doc_id=row["id"], path=self.name)
         texts = row.get("tokens", row.get("words"))  # tokens; dogood < 0.2 wrote words
         if texts is not None and row.get("bboxes") is not None:
-            words = tuple(Word(t, denormalize_box(b, w, h)) for t, b in zip(texts, row["bboxes"]))
+            words = tuple(Word(t, pixel_box(b, w, h)) for t, b in zip(texts, row["bboxes"]))
         elif self.ocr:
             from dogood.page.ocr import ocr_words
 
@@ -244,24 +250,87 @@ class HFDatasetSource:
             words = ()
         return Document(row["id"], image, words, label=label, source=self.name)
 
+    def box_convention(self) -> str:
+        """The convention of the ``bboxes`` column (:data:`dogood.core.schema.BOX_LEVELS`), read off the first row:
+        ``word`` for data without entities; with the full record, the convention whose boxes equal the row's;
+        otherwise ``segment`` when every multi-token entity's tokens share one box."""
+        from dogood.sources.rows import _full_record_box_level, _hub_box_level
+
+        if self.schema != "funsd":
+            return "word"
+        first = self._ids[0]
+        position = self._ids.position(first)
+        row = dict(self._rows.row(*self._rows.ids.locate(position))) if self._in_place else self._ds[position]
+        doc = self._document(dict(row), first)
+        if self._full:
+            return _full_record_box_level(doc, row)
+        return _hub_box_level(list(row.get("bboxes") or []), doc.entities)
+
     def describe(self) -> dict[str, Any]:
         return {"kind": "hf", "split": self.split, "name": self.name, "config": self.config, "revision": self.revision}
+
+
+def _local_parquet(name: str, config: str | None, split: str, revision: str | None) -> list[str] | None:
+    """The split's Parquet files when ``name`` is local (a Parquet file, a glob of them, or a folder whose data
+    files are Parquet: a dogood build, a Hub-layout folder), read in place: no copy into ``datasets``' cache
+    (whose local entries are keyed by file names and times, so a file replaced with the same time would be
+    served stale), and ``--limit`` reads only the row groups it needs. ``None`` for anything else."""
+    files = sorted(glob.glob(name)) if glob.has_magic(name) else []
+    if files and all(f.endswith(".parquet") and Path(f).is_file() for f in files):
+        return files
+    path = Path(name)
+    if path.is_file() and name.endswith(".parquet"):
+        return [name]
+    if path.is_dir():
+        try:
+            return _parquet_files(name, config, split, revision)
+        except SourceError as exc:
+            if "reads Parquet datasets only" in str(exc):
+                return None  # JSON, CSV...: read through datasets (its cache keyed by content: _load)
+            raise
+    return None
 
 
 def _load(name: str, config: str | None, split: str, revision: str | None):
     import datasets
 
+    options = {}
+    if Path(name).exists() or glob.has_magic(name):  # local files not in Parquet: a cache of their own content
+        options["cache_dir"] = str(_content_cache(name))
     try:
         files = sorted(glob.glob(name)) if any(ch in name for ch in "*?[") else []
         if name.endswith(".parquet") or (files and all(f.endswith(".parquet") for f in files)):
-            return datasets.load_dataset("parquet", data_files={split: files or [name]}, split=split)
-        return datasets.load_dataset(name, config, split=split, revision=revision)
+            return datasets.load_dataset("parquet", data_files={split: files or [name]}, split=split, **options)
+        return datasets.load_dataset(name, config, split=split, revision=revision, **options)
     except (OSError, ValueError, datasets.exceptions.DatasetNotFoundError,
             datasets.exceptions.DatasetGenerationError) as exc:
         cause = exc.__cause__ if isinstance(exc, datasets.exceptions.DatasetGenerationError) and exc.__cause__ else exc
         first = (str(cause).splitlines() or [type(cause).__name__])[0]
         raise SourceError(f"cannot load Hugging Face dataset {name!r} (config {config!r}, split {split!r}): "
                           f"{first}") from None
+
+
+def _content_cache(name: str) -> Path:
+    """``<dogood cache>/hf-datasets/<sha256 of the files' names and bytes>``: ``datasets``' cache for local
+    files, keyed by their content (``datasets`` keys local files by their times: a file replaced with the same
+    time would be served from the old entry)."""
+    import hashlib
+
+    from dogood.core.fs import is_link, sha256_file
+    from dogood.core.paths import cache_dir
+
+    path = Path(name)
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not is_link(p) and ".cache" not in p.parts)
+    elif path.is_file():
+        files = [path]
+    else:
+        files = [Path(f) for f in sorted(glob.glob(name)) if Path(f).is_file()]
+    digest = hashlib.sha256()
+    for f in files:
+        rel = f.relative_to(path).as_posix() if path.is_dir() else f.name
+        digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + sha256_file(f).encode("ascii"))
+    return cache_dir() / "hf-datasets" / digest.hexdigest()[:32]
 
 
 def _parquet_files(name: str, config: str | None, split: str, revision: str | None) -> list[str]:
@@ -271,11 +340,15 @@ def _parquet_files(name: str, config: str | None, split: str, revision: str | No
     files = sorted(glob.glob(name)) if any(ch in name for ch in "*?[") else []
     if name.endswith(".parquet") or (files and all(f.endswith(".parquet") for f in files)):
         return files or [name]
+    if is_url(name) and not name.startswith("hf://"):
+        url_fs(name)  # an unknown or uninstalled scheme, a malformed URL: a SourceError naming it
     try:
         builder = datasets.load_dataset_builder(name, config, revision=revision)
-    except (OSError, ValueError, datasets.exceptions.DatasetNotFoundError) as exc:
+    except DogoodError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - datasets and fsspec backends raise many types (ImportError...)
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise SourceError(f"cannot stream Hugging Face dataset {name!r} (config {config!r}, split {split!r}): "
+        raise SourceError(f"cannot read Hugging Face dataset {name!r} (config {config!r}, split {split!r}): "
                           f"{first}") from None
     data_files = builder.config.data_files or {}
     if split not in data_files:
@@ -284,6 +357,28 @@ def _parquet_files(name: str, config: str | None, split: str, revision: str | No
     if builder.name != "parquet" or not all(u.endswith(".parquet") for u in urls):
         raise SourceError(f"{name}: streaming: true reads Parquet datasets only; this one is {builder.name!r}")
     return urls
+
+
+def _id_strings(column, where: str) -> ArrowIds:
+    """The ``id`` column (an Arrow array or a list) as :class:`ArrowIds`: a null id, or two equal ids, is a
+    :class:`SourceError` naming the row (an id never silently becomes ``"None"``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not isinstance(column, (pa.Array, pa.ChunkedArray)):
+        column = pa.array(list(column))
+    if isinstance(column, pa.Array):
+        column = pa.chunked_array([column])
+    if column.null_count:
+        row = pc.index(pc.is_null(column), True).as_py()
+        raise SourceError(f"{where}: row {row} has no id (null in the 'id' column); every row needs its own id")
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        if not pa.types.is_integer(column.type):
+            raise SourceError(f"{where}: the 'id' column holds {column.type}, not strings or integers")
+        column = pc.cast(column, pa.string())
+    if pc.count_distinct(column).as_py() != len(column):
+        raise SourceError(f"{where}: the 'id' column has duplicate values")
+    return ArrowIds(column)
 
 
 def _check_whole_ids(row: dict[str, Any], doc_id: str, where: str) -> None:

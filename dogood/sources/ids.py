@@ -2,7 +2,8 @@
 
 A source's ``ids()`` may be any :class:`~collections.abc.Sequence` of strings (a list, or a lazy sequence
 such as :class:`dogood.sources.synthetic.PageIds` or the Parquet source's :class:`~dogood.sources.rvl_cdip.ParquetIds`).
-A build walks them; it never copies them into a list nor joins them into one string. (``collections.abc``
+A build walks them; it never copies them into a list nor joins them into one string. :class:`PositionIds`
+and :class:`ArrowIds` are the ``hf`` source's: positions, or an ``id`` column held as Arrow strings. (``collections.abc``
 has no slice view of a sequence, and ``itertools.islice`` gives an iterator, not a sequence: hence :class:`IdsView`.)
 """
 
@@ -45,6 +46,99 @@ class IdTuple(tuple):
         return not self == other
 
     __hash__ = tuple.__hash__
+
+
+class PositionIds(Sequence):
+    """The ids ``"0".."n-1"`` of a dataset without an ``id`` column, made as they are asked for."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, item):
+        if isinstance(item, slice):
+            return IdsView(self, range(self.n)[item])
+        n = item + self.n if item < 0 else item
+        if not 0 <= n < self.n:
+            raise IndexError("id index out of range")
+        return str(n)
+
+    def position(self, doc_id: str) -> int | None:
+        text = str(doc_id)
+        if not text.isdigit() or (text != "0" and text.startswith("0")) or int(text) >= self.n:
+            return None
+        return int(text)
+
+    def __contains__(self, doc_id) -> bool:
+        return self.position(doc_id) is not None
+
+    def index(self, doc_id, start: int = 0, stop: int | None = None) -> int:
+        pos = self.position(doc_id)
+        if pos is None or pos < start or (stop is not None and pos >= stop):
+            raise ValueError(f"{doc_id!r} is not in the ids")
+        return pos
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and not isinstance(other, str) and len(self) == len(other) \
+            and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class ArrowIds(Sequence):
+    """The ``id`` column's values as strings, held as one Arrow array (no Python string per row). Looking an id
+    up tries the position after the last one found first (documents are read in order), then scans the array
+    in Arrow."""
+
+    def __init__(self, values):
+        self.values = values
+        self._last = -1
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, item):
+        if isinstance(item, slice):
+            return IdsView(self, range(len(self))[item])
+        n = item + len(self) if item < 0 else item
+        if not 0 <= n < len(self):
+            raise IndexError("id index out of range")
+        return self.values[n].as_py()
+
+    def __iter__(self):
+        for chunk in self.values.chunks:
+            yield from chunk.to_pylist()
+
+    def position(self, doc_id: str) -> int | None:
+        import pyarrow.compute as pc
+
+        doc_id = str(doc_id)
+        nxt = self._last + 1
+        if nxt < len(self) and self.values[nxt].as_py() == doc_id:
+            self._last = nxt
+            return nxt
+        found = pc.index(self.values, doc_id).as_py()
+        if found is None or found < 0:
+            return None
+        self._last = found
+        return found
+
+    def __contains__(self, doc_id) -> bool:
+        return self.position(doc_id) is not None
+
+    def index(self, doc_id, start: int = 0, stop: int | None = None) -> int:
+        pos = self.position(doc_id)
+        if pos is None or pos < start or (stop is not None and pos >= stop):
+            raise ValueError(f"{doc_id!r} is not in the ids")
+        return pos
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and not isinstance(other, str) and len(self) == len(other) \
+            and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def ids_range(ids: Sequence[str], start: int, stop: int) -> Sequence[str]:

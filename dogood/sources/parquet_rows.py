@@ -56,17 +56,46 @@ def split_of(path: str) -> str | None:
     return None
 
 
+#: The extra that brings the fsspec file system of a URL scheme, for the error when it is missing.
+_SCHEME_PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs",
+                    "abfss": "adlfs"}
+
+
+def url_fs(location: str) -> tuple[Any, str]:
+    """``(fsspec file system, path)`` of a URL; every failure (an unknown scheme, a scheme whose file system is
+    not installed, a malformed URL) is a :class:`SourceError` naming the URL. fsspec's backends raise errors of
+    their own types (aiohttp's, botocore's, ``TypeError`` on some malformed hosts), hence the broad catch."""
+    import fsspec
+
+    scheme, sep, rest = location.partition("://")
+    if not sep or not scheme or not rest.strip("/"):
+        raise SourceError(f"{location!r} is not a URL of a file or folder (scheme://path)")
+    try:
+        return fsspec.core.url_to_fs(location)
+    except ImportError as exc:
+        package = _SCHEME_PACKAGES.get(scheme.lower())
+        hint = f": pip install {package}" if package else ""
+        raise SourceError(f"cannot read {location}: the {scheme}:// file system is not installed ({exc}){hint}") from None
+    except ValueError as exc:
+        if "Protocol not known" in str(exc):
+            raise SourceError(f"cannot read {location}: unknown URL scheme {scheme!r} (fsspec knows "
+                              "hf://, https://, s3://, gs://, file:// and others)") from None
+        raise SourceError(f"cannot read {location} ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        raise SourceError(f"cannot read {location} ({type(exc).__name__}: {exc})") from None
+
+
 def list_parquet(location: str, split: str) -> tuple[Any, list[str]]:
     """``(fsspec file system, sorted file paths)`` of ``split`` at ``location``; :class:`SourceError` when none."""
     import fsspec
 
     if is_url(location):
+        fs, path = url_fs(location)
         try:
-            fs, path = fsspec.core.url_to_fs(location)
             files = ([f for f in fs.find(path) if f.endswith(".parquet")] if fs.isdir(path)
                      else fs.glob(path) if glob.has_magic(path) else [path])
-        except (ImportError, ValueError, OSError) as exc:
-            raise SourceError(f"cannot list the Parquet files at {location} ({exc})") from None
+        except Exception as exc:  # noqa: BLE001 - a backend's own error types (see url_fs)
+            raise SourceError(f"cannot list the Parquet files at {location} ({type(exc).__name__}: {exc})") from None
     else:
         fs = fsspec.filesystem("file")
         path = Path(location)
@@ -155,8 +184,12 @@ class ParquetRows:
         else:
             import fsspec
 
-            self.fs = fsspec.core.url_to_fs(files[0])[0]
-            self.files = [fsspec.core.url_to_fs(f)[1] for f in files]
+            if not files:
+                raise SourceError(f"no Parquet file at {location}")
+            opened = [url_fs(f) if is_url(f) else (fsspec.filesystem("file"), f) for f in files]
+            self.fs = opened[0][0]
+            self.files = [path for _, path in opened]
+        self.stamps = [file_stamp(self.fs, f) for f in self.files]
         stems = [Path(f).stem for f in self.files]
         if len(set(stems)) != len(stems):  # the same name in two folders: the path below the common folder
             common = len(os.path.commonpath(self.files))
@@ -165,13 +198,13 @@ class ParquetRows:
 
     def __getstate__(self):  # a worker reopens the files: no open handle crosses processes
         return {"location": self.location, "columns": self.columns, "fs": self.fs, "files": self.files,
-                "ids": self.ids}
+                "ids": self.ids, "stamps": self.stamps}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
 
     def _metadata(self, n: int):
-        pf = _parquet_file(self.fs, self.files[n], os.getpid())
+        pf = _parquet_file(self.fs, self.files[n], os.getpid(), self.stamps[n])
         names = pf.schema_arrow.names
         missing = [c for c in self.columns or () if c not in names]
         if missing:
@@ -181,26 +214,40 @@ class ParquetRows:
     @property
     def schema(self):
         """The first file's Arrow schema."""
-        return _parquet_file(self.fs, self.files[0], os.getpid()).schema_arrow
+        return _parquet_file(self.fs, self.files[0], os.getpid(), self.stamps[0]).schema_arrow
 
     def column(self, name: str) -> list[Any]:
         """One column's values over every file, in row order (only that column's chunks are read)."""
         values: list[Any] = []
-        for path in self.files:
+        for path, stamp in zip(self.files, self.stamps):
             try:
-                values += _parquet_file(self.fs, path, os.getpid()).read(columns=[name]).column(name).to_pylist()
+                table = _parquet_file(self.fs, path, os.getpid(), stamp).read(columns=[name])
+                values += table.column(name).to_pylist()
             except (OSError, ValueError) as exc:
                 raise SourceError(f"cannot read column {name!r} of {path} ({exc})") from None
         return values
 
+    def column_arrow(self, name: str):
+        """One column over every file as an Arrow ``ChunkedArray`` (only that column's chunks are read; no Python
+        object per row)."""
+        import pyarrow as pa
+
+        chunks = []
+        for path, stamp in zip(self.files, self.stamps):
+            try:
+                chunks += _parquet_file(self.fs, path, os.getpid(), stamp).read(columns=[name]).column(name).chunks
+            except (OSError, ValueError) as exc:
+                raise SourceError(f"cannot read column {name!r} of {path} ({exc})") from None
+        return pa.chunked_array(chunks) if chunks else pa.chunked_array([], type=self.schema.field(name).type)
+
     def row(self, f: int, row: int) -> dict[str, Any]:
         """One row's cells (``columns``), reading its row group unless it was the last one read."""
-        meta = _parquet_file(self.fs, self.files[f], os.getpid()).metadata
+        meta = _parquet_file(self.fs, self.files[f], os.getpid(), self.stamps[f]).metadata
         start = 0
         for g in range(meta.num_row_groups):
             size = meta.row_group(g).num_rows
             if row < start + size:
-                return _row_group(self.fs, self.files[f], g, self.columns, os.getpid())[row - start]
+                return _row_group(self.fs, self.files[f], g, self.columns, os.getpid(), self.stamps[f])[row - start]
             start += size
         raise DocumentError(f"{self.files[f]} has no row {row}")
 
@@ -210,7 +257,7 @@ class ParquetRows:
         while position < stop:
             f, row = self.ids.locate(position)
             last = min(self.ids.counts[f], row + stop - position)  # this file's rows row..last-1
-            pf = _parquet_file(self.fs, self.files[f], os.getpid())
+            pf = _parquet_file(self.fs, self.files[f], os.getpid(), self.stamps[f])
             first = 0
             for g in range(pf.metadata.num_row_groups):
                 size = pf.metadata.row_group(g).num_rows
@@ -222,16 +269,32 @@ class ParquetRows:
             position += last - row
 
 
+def file_stamp(fs, path: str) -> tuple | None:
+    """What identifies a local file's content for the caches below: inode, size, and modification and change
+    times (the change time cannot be set back: a file rewritten with its old time is still seen as new);
+    ``None`` for a remote file (named by its URL)."""
+    protocol = getattr(fs, "protocol", None)
+    if "file" not in ((protocol,) if isinstance(protocol, str) else tuple(protocol or ())):
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
 @functools.lru_cache(maxsize=64)
-def _parquet_file(fs, path: str, pid: int):
+def _parquet_file(fs, path: str, pid: int, stamp: tuple | None = None):
     """An open Parquet file of this process (``pid`` in the key: a forked worker opens its own handle, never
-    sharing a file offset with the driver's)."""
+    sharing a file offset with the driver's; ``stamp``, :func:`file_stamp`: a replaced file is opened anew)."""
     import pyarrow.parquet as pq
 
     try:
         return pq.ParquetFile(fs.open(path, "rb"))
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise SourceError(f"cannot read Parquet file {path} ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - a remote file system's own error types (see url_fs)
+        raise SourceError(f"cannot read Parquet file {path} ({type(exc).__name__}: {exc})") from None
 
 
 def _read_group(pf, path: str, group: int, columns: tuple[str, ...] | None) -> list[dict[str, Any]]:
@@ -242,6 +305,7 @@ def _read_group(pf, path: str, group: int, columns: tuple[str, ...] | None) -> l
 
 
 @functools.lru_cache(maxsize=1)
-def _row_group(fs, path: str, group: int, columns: tuple[str, ...] | None, pid: int) -> list[dict[str, Any]]:
+def _row_group(fs, path: str, group: int, columns: tuple[str, ...] | None, pid: int,
+               stamp: tuple | None = None) -> list[dict[str, Any]]:
     """The last row group :meth:`ParquetRows.row` read in this process."""
-    return _read_group(_parquet_file(fs, path, pid), path, group, columns)
+    return _read_group(_parquet_file(fs, path, pid, stamp), path, group, columns)

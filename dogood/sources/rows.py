@@ -30,7 +30,8 @@ import numpy as np
 from PIL import Image
 
 from dogood.core.boxes import Box, normalize_boxes
-from dogood.core.document import Document, Entity, PageImage, Word, as_page_image
+from dogood.core.document import (DEEP_MODES, PAGE_MODES, Document, Entity, PageImage, Word, as_page_image,
+                                  pixel_scale, standard_pixels)
 from dogood.core.errors import DocumentError
 from dogood.core.schema import (FULL_COLUMN, FUNSD_NER_TAGS, RVL_CDIP_CLASSES, document_to_row, iob_tags,
                            row_to_document, token_boxes, token_index)
@@ -89,6 +90,7 @@ class RowLayout:
     label_as_name: bool
     image_mode: str | None  # the input PIL mode, or None for a numpy array / encoded cell
     image_was: str  # "pil", "array", "cell", or "path"
+    image_scale: float | None = None  # white in an I;16, I or F input page (:func:`dogood.core.document.pixel_scale`)
     image_ndim: int = 0  # an input array's dimensions (2 or 3), 0 for other inputs
 
 
@@ -106,10 +108,24 @@ def row_schema(row: dict[str, Any]) -> str:
 def row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str] = FUNSD_NER_TAGS,
                class_names: Sequence[str] = RVL_CDIP_CLASSES, box_level: str | None = None,
                allow_local_paths: bool = False, ocr: bool = False) -> tuple[Document, RowLayout]:
-    """A row's :class:`Document` and its :class:`RowLayout`; ``box_level`` ``None`` reads the convention from the row."""
+    """A row's :class:`Document` and its :class:`RowLayout`; ``box_level`` ``None`` reads the convention from the row.
+
+    Every malformed field (a box that is not four numbers, a token that is not text, a ``dogood`` column that
+    is not a record) is a :class:`DocumentError` naming the row."""
+    try:
+        return _row_to_doc(row, doc_id, tag_names=tag_names, class_names=class_names, box_level=box_level,
+                           allow_local_paths=allow_local_paths, ocr=ocr)
+    except DocumentError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError, AttributeError) as exc:
+        raise DocumentError(f"malformed row ({type(exc).__name__}: {exc})", doc_id=doc_id) from None
+
+
+def _row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str], class_names: Sequence[str],
+                box_level: str | None, allow_local_paths: bool, ocr: bool) -> tuple[Document, RowLayout]:
     schema = row_schema(row)
     text_column = "tokens" if "tokens" in row else ("words" if "words" in row else None)
-    image, image_was, mode, ndim = _image(row, doc_id, allow_local_paths)
+    image, image_was, mode, scale, ndim = _image(row, doc_id, allow_local_paths)
     tags = row.get("ner_tags") or []
     tags_as_names = any(isinstance(t, str) for t in tags)
     label = row.get("label")
@@ -119,13 +135,18 @@ def row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str] = F
                                "label": _class_name(label, class_names, doc_id) if schema == "rvl_cdip" else None},
                               schema)
         level = box_level or _full_record_box_level(doc, row)
-        return doc, RowLayout(schema, True, text_column, level, tags_as_names, label_as_name, mode, image_was, ndim)
+        return doc, RowLayout(schema, True, text_column, level, tags_as_names, label_as_name, mode, image_was, scale,
+                              ndim)
     if schema == "docvqa":
         raise DocumentError("a DocVQA-style row can be read only with dogood's full record (the dogood column)",
                             doc_id=doc_id)
     w, h = image.width, image.height
-    texts = list(row.get(text_column) or []) if text_column else []
-    boxes = list(row.get("bboxes") or [])
+    texts = _list(row.get(text_column), text_column, doc_id) if text_column else []
+    boxes = _list(row.get("bboxes"), "bboxes", doc_id)
+    bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
+    if bad is not None:
+        raise DocumentError(f"{text_column}[{bad}] must be text, got {texts[bad]!r}", doc_id=doc_id)
+    boxes = [_box(b, i, doc_id) for i, b in enumerate(boxes)]
     if schema == "funsd":
         if not len(texts) == len(boxes) == len(tags):
             raise DocumentError(f"{text_column or 'tokens'}, bboxes and ner_tags differ in length "
@@ -135,7 +156,7 @@ def row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str] = F
         entities = entities_from_iob(names, doc_id)
         doc = Document(doc_id, image, words, entities)
         level = box_level or _hub_box_level(boxes, entities)
-        return doc, RowLayout(schema, False, text_column, level, tags_as_names, False, mode, image_was, ndim)
+        return doc, RowLayout(schema, False, text_column, level, tags_as_names, False, mode, image_was, scale, ndim)
     if texts and len(texts) != len(boxes):
         raise DocumentError(f"{text_column} and bboxes differ in length ({len(texts)}, {len(boxes)})", doc_id=doc_id)
     words = tuple(Word(str(t), b) for t, b in zip(texts, pixel_boxes(boxes, w, h)))
@@ -145,7 +166,30 @@ def row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str] = F
         words = ocr_words(image, cache=False)
     doc = Document(doc_id, image, words, label=_class_name(label, class_names, doc_id))
     return doc, RowLayout(schema, False, text_column, box_level or "word", False, label_as_name, mode, image_was,
-                          ndim)
+                          scale, ndim)
+
+
+def _list(value: Any, column: str, doc_id: str) -> list:
+    """A list column's values (``None``: empty); anything but a list or tuple is a :class:`DocumentError`."""
+    if value is None:
+        return []
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if not isinstance(value, (list, tuple)):
+        raise DocumentError(f"{column} must be a list, got {type(value).__name__}", doc_id=doc_id)
+    return list(value)
+
+
+def _box(box: Any, i: int, doc_id: str) -> list[float]:
+    """A 0-1000 box: four finite numbers (a :class:`DocumentError` naming the row and the token otherwise)."""
+    if isinstance(box, np.ndarray):
+        box = box.tolist()
+    if (not isinstance(box, (list, tuple)) or len(box) != 4
+            or not all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+                       for v in box)
+            or not all(math.isfinite(float(v)) for v in box)):
+        raise DocumentError(f"bboxes[{i}] must be four finite numbers (0-1000), got {box!r}", doc_id=doc_id)
+    return list(box)
 
 
 def doc_to_row(doc: Document, layout: RowLayout, row: dict[str, Any], original: Document, *,
@@ -179,8 +223,9 @@ def doc_to_row(doc: Document, layout: RowLayout, row: dict[str, Any], original: 
                 raise DocumentError(f"the shifted entities have tags {unknown} outside the row's {list(tag_names)}",
                                     doc_id=doc.id)
             out["ner_tags"] = tags if layout.tags_as_names else [list(tag_names).index(t) for t in tags]
-    if layout.schema == "rvl_cdip" and "label" in row:
-        out["label"] = doc.label if layout.label_as_name else list(class_names).index(doc.label)
+    if layout.schema == "rvl_cdip" and "label" in row:  # an unlabelled row (label None) stays unlabelled
+        out["label"] = (None if doc.label is None else doc.label if layout.label_as_name
+                        else list(class_names).index(doc.label))
     return out
 
 
@@ -243,34 +288,49 @@ def _class_name(label: Any, names: Sequence[str], doc_id: str) -> str | None:
 
 
 def _image(row: dict[str, Any], doc_id: str, allow_local_paths: bool):
-    """``(page, how it came, PIL mode, array dimensions)``: a PIL image in mode L or RGB is wrapped as it is
-    (:meth:`PageImage.from_pil`, pixels taken only if a shift reads them), and an RGB page, PIL or array,
-    whose channels are equal is read as the grayscale page it is."""
+    """``(page, how it came, PIL mode, white value of a deep mode, array dimensions)``: a PIL image in mode L or
+    RGB is wrapped as it is (:meth:`PageImage.from_pil`, pixels taken only if a shift reads them), and an RGB page,
+    PIL or array, whose channels are equal is read as the grayscale page it is."""
     if "image" in row and row["image"] is not None:
         cell = row["image"]
         if isinstance(cell, dict):  # datasets' undecoded {"bytes", "path"}
-            if not cell.get("bytes"):
+            data = cell.get("bytes")
+            if not data or not isinstance(data, (bytes, bytearray)):
                 raise DocumentError("the image cell holds no bytes", doc_id=doc_id)
-            return PageImage.from_bytes(cell["bytes"], name=doc_id), "cell", None, 0
+            return PageImage.from_bytes(bytes(data), name=doc_id), "cell", None, None, 0
         if isinstance(cell, Image.Image):
-            if cell.mode in ("L", "RGB"):
+            mode = cell.mode
+            if mode not in PAGE_MODES:
+                raise DocumentError(f"the PIL image has mode {mode!r}, which dogood cannot give back at its own "
+                                    f"scale; convert it to one of {', '.join(PAGE_MODES)}", doc_id=doc_id)
+            if mode in DEEP_MODES:
+                try:
+                    cell.load()
+                    scale = pixel_scale(cell)
+                    page = PageImage.from_array(standard_pixels(cell, scale))
+                except (OSError, ValueError) as exc:
+                    raise DocumentError(f"cannot read the {mode} PIL image ({exc})", doc_id=doc_id) from None
+                return page, "pil", mode, scale, 0
+            if mode in ("L", "RGB"):
                 try:
                     cell.load()
                 except (OSError, ValueError) as exc:
                     raise DocumentError(f"cannot read the PIL image ({exc})", doc_id=doc_id) from None
-                return PageImage.from_pil(cell), "pil", cell.mode, 0
-            return as_page_image(cell, doc_id=doc_id), "pil", cell.mode, 0
+                return PageImage.from_pil(cell), "pil", mode, None, 0
+            return as_page_image(cell, doc_id=doc_id), "pil", mode, None, 0
         ndim = getattr(cell, "ndim", 0)
         if (isinstance(cell, np.ndarray) and cell.dtype == np.uint8 and ndim == 3 and cell.shape[2] == 3
                 and np.array_equal(cell[:, :, 0], cell[:, :, 1]) and np.array_equal(cell[:, :, 0], cell[:, :, 2])):
             cell = cell[:, :, 0]
-        return as_page_image(cell, doc_id=doc_id), "array", None, ndim
+        return as_page_image(cell, doc_id=doc_id), "array", None, None, ndim
     path = row.get("image_path")
     if path:
+        if not isinstance(path, str):
+            raise DocumentError(f"image_path must be a file name, got {type(path).__name__}", doc_id=doc_id)
         if not allow_local_paths:
             raise DocumentError(f"the row has no image, only a local file name ({str(path)!r}); dogood opens files "
                                 "a row names only with allow_local_paths=True", doc_id=doc_id)
-        return PageImage.from_file(path), "path", "RGB", 0
+        return PageImage.from_file(path), "path", "RGB", None, 0
     raise DocumentError("the row has no image (an 'image' column, or 'image_path' with allow_local_paths=True)",
                         doc_id=doc_id)
 
@@ -285,7 +345,25 @@ def _image_out(doc: Document, layout: RowLayout):
         return {"bytes": doc.image.encoded_bytes(), "path": None}
     pil = doc.image.to_pil()
     mode = layout.image_mode or ("RGB" if layout.schema != "rvl_cdip" else "L")
+    if mode in DEEP_MODES:
+        return _deep_image(pil, mode, layout.image_scale or pixel_scale_default(mode))
     return pil if pil.mode == mode else pil.convert(mode)
+
+
+def pixel_scale_default(mode: str) -> float:
+    return 65535.0 if mode.startswith("I;16") else 255.0
+
+
+def _deep_image(pil: Image.Image, mode: str, scale: float) -> Image.Image:
+    """An 8-bit page back in an ``I;16``, ``I`` or ``F`` mode at the input's value scale (white = ``scale``)."""
+    values = np.asarray(pil.convert("L"), dtype=np.float64) * (scale / 255.0)
+    if mode == "F":
+        return Image.fromarray(values.astype(np.float32), "F")
+    if mode == "I":
+        return Image.fromarray(np.rint(values).astype(np.int32), "I")
+    words = np.clip(np.rint(values), 0, 65535)
+    order = ">u2" if mode == "I;16B" else "<u2" if mode in ("I;16", "I;16L") else "=u2"
+    return Image.frombytes(mode, pil.size, words.astype(order).tobytes())
 
 
 def _hub_box_level(boxes: Sequence[Sequence[int]], entities: Sequence[Entity]) -> str:

@@ -98,7 +98,7 @@ def pixels_changed(before: np.ndarray, after: np.ndarray) -> int:
     moved = cv2.absdiff(before, after)
     if moved.ndim == 3:
         moved = cv2.max(cv2.max(moved[..., 0], moved[..., 1]), moved[..., 2])
-    return int(cv2.countNonZero(cv2.compare(moved, CHANGED, cv2.CMP_GT)))
+    return int(np.count_nonzero(moved > CHANGED))  # not cv2.compare: it reads a 1x1 page as a scalar
 
 
 def pixel_outcome(doc: Document, out: np.ndarray, counts: dict[str, int] | None = None) -> Outcome:

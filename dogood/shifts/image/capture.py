@@ -97,6 +97,8 @@ class CapturePage(Shift):
     requires = ("coco",)
     reported_counts = ("words", "fallback_boxes", "no_ink")
     family = "image"
+    min_side = 16  # OpenCV (or augraphy) fails on smaller pages: such a page is skipped, recorded
+    factors = frozenset({"geometry", "box_position", "box_size", "ink", "background", "quality"})
     subfamily: ClassVar[str] = "capture"
     papers = (Cites("do-good", "3.1 (RVL-CDIP-I2, distorted images)",
                     inspired_by="the paper took DocGeoNet-distorted pages on black and lost the word boxes; here the "

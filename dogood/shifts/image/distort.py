@@ -70,6 +70,8 @@ class DistortPage(Shift):
     name = "distort"
     reported_counts = ("words", "fallback_boxes", "no_ink")
     family = "image"
+    min_side = 4  # OpenCV (or augraphy) fails on smaller pages: such a page is skipped, recorded
+    factors = frozenset({"geometry", "box_position", "box_size", "ink", "background", "quality"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the displacements' scale. Every level draws the same warp
     #: (:func:`dogood.page.warp.distortion_map`), so its displacements are the level's strength times the full
     #: warp's. Level 1 is mild: MS-SSIM against the source above 0.7 as the page is (``docs/severity.md``, measured

@@ -84,6 +84,8 @@ class NaturalBackground(Shift):
     requires = ("coco",)
     reported_counts = ("words", "ink_words", "no_ink", "guarded", "short")
     family = "image"
+    min_side = 4  # OpenCV (or augraphy) fails on smaller pages: such a page is skipped, recorded
+    factors = frozenset({"ink", "background"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the readability guard's target, level 5 without the guard (the
     #: paper's); measured by the photo's contrast under the ink, and the ink's against the photo. Chosen so that
     #: Tesseract's recall steps down evenly on FUNSD test (``bench/measure_natural.py``); level 3 is the default.

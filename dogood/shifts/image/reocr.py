@@ -37,6 +37,7 @@ class ReOCR(Shift):
     requires = ("tesseract",)
     reported_counts = ("words_before", "words_after", "labelled", "unlabelled", "entities_lost")
     family = "image"
+    factors = frozenset({"text", "word_order", "word_set", "box_position", "box_size", "reading_order"})
     reads_words = True
     papers = (Cites("do-good", "3.1 (RVL-CDIP-I1/I2: OCR on the new images)",
                     inspired_by="Tesseract re-reads the page; entity labels pass to OCR words by box overlap"),)

@@ -90,6 +90,8 @@ class ScanQuality(Shift):
     requires = ("module:augraphy[scan]", "module:numba[scan]", "module:skimage[scan]")
     reported_counts = ("words", "pixels_changed")
     family = "image"
+    min_side = 4  # OpenCV (or augraphy) fails on smaller pages: such a page is skipped, recorded
+    factors = frozenset({"ink", "background", "quality"})
     subfamily: ClassVar[str] = "scan"
     papers = (Cites("do-good", "3.1 (image shifts)",
                     inspired_by="a scan-quality family (I3) the paper does not have, built from augraphy's ink, "

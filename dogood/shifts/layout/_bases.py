@@ -79,6 +79,7 @@ class ZoneShuffle(Shift):
 
     family = "layout"
     neighbours_move: bool
+    factors = frozenset({"word_order"})
     Params = NeighbourZone
     label_params = ("value_labels",)
 

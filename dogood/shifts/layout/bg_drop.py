@@ -37,6 +37,7 @@ class BackgroundDrop(Shift):
     name = "bg_drop"
     reported_counts = ("eligible", "changed")
     family = "layout"
+    factors = frozenset({"word_set"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the share of background words dropped, level 1 the paper's p;
     #: measured by the share of all words dropped.
     severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.1}, 2: {"fraction": 0.2}, 3: {"fraction": 0.4},

@@ -34,6 +34,7 @@ class BoxStretch(BoxJitter):
     """
 
     name = "box_stretch"
+    factors = frozenset({"box_position", "box_size"})
     reported_counts = ("eligible", "changed", "clipped")
     papers = (Cites("form-attacks", "OCR level transformations: Center Shift and Box Stretch"),)
 

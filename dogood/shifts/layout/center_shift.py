@@ -25,6 +25,7 @@ class CenterShift(BoxJitter):
     """
 
     name = "center_shift"
+    factors = frozenset({"box_position"})
     reported_counts = ("eligible", "changed", "clipped")
     papers = (Cites("form-attacks", "OCR level transformations: Center Shift and Box Stretch"),)
 

@@ -25,6 +25,7 @@ class GlobalShuffle(Shift):
     name = "global_shuffle"
     reported_counts = ("eligible", "changed")
     family = "layout"
+    factors = frozenset({"word_order"})
     papers = (Cites("form-attacks", "OCR level transformations: Global Shuffle"),)
 
     def apply(self, doc: Document, rng: np.random.Generator):

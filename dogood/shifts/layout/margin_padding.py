@@ -32,6 +32,7 @@ class MarginPadding(Shift):
     name = "margin_padding"
     reported_counts = ("eligible", "changed", "margin_left", "margin_right", "margin_top", "margin_bottom")
     family = "layout"
+    factors = frozenset({"box_position", "geometry"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the largest margin, in page sizes; measured by the mean box
     #: displacement.
     severities: ClassVar[dict[int, dict]] = {1: {"r": 0.05}, 2: {"r": 0.1}, 3: {"r": 0.2}, 4: {"r": 0.3},

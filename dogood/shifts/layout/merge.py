@@ -151,6 +151,7 @@ class MergeBoxes(Shift):
     name = "merge"
     reported_counts = ()
     family = "layout"
+    factors = frozenset({"box_position", "box_size"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the dilation (λ1, λ2) in pixels, level 2 the FUNSD-L recipe's;
     #: measured by the mean box displacement (merged boxes grow: their edges move out).
     severities: ClassVar[dict[int, dict]] = {1: {"lambda_x": 5, "lambda_y": 2}, 2: {"lambda_x": 10, "lambda_y": 5},

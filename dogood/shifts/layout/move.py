@@ -349,6 +349,11 @@ class MoveEntities(Shift):
     reported_counts = ("entities", "strong", "moved", "no_words", "overlapping", "no_room", "ink_components_moved",
                        "ink_components_shared", "ink_components_large", "ink_components_texture")
     family = "layout"
+    #: Moved words take their ink along (their boxes' pixels move with them); ink components near an entity but
+    #: outside its boxes move too, which changes pixels outside the boxes. With ``ink_threshold: 0`` only the boxes
+    #: move, onto blank paper (:meth:`declared_factors`).
+    factors = frozenset({"box_position", "background"})
+    factor_notes = ("with ink_threshold: 0, also ink (the boxes move onto blank paper)",)
     papers = (Cites("do-good", "3.3 (moving entities with strong text semantics; Figure 2e), 4.2",
                     inspired_by="strength is scored by a dogood token model (by default its CRF baseline), not by "
                                 "the paper's fine-tuned models; the moved entity takes its ink along and lands on a "
@@ -394,6 +399,9 @@ class MoveEntities(Shift):
     def setup(self) -> None:
         self._model = None
 
+    def declared_factors(self) -> frozenset[str]:
+        return self.factors | ({"ink"} if self.ink_threshold == 0 else frozenset())
+
     # -- the scorer: loaded once per process (build calls prepare() before starting workers) --------
     def prepare(self) -> None:
         """Load the scorer, the resource ``token-scorer`` (training and caching the baseline first when
@@ -408,7 +416,9 @@ class MoveEntities(Shift):
 
     def card_notes(self, schema: str = "funsd") -> list[str]:
         """What the data card says of this shift: which model scored strength."""
-        return [f"`move`: entity strength scored by `{model_fingerprint(self.model)}` over {self.shuffles} "
+        shown = (model_fingerprint(self.model) if getattr(self.model, "model_bytes", None) is not None
+                 else self.params()["scorer"])  # a model folder as its last part and content hash, no local path
+        return [f"`move`: entity strength scored by `{shown}` over {self.shuffles} "
                 f"layout shuffles (boxes permuted among the words); entities unchanged in at least "
                 f"{self.threshold:.0%} of them may move."]
 

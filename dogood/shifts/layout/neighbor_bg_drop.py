@@ -33,6 +33,7 @@ class NeighborBackgroundDrop(Shift):
     name = "neighbor_bg_drop"
     reported_counts = ("eligible", "changed", "neighbours")
     family = "layout"
+    factors = frozenset({"word_set"})
     papers = (Cites("form-attacks", "Background manipulation: Neighbor BG Drop",
                     inspired_by="a neighbour is any word overlapping the value's grown box (the paper asks IoU > 0.5 "
                                 "with the zone) or near it in the word order (the paper: Tesseract's reading order)"),)

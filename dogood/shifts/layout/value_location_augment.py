@@ -45,6 +45,7 @@ class ValueLocationAugment(Shift):
     name = "value_location_augment"
     reported_counts = ("pairs", "eligible", "moved", "changed")
     family = "layout"
+    factors = frozenset({"box_position", "box_size", "ink"})
     papers = (Cites("form-attacks", "Field-value augmentation: Value Location Augment",
                     inspired_by="the paper swaps OCR box locations only; with move_pixels the words' pixels are "
                                 "pasted into their new boxes too"),)

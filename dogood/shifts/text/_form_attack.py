@@ -37,6 +37,7 @@ class BackgroundWordShift(Shift):
     """
 
     family = "text"
+    factors = frozenset({"text"})
     max_word_length: ClassVar[int] = MAX_WORD_LENGTH
     #: Severity levels (:mod:`dogood.shifts.levels`): the share of background words changed; measured by the share
     #: of words whose text changed.

@@ -137,6 +137,7 @@ class SamplePerturbation(Shift):
     """
 
     family = "text"
+    factors = frozenset({"text"})
     max_word_length: ClassVar[int] = MAX_WORD_LENGTH
     #: Severity levels (:mod:`dogood.shifts.levels`): the share of eligible words changed, and the perturbations a
     #: sample may take (the paper's PPS 1 to 4, so that a page's samples do not cap the share); measured by the

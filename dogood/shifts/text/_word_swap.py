@@ -38,6 +38,7 @@ class WordSwapShift(Shift):
     """
 
     family = "text"
+    factors = frozenset({"text"})
     max_word_length: ClassVar[int] = MAX_WORD_LENGTH
     uses_textattack: ClassVar[bool] = True
     #: Severity levels (:mod:`dogood.shifts.levels`): the share of eligible words changed; measured by the share of

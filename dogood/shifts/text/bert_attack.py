@@ -321,6 +321,7 @@ class BertAttack(Shift):
         "no_candidate": "drawn words for which the masked LM proposed no replacement that passed the checks",
     }
     family = "text"
+    factors = frozenset({"text"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the share of eligible words changed, as the other word swaps;
     #: measured by the share of words whose text changed.
     severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.05}, 2: {"fraction": 0.1}, 3: {"fraction": 0.2},
@@ -353,7 +354,8 @@ class BertAttack(Shift):
     def card_notes(self, schema: str = "funsd") -> list[str]:
         where = "the page's reading order" if self.context == "page" else "its entity's text"
         return [f"`bert_attack`: each word is masked in its context ({where}, {self.window} words around it) and "
-                f"replaced by one of `{self.model}`'s top {self.top_k} whole-word candidates, as the BERT-Attack and "
+                f"replaced by one of `{self.params()['model']}`'s top {self.top_k} whole-word candidates, as the "
+                "BERT-Attack and "
                 "Do-GOOD papers describe; Do-GOOD's released code instead ran TextAttack's BAE default on each word "
                 "alone. " + ("Changed words are redrawn in the image." if self.render
                              else "The image still shows the original words (the papers change the text only).")]

@@ -31,6 +31,7 @@ class KeyDrop(Shift):
     name = "key_drop"
     reported_counts = ("eligible", "changed", "dropped", "unchangeable")
     family = "text"
+    factors = frozenset({"word_set"})
     papers = (Cites("form-attacks", "form-level transformations, Background manipulation: Key Drop"),)
 
     label_params = ("labels",)

@@ -72,6 +72,7 @@ class ValueTextAugment(Shift):
     reported_counts = ("eligible", "changed", "unchangeable", *(f"changed_{kind}" for kind in (
         "date", "money", "number", "digits", "other", "company", "address", "city", "name")))
     family = "text"
+    factors = frozenset({"text"})
     papers = (Cites("form-attacks", "form-level transformations, Field-value augmentation: Value Text Augment "
                                     "(SROIE values with Faker); parameters in Implementation Details"),)
 

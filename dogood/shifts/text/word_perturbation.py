@@ -77,7 +77,7 @@ whatever ink is there (the box may overlap the next word).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -185,6 +185,32 @@ class WordPerturbation(SamplePerturbation):
     """
 
     name = "word_perturbation"
+    #: What each kind may change (:meth:`declared_factors`): a deleted or inserted word changes the word set, a
+    #: word whose form changes its text; ``word_order`` trades texts over boxes that stay in their places, so the
+    #: texts at those places change.
+    factors = frozenset({"text", "word_set"})
+    kind_factors: ClassVar[dict[str, frozenset[str]]] = {
+        "deletion": frozenset({"word_set"}), "repetition": frozenset({"word_set"}),
+        "synonym": frozenset({"text"}), "negation": frozenset({"text", "word_set"}),
+        "singular_plural_verb": frozenset({"text"}), "verb_tense": frozenset({"text"}),
+        "word_order": frozenset({"text"}),
+    }
+    #: In style paper the reference scripts edit tokens, not words (:mod:`dogood.shifts.text._paper_style`): a
+    #: deleted token may leave its word with the rest of its text, and a word whose new text is several words keeps
+    #: its box for the first and puts the others in boxes beside it (which of the parts is the source word is not
+    #: recorded: its text, or its box, changed). What each kind may change then:
+    paper_kind_factors: ClassVar[dict[str, frozenset[str]]] = {
+        "deletion": frozenset({"text", "word_set"}),
+        "repetition": frozenset({"text", "word_set", "box_position"}),
+        "synonym": frozenset({"text", "word_set", "box_position"}),
+        "negation": frozenset({"text", "word_set", "box_position"}),
+        "singular_plural_verb": frozenset({"text", "word_set", "box_position"}),
+        "verb_tense": frozenset({"text", "word_set", "box_position"}),
+        "word_order": frozenset({"text"}),
+    }
+    factor_notes = ("in style paper (tokens edited, a word split into words beside it): deletion adds text; "
+                    "repetition, synonym, negation, singular_plural_verb and verb_tense: text, word_set, "
+                    "box_position",)
     reported_counts = ("eligible", "changed", "unchangeable", "samples", "perturbed_samples", "perturbations", "short", "empty", "number", "non_latin", "symbol", "too_long",
                        "added", "deleted")
     papers = (Cites("moradi", "4.2, Table 2", inspired_by=(
@@ -199,6 +225,10 @@ class WordPerturbation(SamplePerturbation):
         span: params.Integer = Field(3, ge=2, description=(
             "word_order in style dogood only: words per shuffled window (a shorter sample shuffles all its words)"))
         style: Style = STYLE
+
+    def declared_factors(self) -> frozenset[str]:
+        table = self.paper_kind_factors if self.style == "paper" else self.kind_factors
+        return table[self.kind] | (self.render_factors if self.render else frozenset())
 
     def requirements(self) -> tuple[str, ...]:
         """What :meth:`prepare` checks, for ``dogood plan``."""
