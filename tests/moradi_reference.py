@@ -5,7 +5,7 @@ kept apart from dogood's implementation: it works on token lists with Python's `
 scripts do (``randint``, both ends included), and keeps the scripts' behaviour where dogood fixes it (a
 sentence without an eligible token raises :class:`Hangs`, the scripts' endless loop; ``None`` is a sentence
 the script drops). The reference output is the list of tokens the script joins with spaces. Used by
-tests/test_moradi_paper_style.py and bench/measure_moradi_reference.py.
+tests/./test_<shift>.py and bench/measure_moradi_reference.py.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ Every choice below is documented again where it is made.
    copies of one value, the most confident copies are the correct ones.
 8. *Fig. 5* is an image; the text only gives its scores (Entity F1 1.0,
    KIEval Entity F1 1/3, KIEval Group F1 0 for well-extracted entities in
-   wrong groups). ``tests/test_kieval.py`` rebuilds the smallest receipt with
+   wrong groups). ``tests/eval/test_kieval.py`` rebuilds the smallest receipt with
    exactly those scores: three menu lines of three fields regrouped as a Latin
    square (see the example in :func:`kieval_group`).
 """

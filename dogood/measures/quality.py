@@ -10,7 +10,7 @@ the previous one averaged over 2x2 pixels, as ``pytorch_msssim.ms_ssim`` compute
 Both are computed here with OpenCV's separable filters rather than called from those libraries: scikit-image has
 no MS-SSIM (it returns no contrast-structure term), pytorch-msssim needs torch, which a build does not, and
 scikit-image's SSIM takes several times as long as this one on a FUNSD page (``bench/measure_geometry.py``), where
-a severity build measures every page. ``tests/test_quality.py`` checks both against those libraries on the same
+a severity build measures every page. ``tests/measures/test_quality.py`` checks both against those libraries on the same
 pages (equal within 1e-4 for SSIM; MS-SSIM equal on even-sized pages, within 2e-3 where pytorch-msssim pads odd
 sizes with zeros before pooling).
 

@@ -17,7 +17,7 @@ beside Debian 12's 5.3.0) that reads other words on most pages, so with it, or
 without ``tesserocr``, or with a config the engine does not mirror (anything
 but ``--psm``, ``--oem``, ``--dpi`` and ``-c VAR=VALUE``), each page goes to the
 binary through ``pytesseract`` as before. :func:`ocr_engine` says which.
-Both give the same words, boxes, confidences and numbering (``tests/test_ocr_engine.py``).
+Both give the same words, boxes, confidences and numbering (``tests/page/test_ocr.py``).
 
 Results are cached as JSON under ``<cache>/ocr/<first 2 hex>/<key>.json``
 where ``key`` is the sha256 of the image's encoded bytes, the Tesseract

@@ -77,7 +77,7 @@ class ScanQuality(Shift):
     and the global states restored (:mod:`dogood.page.augraphy_seeded`). None
     changes geometry, so the words, boxes, entities and label are kept
     exactly: each word's box still holds its own ink, unshifted (the pixel
-    check of ``tests/test_scan_quality.py``). The page keeps its mode
+    check of ``tests/shifts/image/test_scan_quality.py``). The page keeps its mode
     (grayscale or RGB) and size.
 
     Parameters: :class:`ScanQuality.Params`. Severity levels set ``strength``.

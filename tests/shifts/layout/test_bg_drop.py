@@ -1,0 +1,142 @@
+"""Form-attack OCR-level and layout shifts on real FUNSD pages and hand-made forms: what moves, what never does."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+import pytest
+
+from dogood.core.document import Document, Entity, PageImage, Word
+
+from dogood.core.errors import RecipeError
+
+from dogood.core.schema import iob_tags
+
+from dogood.shifts import SkipDocument, make_shift
+
+from dogood.language.selection import background_words, value_neighbours
+
+from dogood.shifts.layout._relayout import key_value_pairs
+
+ALL = ["center_shift", "box_stretch", "margin_padding", "global_shuffle", "neighbor_shuffle", "non_neighbor_shuffle",
+       "bg_drop", "neighbor_bg_drop", "value_location_augment"]
+
+ORDER = ["global_shuffle", "neighbor_shuffle", "non_neighbor_shuffle"]
+
+KEY_VALUE = {"question", "answer"}
+
+@pytest.fixture(scope="module")
+def pages(funsd_test):
+    return [funsd_test.load(i) for i in funsd_test.ids()[:10]]
+
+def run(name, doc, seed=0, **params):
+    out, counts, _ = make_shift({"shift": name, **params}).apply(doc, np.random.default_rng(seed))
+    return out, counts
+
+def labels_of(doc):
+    return [e.label if e is not None else None for e in doc.word_entity()]
+
+def pairs_of(doc):
+    return Counter((w.text, w.box) for w in doc.words)
+
+def boxes_inside(doc):
+    b = doc.boxes
+    return bool(((b[:, 0] >= 0) & (b[:, 1] >= 0) & (b[:, 2] <= doc.width) & (b[:, 3] <= doc.height)
+                 & (b[:, 0] <= b[:, 2]) & (b[:, 1] <= b[:, 3])).all())
+
+def kept_indices(before, after):
+    """Indices of ``before``'s words that survive in ``after`` (a deletion keeps the order)."""
+    kept, j = [], 0
+    for i, w in enumerate(before.words):
+        if j < len(after.words) and after.words[j] == w:
+            kept.append(i)
+            j += 1
+    assert j == len(after.words), "the output is not a subsequence of the input"
+    return kept
+
+def noise_page(width=300, height=200, seed=0, rgb=False):
+    shape = (height, width, 3) if rgb else (height, width)
+    return PageImage.from_array(np.random.default_rng(seed).integers(0, 256, shape, dtype=np.uint8))
+
+def edge_form():
+    """Words flush with every page edge, a tiny word and a zero-width box: clipping must keep them inside."""
+    words = [Word("Left", (0, 40, 30, 50)), Word("Right", (270, 40, 300, 50)), Word("Top", (100, 0, 130, 12)),
+             Word("Bottom", (100, 188, 150, 200)), Word(".", (150, 100, 151, 101)), Word("|", (160, 100, 160, 110)),
+             Word("Name:", (10, 80, 50, 95)), Word("Ann", (60, 80, 90, 95))]
+    entities = [Entity(0, "question", (6,), ((0, 1),)), Entity(1, "answer", (7,), ((0, 1),)), Entity(2, "header", (2,))]
+    return Document("edges", noise_page(), tuple(words), tuple(entities))
+
+def swap_form(rgb=False):
+    """Two key-value pairs of the same shape (1 key word, 2 value words, same box sizes), one of another shape,
+    a key with two answers (no one-to-one pair) and background."""
+    words = [
+        Word("Date:", (10, 10, 50, 25)), Word("May", (60, 10, 90, 25)), Word("1995", (95, 10, 135, 25)),      # 0-2
+        Word("Fax:", (10, 120, 50, 135)), Word("614", (160, 150, 190, 165)), Word("466", (195, 150, 235, 165)),  # 3-5
+        Word("To:", (10, 60, 40, 75)), Word("Bob", (50, 60, 80, 75)),                                           # 6-7
+        Word("Cc:", (150, 10, 180, 25)), Word("Al", (190, 10, 210, 25)), Word("Jo", (220, 10, 240, 25)),       # 8-10
+        Word("FORM", (120, 180, 170, 195)), Word("note", (250, 100, 290, 115)),                                # 11-12
+    ]
+    entities = [
+        Entity(1, "question", (0,), ((1, 2),)), Entity(2, "answer", (1, 2), ((1, 2),)),
+        Entity(3, "question", (3,), ((3, 4),)), Entity(4, "answer", (4, 5), ((3, 4),)),
+        Entity(5, "question", (6,), ((5, 6),)), Entity(6, "answer", (7,), ((5, 6),)),
+        Entity(7, "question", (8,), ((7, 8), (7, 9))), Entity(8, "answer", (9,), ((7, 8),)),
+        Entity(9, "answer", (10,), ((7, 9),)), Entity(10, "header", (11,)),
+    ]
+    return Document("swap", noise_page(rgb=rgb), tuple(words), tuple(entities))
+
+def _overlap(a, b):
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+@pytest.mark.parametrize("p", [0.1, 0.13, 0.5])
+def test_bg_drop_drops_exactly_p_of_the_background(p, pages):
+    for seed, doc in enumerate(pages):
+        out, counts = run("bg_drop", doc, seed, fraction=p)
+        background = background_words(doc)
+        kept = kept_indices(doc, out)
+        dropped = sorted(set(range(len(doc.words))) - set(kept))
+        assert len(dropped) == round(p * len(background)) == counts["changed"]
+        assert counts["eligible"] == len(background) and set(dropped) <= set(background)
+        before = labels_of(doc)
+        assert not any(before[i] in KEY_VALUE for i in dropped)
+        assert labels_of(out) == [before[i] for i in kept]  # every surviving word keeps its entity label
+        old_tags = dict(zip(*iob_tags(doc)))
+        for j, tag in zip(*iob_tags(out)):
+            if before[kept[j]] in KEY_VALUE:
+                assert tag == old_tags[kept[j]]  # key and value entities are whole: their tags do not change
+            else:  # a header that lost its first word starts with B- at its next one
+                assert tag[2:] == old_tags[kept[j]][2:]
+        ids = {e.id for e in out.entities}
+        assert all(a in ids and b in ids for e in out.entities for a, b in e.links)
+        assert all(e.word_ids for e in out.entities)
+        assert out.image is doc.image
+
+
+def test_bg_drop_removes_emptied_entities_and_their_links():
+    doc = swap_form()
+    out, counts = run("bg_drop", doc, 0, fraction=1.0)
+    assert counts == {"eligible": 2, "changed": 2}
+    assert [w.text for w in out.words] == [w.text for w in doc.words if w.text not in ("FORM", "note")]
+    assert 10 not in {e.id for e in out.entities}
+    assert [e for e in out.entities if e.label != "header"] == [
+        Entity(e.id, e.label, e.word_ids, e.links) for e in doc.entities if e.label != "header"]
+
+
+@pytest.mark.parametrize("name", ["bg_drop", "neighbor_bg_drop"])
+def test_render_inpaints_only_the_dropped_words(name, pages):
+    doc = pages[0]
+    out, counts = run(name, doc, 0, fraction=0.3, render=True) if name == "bg_drop" else run(name, doc, 0, render=True)
+    plain, _ = run(name, doc, 0, fraction=0.3) if name == "bg_drop" else run(name, doc, 0)
+    assert plain.words == out.words and plain.image is doc.image
+    dropped = sorted(set(range(len(doc.words))) - set(kept_indices(doc, out)))
+    assert dropped and len(dropped) == counts["changed"]
+    before, after = doc.image.to_array(), out.image.to_array()
+    mask = np.zeros(before.shape, dtype=bool)
+    for i in dropped:
+        x0, y0, x1, y1 = doc.words[i].box
+        mask[y0:y1, x0:x1] = True
+    assert np.array_equal(before[~mask], after[~mask])
+    assert (after[mask] < 100).sum() < (before[mask] < 100).sum() // 4  # the ink is gone

@@ -1,0 +1,235 @@
+"""TextAttack word swaps (Do-GOOD 3.2, Table 4): embedding, homoglyph, number, character deletion.
+
+Outcomes are checked on real FUNSD test pages: the changed share of eligible
+words, what each swap does to a word, that boxes and labels stay, and that the
+seed alone decides the output. The counter-fitted embedding is built once per
+test session, on GloVe's 10,000 most frequent words, into the session's cache.
+"""
+
+from __future__ import annotations
+
+import random
+
+import re
+
+import unicodedata
+
+import numpy as np
+
+import pytest
+
+from hypothesis import given, settings
+
+from hypothesis import strategies as st
+
+from dogood.core.errors import SourceError  # noqa: E402
+
+from dogood.language.lexicons import import_textattack  # noqa: E402
+
+try:
+    import_textattack()  # quietly, offline; needs NLTK's stopwords (NLTK_DATA or $DOGOOD_DATA_DIR/nltk_data)
+except SourceError as exc:
+    pytest.skip(f"TextAttack cannot be used here: {exc}", allow_module_level=True)
+
+from dogood.core.document import Document, Entity, PageImage, Word  # noqa: E402
+
+from dogood.language.embeddings import (  # noqa: E402
+    ANTONYM_FILES,
+    SYNONYM_FILES,
+    counter_fitted_glove,
+    glove_vectors,
+    WordVectors,
+    nearest_neighbours,
+    read_pairs,
+    save_word_vectors,
+    similar_pairs,
+)
+
+from dogood.core.paths import cache_dir  # noqa: E402
+
+from dogood.shifts import SHIFTS, make_shift  # noqa: E402
+
+from dogood.language.words import split_word  # noqa: E402
+
+from dogood.shifts.text.char_deletion import CharacterDeletion  # noqa: E402
+
+from dogood.shifts.text.embedding_swap import EmbeddingSwap  # noqa: E402
+
+from dogood.shifts.text.homoglyph_swap import HOMOGLYPHS, HomoglyphSwap  # noqa: E402
+
+from dogood.shifts.text.number_swap import NumberSwap  # noqa: E402
+
+from dogood.language.selection import word_labels  # noqa: E402
+
+VOCAB = 10_000
+
+NAMES = ("embedding_swap", "homoglyph_swap", "number_swap", "char_deletion")
+
+def make(name: str, **params):
+    if name == "embedding_swap":
+        params.setdefault("vocab_size", VOCAB)
+    return SHIFTS[name](**params)
+
+@pytest.fixture(scope="session")
+def docs(funsd_test):
+    return [funsd_test.load(i) for i in funsd_test.ids()[:10]]
+
+@pytest.fixture(scope="session")
+def vectors(data_dir):
+    return counter_fitted_glove(VOCAB)
+
+def changed(before: Document, after: Document) -> list[int]:
+    return [i for i, (a, b) in enumerate(zip(before.words, after.words)) if a.text != b.text]
+
+def _maps_back(glyph: str, original: str) -> bool:
+    """True when NFKC folds ``glyph`` to ``original`` or Unicode lists them as confusable."""
+    if unicodedata.normalize("NFKC", glyph) == original:
+        return True
+    confusables = pytest.importorskip("confusable_homoglyphs.confusables")
+    found = confusables.is_confusable(glyph, greedy=True, preferred_aliases=[])
+    return bool(found) and original in {h["c"] for h in found[0]["homoglyphs"]}
+
+def _awkward_doc() -> Document:
+    texts = ["", "   ", "日本語", "Привет", "☐", "x" * 100, "1,234.56", "12/05/98", "a", ":", "Date:",
+             "house", "(212)", "café", "Ünïcode", "TELEPHONE", "co-operate", "42"]
+    words = tuple(Word(t, (10 * i, 0, 10 * i + 8, 10)) for i, t in enumerate(texts))
+    entities = (Entity(0, "question", tuple(range(0, 9))), Entity(1, "answer", tuple(range(9, len(texts)))))
+    return Document("awkward", PageImage.from_array(np.full((20, 400), 255, np.uint8)), words, entities)
+
+
+def test_registered_with_their_parameters():
+    for name, cls in [("embedding_swap", EmbeddingSwap), ("homoglyph_swap", HomoglyphSwap),
+                      ("number_swap", NumberSwap), ("char_deletion", CharacterDeletion)]:
+        assert SHIFTS[name] is cls and cls.family == "text"
+        shift = make_shift({"shift": name, "fraction": 0.2, "labels": ["question"]})
+        assert shift.fraction == 0.2 and shift.params()["labels"] == ["question"]
+    assert EmbeddingSwap().params() == {
+        "fraction": 0.1, "labels": None, "max_candidates": 50, "min_cos_sim": 0.8, "skip_stopwords": True,
+        "embedding": "counter-fitted-glove", "vocab_size": None, "render": False,
+    }
+    for bad in ({"fraction": 1.5}, {"fraction": -0.1}):
+        with pytest.raises(ValueError):
+            HomoglyphSwap(**bad)
+    with pytest.raises(ValueError):
+        NumberSwap(max_change=0)
+    with pytest.raises(ValueError):
+        EmbeddingSwap(max_candidates=0)
+
+
+@pytest.mark.parametrize("name", ["embedding_swap", "homoglyph_swap", "char_deletion"])
+def test_changes_the_fraction_of_eligible_words(name, docs, vectors):
+    shift = make(name)
+    totals = np.zeros(2, dtype=int)
+    for k, doc in enumerate(docs):
+        out = shift(doc, seed=k)
+        counts = out.provenance[-1].counts
+        assert len(changed(doc, out)) == counts["changed"]
+        assert counts["changed"] == round(0.1 * counts["eligible"])  # enough changeable words on every page
+        totals += (counts["changed"], counts["eligible"])
+    assert abs(totals[0] / totals[1] - 0.1) <= 0.02
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_keeps_boxes_entities_and_labels(name, docs, vectors):
+    shift = make(name, fraction=0.3)
+    for k, doc in enumerate(docs[:5]):
+        out = shift(doc, seed=k)
+        assert changed(doc, out)
+        assert len(out.words) == len(doc.words)
+        assert [w.box for w in out.words] == [w.box for w in doc.words]
+        assert out.entities == doc.entities and word_labels(out) == word_labels(doc)
+        assert out.image is doc.image
+        assert all(w.text.strip() for i, w in enumerate(out.words) if doc.words[i].text.strip())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_seed_alone_decides(name, docs, vectors):
+    shift = make(name)
+    doc = docs[0]
+    random.seed(1)
+    np.random.seed(1)
+    first = shift(doc, seed=7)
+    random.seed(2)
+    np.random.seed(2)
+    again = make(name)(doc, seed=7)
+    assert [w.text for w in first.words] == [w.text for w in again.words]
+    assert first.provenance == again.provenance
+    other = shift(doc, seed=8)
+    assert [w.text for w in other.words] != [w.text for w in first.words]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_labels_limit_the_eligible_words(name, docs, vectors):
+    shift = make(name, fraction=0.5, labels=["question"])
+    total = 0
+    for k, doc in enumerate(docs[:5]):
+        out = shift(doc, seed=k)
+        labels = word_labels(doc)
+        assert all(labels[i] == "question" for i in changed(doc, out))
+        total += len(changed(doc, out))
+        questions = sum(1 for w, lab in zip(doc.words, labels) if lab == "question" and w.text.strip())
+        assert out.provenance[-1].counts["eligible"] == questions
+    assert total > 10
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_awkward_words_never_crash_and_are_counted(name, vectors):
+    doc = _awkward_doc()
+    out = make(name, fraction=1.0)(doc, seed=0)
+    counts = out.provenance[-1].counts
+    assert counts["eligible"] == len(doc.words) - 2  # the blank words are not tokens
+    assert counts["changed"] + counts["unchangeable"] == counts["eligible"]
+    assert counts["changed"] == len(changed(doc, out)) > 0
+    keep = {"", "   ", "日本語", "Привет", "☐", "x" * 100, ":"}
+    assert all(out.words[i].text == w.text for i, w in enumerate(doc.words) if w.text in keep)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(st.text(max_size=14), min_size=1, max_size=10),
+    seed=st.integers(0, 2**32 - 1),
+    name=st.sampled_from(NAMES),
+)
+def test_any_text_keeps_words_boxes_and_labels(texts, seed, name, vectors):
+    words = tuple(Word(t, (i, 0, i + 1, 1)) for i, t in enumerate(texts))
+    entities = (Entity(0, "answer", tuple(range(0, len(texts), 2))),)
+    doc = Document("any", PageImage.from_array(np.full((2, 20), 255, np.uint8)), words, entities)
+    out = make(name, fraction=1.0)(doc, seed=seed)
+    counts = out.provenance[-1].counts
+    assert [w.box for w in out.words] == [w.box for w in doc.words] and out.entities == doc.entities
+    assert counts["eligible"] == sum(1 for t in texts if t.strip())
+    assert counts["changed"] + counts["unchangeable"] == counts["eligible"]
+    assert len(changed(doc, out)) == counts["changed"]
+    assert all(doc.words[i].text.strip() and out.words[i].text.strip() for i in changed(doc, out))
+
+
+def test_empty_document_is_counted_not_skipped():
+    doc = Document("empty", PageImage.from_array(np.full((20, 20), 255, np.uint8)))
+    for name in ("homoglyph_swap", "number_swap", "char_deletion"):
+        out = make(name)(doc, seed=0)
+        assert out.provenance[-1].counts == {"eligible": 0, "changed": 0, "unchangeable": 0}
+
+
+def test_render_redraws_only_changed_words(docs, monkeypatch):
+    import dogood.page.render
+
+    calls = []
+
+    def fake_render(doc, indices, original=None):
+        calls.append((list(indices), original))
+        return doc
+
+    monkeypatch.setattr(dogood.page.render, "render_words", fake_render)
+    doc = docs[0]
+    out = HomoglyphSwap(render=True)(doc, seed=0)
+    assert calls == [(changed(doc, out), doc)]
+    HomoglyphSwap()(doc, seed=0)
+    assert len(calls) == 1
+
+
+def test_split_word_keeps_punctuation():
+    assert split_word("Date:") == ("", "Date", ":")
+    assert split_word("(212)") == ("(", "212", ")")
+    assert split_word("12/05/98") == ("", "12/05/98", "")
+    assert split_word("☐") == ("☐", "", "")
+    assert split_word("") == ("", "", "")
