@@ -134,7 +134,7 @@ def _micro_f1(tp, n_pred, n_gold):
 def test_bootstrap_interval_equals_a_hand_computation():
     """ID: every entity right. OOD (same gold): a loses its answer, b predicts one extra entity, c all right."""
     id_ds = _hub_funsd(GOLD)
-    ood_ds = _hub_funsd(GOLD)  # the same documents: paired (an OOD-only document makes it unpaired: test_eval_unpaired)
+    ood_ds = _hub_funsd(GOLD)  # the same documents: paired (an OOD-only document makes it unpaired: test_unpaired)
     ood_pred = {
         "a": ["B-QUESTION", "I-QUESTION", "O"],  # tp 1, pred 1, gold 2
         "b": ["B-HEADER", "B-ANSWER", "B-QUESTION", "B-ANSWER"],  # tp 3, pred 4, gold 3

@@ -130,7 +130,7 @@ def test_pipeline_refuses_a_tagger_of_segment_boxes(trained_baseline):
 
 def test_ocr_refuses_words_that_carry_their_segment_box():
     """Hub rows at segment level (no full record): each word's box is its entity's, no OCR gold."""
-    from test_eval_paired import _hub_funsd
+    from test_paired import _hub_funsd
 
     from dogood.eval import EvalError
 

@@ -17,7 +17,7 @@ from dogood.eval import EvalError, evaluate
 from dogood.eval.calibration import expected_calibration_error
 from dogood.eval.metrics import entity_scores
 from dogood.models.predictions import Prediction
-from test_eval_paired import GOLD, Scripted, _hub_funsd, _micro_f1
+from test_paired import GOLD, Scripted, _hub_funsd, _micro_f1
 
 
 @pytest.fixture(scope="module")
