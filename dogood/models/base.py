@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from dogood.core.document import Document
-from dogood.core.errors import ModelError  # noqa: F401  (re-exported: the model modules import it from here)
+from dogood.core.errors import ModelError  # noqa: F401 (re-exported: dogood.models.base.ModelError)
 from dogood.core.paths import cache_dir
 from dogood.models.predictions import Prediction
 
