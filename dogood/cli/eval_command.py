@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -12,11 +13,17 @@ def add_parser(sub) -> None:
     p = sub.add_parser("eval", help="score a model on an ID dataset and its OOD variants; write a report")
     p.add_argument("--model", default="baseline",
                    help="'baseline' (default), a .dogood-model file, a predictions .jsonl file or folder, "
-                        "or a Hugging Face model folder or Hub id")
+                        "a Hugging Face model folder or Hub id, an OCR engine ('tesseract', 'rapidocr'; with --task "
+                        "ocr), or 'pipeline:ENGINE+TAGGER' (OCR, then a tagger: pipeline:tesseract+baseline)")
     p.add_argument("--id", dest="id_dataset", required=True, metavar="DATASET",
-                   help="the in-distribution dataset: a built folder[:config], a Hub id[:config], or funsd / rvl_cdip")
-    p.add_argument("--ood", nargs="+", required=True, metavar="DATASET",
-                   help="OOD datasets, named as --id; a built folder without :config means all its configs")
+                   help="the in-distribution dataset: a built folder[:config], a Hub id[:config], a FUNSD-layout "
+                        "folder, or funsd / rvl_cdip")
+    p.add_argument("--ood", nargs="+", default=[], metavar="DATASET",
+                   help="OOD datasets, named as --id; a built folder without :config means all its configs. Sets of "
+                        "shifted ID documents are scored paired, sets of other documents unpaired")
+    p.add_argument("--ablate", action="append", default=[], metavar="INPUT",
+                   help="also score the ID set without an input: image, layout or text, or several joined by + "
+                        "(image+layout: text only); repeatable (Do-GOOD Table 1)")
     p.add_argument("--split", default="test", help="split to score (default: test)")
     p.add_argument("--out", help="report folder (default: eval/<model name>)")
     p.add_argument("--limit", type=count, help="only the first N documents of the ID set (and the OOD documents paired with them)")
@@ -43,9 +50,10 @@ def add_parser(sub) -> None:
                         "by, named as --model (default: the baseline of the task when one is trained; 'none': no "
                         "corruption errors)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--task", choices=["auto", "layout"], default="auto",
-                   help="auto (default): the datasets' task, scored by --model; layout: region detections read "
-                        "from --predictions, scored with COCO mAP (docs/layout-analysis.md)")
+    p.add_argument("--task", choices=["auto", "ocr", "layout"], default="auto",
+                   help="auto (default): the datasets' task, scored by --model; ocr: score an OCR engine (--model "
+                        "tesseract / rapidocr) against the FUNSD-style pages' exact words and boxes; layout: region "
+                        "detections read from --predictions, scored with COCO mAP (docs/layout-analysis.md)")
     p.add_argument("--predictions", metavar="FOLDER",
                    help="--task layout: a folder of COCO results JSON files, <config>.json per dataset")
     p.set_defaults(func=cmd_eval)
@@ -65,6 +73,8 @@ def _reference_model(args, model, task: str, ood_sets, options: dict):
         return None, "--reference none"
     if not any(split_severity(d.config)[1] for d in ood_sets):
         return None, None
+    if spec == "auto" and task == "ocr":
+        return None, "no default reference for OCR engines (pass --reference tesseract, say)"
     if spec == "auto":
         from dogood.eval.datasets import data_box_level
 
@@ -100,6 +110,8 @@ def cmd_eval(args) -> int:
         from dogood.cli.layout_eval import run_layout_eval
 
         return run_layout_eval(args)
+    if not args.ood and not args.ablate:
+        raise DogoodError("give --ood DATASET [DATASET ...] (or --ablate INPUT) to compare with --id")
     if args.out:
         check_report_folder(Path(args.out))
     id_sets = resolve_datasets(args.id_dataset, args.split)
@@ -107,6 +119,7 @@ def cmd_eval(args) -> int:
         names = ", ".join(d.name for d in id_sets)
         raise DogoodError(f"--id names {len(id_sets)} datasets ({names}); pick one with {args.id_dataset}:CONFIG")
     ood_sets = [d for spec in args.ood for d in resolve_datasets(spec, args.split)]
+    task = id_sets[0].task if args.task == "auto" else args.task
     options = {"device": args.device, "batch_size": args.batch_size}
     if args.labels:
         options["labels"] = [x.strip() for x in args.labels.split(",")]
@@ -119,16 +132,17 @@ def cmd_eval(args) -> int:
     from dogood.core.hub import HubUnreachable
 
     try:
-        model = load_model(args.model, task=id_sets[0].task, **options)
+        model = load_model(args.model, task=task, **options)
     except HubUnreachable as exc:
         raise HubUnreachable(f"--model: {exc}; pass a local model folder to --model", model=exc.model) from None
-    out = Path(args.out) if args.out else Path("eval") / model.name.replace("/", "_")
+    out = Path(args.out) if args.out else Path("eval") / re.sub(r"[^A-Za-z0-9_.+-]", "_", model.name)
     check_report_folder(out)  # the default folder too: a folder dogood eval did not write is never replaced
-    reference, reference_note = _reference_model(args, model, id_sets[0].task, ood_sets, options)
+    reference, reference_note = _reference_model(args, model, task, ood_sets, options)
     report = evaluate(model, id_sets[0], ood_sets, limit=args.limit, progress=not args.quiet,
                       require_same_ids=args.require_same_ids, resamples=args.bootstrap, seed=args.seed,
                       kieval=args.kieval, anls_official=args.anls_official, reference=reference,
-                      reference_note=reference_note)
+                      reference_note=reference_note, task=None if args.task == "auto" else args.task,
+                      ablate=args.ablate)
     for warning in report.warnings:
         print(f"dogood: warning: {warning}", file=sys.stderr)
     paths = report.write(out)

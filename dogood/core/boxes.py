@@ -91,3 +91,28 @@ def boxes_intersect(a: Sequence[float], b: Sequence[float]) -> bool:
     boolean array (numpy broadcasting), as :func:`dogood.shifts.layout.merge.merge_boxes` uses it.
     """
     return (a[0] <= b[2]) & (b[0] <= a[2]) & (a[1] <= b[3]) & (b[1] <= a[3])
+
+
+def transfer_owners(old: np.ndarray, new: np.ndarray, min_overlap: float, group: np.ndarray | None = None) -> np.ndarray:
+    """For each new box, the group of old boxes covering most of its area (-1 when none covers ``min_overlap`` of it).
+
+    ``group[i]`` is the group of old box ``i`` (an entity; -1 for none); by
+    default each old box is its own group. An OCR word often spans several
+    annotated words of one entity, so coverage is summed per group. Used by the ``reocr`` shift (labels to
+    the words Tesseract reads) and by the OCR pipeline model (predicted labels back to the gold words).
+    """
+    if group is None:
+        group = np.arange(len(old))
+    if not len(new) or not len(old) or not (group >= 0).any():
+        return np.full(len(new), -1, np.int64)
+    ix = np.clip(np.minimum(new[:, None, 2], old[None, :, 2]) - np.maximum(new[:, None, 0], old[None, :, 0]), 0, None)
+    iy = np.clip(np.minimum(new[:, None, 3], old[None, :, 3]) - np.maximum(new[:, None, 1], old[None, :, 1]), 0, None)
+    inter = (ix * iy).astype(np.float64)
+    keep = group >= 0
+    onehot = np.zeros((len(old), int(group.max()) + 1))
+    onehot[np.flatnonzero(keep), group[keep]] = 1.0
+    per_group = inter @ onehot
+    area = np.maximum((new[:, 2] - new[:, 0]) * (new[:, 3] - new[:, 1]), 1)
+    best = per_group.argmax(axis=1)
+    share = per_group[np.arange(len(new)), best] / area
+    return np.where(share >= min_overlap, best, -1)

@@ -84,6 +84,22 @@ CITATIONS: dict[str, Citation] = {
         "Guillaume Jaume, Hazım Kemal Ekenel and Jean-Philippe Thiran",
         "FUNSD: A Dataset for Form Understanding in Noisy Scanned Documents",
         "ICDAR Workshops (OST)", 2019, "https://arxiv.org/abs/1905.13538"),
+    "guo-calibration": Citation(
+        "Chuan Guo, Geoff Pleiss, Yu Sun and Kilian Q. Weinberger",
+        "On Calibration of Modern Neural Networks",
+        "ICML", 2017, "https://arxiv.org/abs/1706.04599"),
+    "msp-baseline": Citation(
+        "Dan Hendrycks and Kevin Gimpel",
+        "A Baseline for Detecting Misclassified and Out-of-Distribution Examples in Neural Networks",
+        "ICLR", 2017, "https://arxiv.org/abs/1610.02136"),
+    "rvl-cdip-ood": Citation(
+        "Stefan Larson, Gordon Lim, Yutong Ai, David Kuang and Kevin Leach",
+        "Evaluating Out-of-Distribution Performance on Document Image Classifiers",
+        "NeurIPS Datasets and Benchmarks", 2022, "https://arxiv.org/abs/2210.07448"),
+    "layoutlmv3": Citation(
+        "Yupan Huang, Tengchao Lv, Lei Cui, Yutong Lu and Furu Wei",
+        "LayoutLMv3: Pre-training for Document AI with Unified Text and Image Masking",
+        "ACM Multimedia", 2022, "https://arxiv.org/abs/2204.08387"),
     "imagenet-c": Citation(
         "Dan Hendrycks and Thomas Dietterich",
         "Benchmarking Neural Network Robustness to Common Corruptions and Perturbations",

@@ -1,4 +1,11 @@
-"""Bootstrap intervals over documents: Poisson weights, resampled metrics, percentile intervals."""
+"""Bootstrap intervals over documents: resample weights, resampled metrics, percentile intervals.
+
+Paired sets (OOD documents that are ID documents shifted) draw the documents
+once for ID and OOD; unpaired sets (other documents) draw each side over its
+own documents, from two independent streams (:func:`bootstrap_weights`,
+``stream``), and the change's interval comes from the two draws
+(:func:`unpaired_values`).
+"""
 
 from __future__ import annotations
 
@@ -26,23 +33,41 @@ def metric_from_counts(task: str, sums: np.ndarray, n_docs: int) -> float:
         return _prf(int(sums[0]), int(sums[1]), int(sums[2]))[2]
     if task == "qa":
         return float(sums[0]) / float(sums[1]) if sums[1] else math.nan
+    if task == "ocr":  # word recall: exact words found over gold words
+        return float(sums[0]) / float(sums[2]) if sums[2] else math.nan
     return float(sums[0]) / n_docs
 
 
-def bootstrap_weights(n: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+def bootstrap_weights(n: int, resamples: int, seed: int, stream: int = 0) -> Iterator[np.ndarray]:
     """The resampling scheme of every interval ``dogood eval`` reports.
 
-    ``rng = numpy.random.default_rng(seed)``; then, ``resamples`` times,
-    ``rng.integers(0, n, size=n)`` draws ``n`` documents with replacement.
-    Each draw is yielded as ``numpy.bincount(draw, minlength=n)``: how many
-    times each document is in the resample.
+    ``rng = numpy.random.default_rng(seed)`` (``stream`` 0: the ID set and the
+    OOD sets paired with it) or ``numpy.random.default_rng([seed, stream])``
+    (``stream`` 1: the documents of unpaired OOD sets, drawn independently of
+    the ID documents); then, ``resamples`` times, ``rng.integers(0, n, size=n)``
+    draws ``n`` documents with replacement. Each draw is yielded as
+    ``numpy.bincount(draw, minlength=n)``: how many times each document is in
+    the resample.
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed if stream == 0 else [seed, stream])
     for _ in range(resamples):
         yield np.bincount(rng.integers(0, n, size=n), minlength=n)
 
 
-def bootstrap_values(task: str, stats: Sequence[np.ndarray], resamples: int, seed: int) -> list[np.ndarray]:
+def weight_blocks(n: int, resamples: int, seed: int, stream: int = 0, block: int = 256) -> Iterator[np.ndarray]:
+    """:func:`bootstrap_weights` stacked ``block`` resamples at a time: ``(rows, n)`` arrays, in the same order."""
+    rows: list[np.ndarray] = []
+    for w in bootstrap_weights(n, resamples, seed, stream):
+        rows.append(w)
+        if len(rows) == block:
+            yield np.stack(rows)
+            rows = []
+    if rows:
+        yield np.stack(rows)
+
+
+def bootstrap_values(task: str, stats: Sequence[np.ndarray], resamples: int, seed: int,
+                     stream: int = 0) -> list[np.ndarray]:
     """The metric of each bootstrap resample, for one or several aligned per-document count arrays.
 
     All arrays describe the same documents in the same order (ID and OOD
@@ -53,10 +78,19 @@ def bootstrap_values(task: str, stats: Sequence[np.ndarray], resamples: int, see
     """
     n = len(stats[0])
     out = [np.empty(resamples) for _ in stats]
-    for b, w in enumerate(bootstrap_weights(n, resamples, seed)):
+    for b, w in enumerate(bootstrap_weights(n, resamples, seed, stream)):
         for k, s in enumerate(stats):
             out[k][b] = metric_from_counts(task, w @ s, n)
     return out
+
+
+def unpaired_values(task: str, id_stats: Sequence[np.ndarray], ood_stats: Sequence[np.ndarray], resamples: int,
+                    seed: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Resampled metrics of ID and OOD sets that hold different documents: the ID documents drawn from stream 0
+    (the same draws as the ID score's own interval), the OOD documents from stream 1, independently; a change's
+    resamples are ``id[b] - ood[b]``. Several OOD arrays over the same documents share their draws."""
+    return (bootstrap_values(task, id_stats, resamples, seed, 0),
+            bootstrap_values(task, ood_stats, resamples, seed, 1))
 
 
 def percentile_interval(values: np.ndarray, confidence: float) -> list[float]:

@@ -17,7 +17,8 @@ SCHEMA_TASKS = {"funsd": "token", "rvl_cdip": "document", "docvqa": "qa"}
 
 
 #: The headline metric of each task, as Do-GOOD's Table 2 reports it.
-TASK_METRICS = {"token": ("f1", "entity F1"), "document": ("accuracy", "accuracy"), "qa": ("anls", "ANLS")}
+TASK_METRICS = {"token": ("f1", "entity F1"), "document": ("accuracy", "accuracy"), "qa": ("anls", "ANLS"),
+                "ocr": ("recall", "word recall")}
 
 
 SOURCE_KINDS = ("funsd", "rvl_cdip")
@@ -55,6 +56,8 @@ def resolve_datasets(spec: str, split: str = "test") -> list[EvalDataset]:
 
         source = open_source({"kind": base}, split)
         return [EvalDataset(base, source, SCHEMA_TASKS[base], split, None, f"{base} source")]
+    if path.is_dir() and not (path / "data").is_dir() and _funsd_layout(path):
+        return [_funsd_folder(path, split)]
     if path.is_dir():
         configs = [config] if config else _folder_configs(path, split)
         if not configs:
@@ -65,6 +68,41 @@ def resolve_datasets(spec: str, split: str = "test") -> list[EvalDataset]:
             raise EvalError(f"dataset {spec!r}: {path} does not exist")
         return [_hf_dataset(str(path), path.stem, config, split)]
     return [_hf_dataset(base, base, config, split)]
+
+
+def _funsd_layout(path: Path) -> bool:
+    """A folder in FUNSD's official layout (``[dataset/]testing_data/annotations``, ``training_data/...``), or one
+    split folder of it (``annotations/`` beside ``images/``)."""
+    from dogood.sources.funsd import SPLIT_DIRS
+
+    if (path / "annotations").is_dir() and (path / "images").is_dir():
+        return True
+    return any((base / d / "annotations").is_dir() for base in (path, path / "dataset") for d in SPLIT_DIRS.values())
+
+
+def _funsd_folder(path: Path, split: str) -> EvalDataset:
+    """A FUNSD-layout folder as a dataset: the split asked for, or the only split it holds (the location says which)."""
+    from dogood.sources.funsd import SPLIT_DIRS, FunsdSource
+
+    root, name = path, path.name
+    if (path / "annotations").is_dir() and path.name in SPLIT_DIRS.values():
+        root = path.parent  # one split folder of the official layout: read as that split
+        name = f"{path.parent.name}/{path.name}"
+        split = next(k for k, v in SPLIT_DIRS.items() if v == path.name)
+    elif (path / "annotations").is_dir():
+        raise EvalError(f"dataset {str(path)!r}: a folder of FUNSD annotations must sit in FUNSD's layout: put "
+                        "annotations/ and images/ in testing_data/ (the test split) or training_data/")
+    base = path / "dataset" if not any((path / d).is_dir() for d in SPLIT_DIRS.values()) else path
+    if root is path:
+        held = [k for k, d in SPLIT_DIRS.items() if (base / d / "annotations").is_dir()]
+        if split not in held and len(held) == 1:
+            split = held[0]  # a folder holding one split (a set of other forms): that split, said in the location
+        root = base
+    try:
+        source = FunsdSource(root=root, split=split)
+    except SourceError as exc:
+        raise EvalError(f"dataset {str(path)!r}: {exc}") from None
+    return EvalDataset(name, source, "token", split, None, f"FUNSD-layout folder {path.name} ({SPLIT_DIRS[split]})")
 
 
 def _split_config(spec: str) -> tuple[str, str | None]:

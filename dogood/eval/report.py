@@ -39,6 +39,8 @@ class EvalReport:
     conventions: list[str] = field(default_factory=list)
     aggregate_ci: dict[str, list[float]] = field(default_factory=dict)  # "family:image" / "dataset:funsd-l" -> [low, high]
     robustness: dict | None = None  # severity curves, mean relative drops, corruption errors (see _robustness)
+    ablations: list[dict] = field(default_factory=list)  # the ID set with inputs removed (dogood.eval.ablation)
+    model_description: str | None = None  # what the model is, when its name does not say (OCR engines)
 
     @property
     def metric(self) -> str:
@@ -103,7 +105,8 @@ class EvalReport:
         payload = {"model": self.model, "task": self.task, "metric": self.metric, "box_level": self.box_level,
                    "sees": self.sees, "bootstrap": self.bootstrap, "warnings": self.warnings,
                    "conventions": self.conventions, "datasets": _finite(self.rows()),
-                   "aggregates": _finite(self.aggregates()), "robustness": _finite(self.robustness)}
+                   "aggregates": _finite(self.aggregates()), "robustness": _finite(self.robustness),
+                   "ablations": _finite(self.ablations), "model_description": self.model_description}
         return json.dumps(payload, indent=2, default=_json_default, allow_nan=False) + "\n"
 
     def to_csv(self) -> str:
@@ -118,11 +121,14 @@ class EvalReport:
                 extra += ["kieval_entity_f1", "kieval_aligned"]
         elif self.task == "qa":
             extra = ["questions"]
+        elif self.task == "ocr":
+            extra = list(OCR_COLUMNS)
         else:
             extra = [f"accuracy_{c}" for c in RVL_CDIP_CLASSES]
         header = ["model", "dataset", "role", "split", "documents", "metric", "value", "value_low", "value_high",
                   "id_value", "id_value_low", "id_value_high", "drop", "drop_low", "drop_high", "drop_excludes_zero",
-                  "relative_drop", "families", "note", *extra]
+                  "relative_drop", "families", "note", "pairing", *DETECTION_COLUMNS, *extra]
+        rows = rows + [{"role": "ablation", **r} for r in self.ablations]
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(header)
@@ -131,7 +137,8 @@ class EvalReport:
             line = [self.model, r["dataset"], r["role"], r["split"], r["documents"], self.metric, _num(r["value"]),
                     *_lohi(ci.get("value")), _num(r.get("id_value")), *_lohi(ci.get("id_value")), _num(r["drop"]),
                     *_lohi(ci.get("drop")), "" if r.get("drop_excludes_zero") is None else str(r["drop_excludes_zero"]).lower(),
-                    _num(r["relative_drop"]), "+".join(r.get("families") or []), r.get("note") or ""]
+                    _num(r["relative_drop"]), "+".join(r.get("families") or []), r.get("note") or "",
+                    r.get("pairing") or "", *_detection_cells(r)]
             if self.task == "token":
                 line += [_num(r["precision"]), _num(r["recall"])]
                 line += [_num(r["per_label"].get(k, {}).get("f1")) for k in labels]
@@ -140,6 +147,8 @@ class EvalReport:
                     line += [_num(r.get("kieval", {}).get("f1")), _num(r.get("kieval", {}).get("aligned"))]
             elif self.task == "qa":
                 line += [r["questions"]]
+            elif self.task == "ocr":
+                line += [_num(r.get(k)) if k not in ("gold_words", "predicted_words") else r.get(k, "") for k in OCR_COLUMNS]
             else:
                 line += [_num(r["per_class"].get(c)) for c in RVL_CDIP_CLASSES]
             writer.writerow(line)
@@ -156,10 +165,14 @@ class EvalReport:
             f"Task: {_TASK_NAMES[self.task]}. "
             f"Metric: {m}, in percent"
             + (" (entity-level, seqeval semantics)." if self.task == "token" else "."),
-            "Each OOD set is scored on the documents it shares with the ID set, and the ID score beside it is on "
-            "those same documents. In brackets: the change from ID, in points and relative to ID (negative: worse than ID).",
-            *([f"Intervals: {ci_name}, paired bootstrap over documents ({self.bootstrap['resamples']} resamples, "
-               f"seed {self.bootstrap['seed']}); `*` marks a change whose interval excludes 0."] if self.bootstrap else []),
+            "An OOD set whose documents are ID documents (shifted) is scored paired: on the documents it shares "
+            "with the ID set, with the ID score beside it on those same documents. One that holds other documents "
+            "is scored unpaired: each set on all its own documents. In brackets: the change from ID, in points and "
+            "relative to ID (negative: worse than ID).",
+            *([f"Intervals: {ci_name}, bootstrap over documents ({self.bootstrap['resamples']} resamples, "
+               f"seed {self.bootstrap['seed']}; paired sets draw the documents once for both sides, unpaired sets "
+               "each side over its own); `*` marks a change whose interval excludes 0."] if self.bootstrap else []),
+            *([f"Model: {self.model_description}."] if self.model_description else []),
             *([f"Boxes: {self.box_level} level, the convention the model was trained on and the one of every "
                "dataset's `bboxes` here (dogood eval refuses data in another)."] if self.box_level else []),
             *([f"The model sees: {', '.join(self.sees) or 'nothing dogood knows of'}."] if self.sees is not None else []),
@@ -178,18 +191,21 @@ class EvalReport:
                "documents both hold, which can differ from the ID column: see the next table."]
               if any(r.get("id_value") != self.id.get("value", self.id.get(self.metric)) for r in self.ood) else []),
             "",
-            "## Paired by document",
+            "## Each OOD set against ID",
             "",
-            "| OOD dataset | Family | Docs | ID on the same docs | OOD | Change (points) | Relative change | Note |",
-            "|---|---|---:|---:|---:|---:|---:|---|",
+            "| OOD dataset | Family | Docs | ID (paired: on the same docs) | OOD | Change (points) | Relative change | "
+            "Pairing | Note |",
+            "|---|---|---:|---:|---:|---:|---:|---|---|",
         ]
         for r in rows[1:]:
             ci = r.get("ci") or {}
+            docs = (f"{r['documents']} (ID {r['id_documents']})" if r.get("pairing") == "unpaired" and "id_documents" in r
+                    else f"{r['documents']}")
             lines.append(
-                f"| {r['dataset']} | {', '.join(r.get('families') or []) or '–'} | {r['documents']} | "
+                f"| {r['dataset']} | {', '.join(r.get('families') or []) or '–'} | {docs} | "
                 f"{_pct(r['id_value'])}{_ci(ci.get('id_value'))} | {_pct(r['value'])}{_ci(ci.get('value'))} | "
                 f"{_signed(r['drop'])}{_ci(ci.get('drop'), negate=True)}{' *' if r.get('drop_excludes_zero') else ''} | "
-                f"{_signed_pct(r['relative_drop'])} | {r.get('note') or ''} |")
+                f"{_signed_pct(r['relative_drop'])} | {r.get('pairing') or 'paired'} | {r.get('note') or ''} |")
         agg = self.aggregates()
         if agg["family"] or len(agg["dataset"]) > 0:
             lines += ["", "## Mean change (mean of the per-config changes, in points)", "",
@@ -198,6 +214,8 @@ class EvalReport:
                 for a in agg[kind]:
                     lines.append(f"| {label.format(a[kind])} | {a['configs']} | {_signed(a['mean_drop'])}"
                                  f"{_ci(a.get('ci'), negate=True)}{' *' if a.get('drop_excludes_zero') else ''} |")
+        lines += self._detection_markdown()
+        lines += self._ablation_markdown()
         lines += self._robustness_markdown()
         lines += ["", "## Per dataset", ""]
         if self.task == "token":
@@ -225,6 +243,16 @@ class EvalReport:
                     if k:
                         lines.append(f"| {r['dataset']} | {_pct(k['f1'])} | {_pct(k['aligned'])} | {k['tp']} | {k['fp']} | "
                                      f"{k['fn']} | {k['error']} |")
+        elif self.task == "ocr":
+            lines += [f"| Dataset | Role | Split | Docs | Gold words | Words read | Word recall{f' [{ci_name}]' if ci_name else ''} | "
+                      "Precision | F1 | CER | Box recall | Change | Relative change |",
+                      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            for r in rows:
+                lines.append(f"| {r['dataset']} | {r['role'].upper()} | {r['split']} | {r['documents']} | "
+                             f"{r['gold_words']} | {r['predicted_words']} | "
+                             f"{_pct(r['recall'])}{_ci((r.get('ci') or {}).get('value'))} | {_pct(r['precision'])} | "
+                             f"{_pct(r['f1'])} | {_pct(r['cer'])} | {_pct(r['box_recall'])} | {_signed(r['drop'])} | "
+                             f"{_signed_pct(r['relative_drop'])} |")
         elif self.task == "qa":
             lines += [f"| Dataset | Role | Split | Docs | Questions | ANLS{f' [{ci_name}]' if ci_name else ''} | Change | Relative change |",
                       "|---|---|---|---:|---:|---:|---:|---:|"]
@@ -249,6 +277,45 @@ class EvalReport:
         for r in rows:
             lines.append(f"- `{r['dataset']}`: {r['location']} (split {r['split']}, {r['documents']} documents scored)")
         return "\n".join(lines) + "\n"
+
+    def _detection_markdown(self) -> list[str]:
+        """The "OOD detection and calibration" section: per OOD set, AUROC, FPR95, AUPR-In/Out and the ECEs."""
+        if not self.ood:
+            return []
+        lines = ["", "## OOD detection and calibration", "",
+                 "Telling the ID documents from each OOD set's by the model's confidence (ID positive; higher AUROC and "
+                 "AUPR, lower FPR95 are better; AUROC 50 is chance), and the expected calibration error (15 bins; lower "
+                 "is better) on the ID documents compared and on the OOD set. In percent; see Metric conventions.", "",
+                 "| OOD dataset | Pairing | AUROC | FPR95 | AUPR-In | AUPR-Out | ECE ID | ECE OOD | Note |",
+                 "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+        for r in self.ood:
+            det = r.get("ood_detection") or {}
+            ci = det.get("ci") or {}
+            cal, id_cal = r.get("calibration") or {}, r.get("id_calibration") or {}
+            note = det.get("note") or cal.get("note") or ""
+            cells = [f"{_pct(det.get(k))}{_ci(ci.get(k))}" for k in ("auroc", "fpr95", "aupr_in", "aupr_out")]
+            lines.append(f"| {r['dataset']} | {r.get('pairing') or 'paired'} | " + " | ".join(cells) + " | "
+                         f"{_pct(id_cal.get('ece'))}{_ci(id_cal.get('ci'))} | {_pct(cal.get('ece'))}{_ci(cal.get('ci'))} | "
+                         f"{note} |")
+        return lines
+
+    def _ablation_markdown(self) -> list[str]:
+        """The "Modality ablation" section: the ID set with inputs removed, paired with the ID score."""
+        if not self.ablations:
+            return []
+        m = self.metric_label
+        lines = ["", "## Modality ablation (Do-GOOD Table 1)", "",
+                 f"The ID set scored with an input removed (see Metric conventions); {m} in percent, the change paired "
+                 "by document.", "",
+                 f"| Input removed | Docs | ID {m} | Without it | Change (points) | Relative change | Note |",
+                 "|---|---:|---:|---:|---:|---:|---|"]
+        for r in self.ablations:
+            ci = r.get("ci") or {}
+            lines.append(f"| {'+'.join(r['ablation'])} | {r['documents']} | {_pct(r['id_value'])} | "
+                         f"{_pct(r['value'])}{_ci(ci.get('value'))} | {_signed(r['drop'])}"
+                         f"{_ci(ci.get('drop'), negate=True)}{' *' if r.get('drop_excludes_zero') else ''} | "
+                         f"{_signed_pct(r['relative_drop'])} | {r.get('note') or ''} |")
+        return lines
 
     def _robustness_markdown(self) -> list[str]:
         """The "Robustness across severities" section: per family mCE and mean relative drop, a plot, and per
@@ -284,7 +351,9 @@ class EvalReport:
                               f"mean relative drop {_drop_pct(sw['mean_relative_drop'])}"
                               + _drop_pct_ci(ci.get("mean_relative_drop"))
                               + (f"; CE {_ratio_text(sw['ce'])}{_ratio_ci(ci.get('ce'))}, relative CE "
-                                 f"{_ratio_text(sw['relative_ce'])}{_ratio_ci(ci.get('relative_ce'))}" if "ce" in sw else "")
+                                 + (f"{_ratio_text(sw['relative_ce'])}{_ratio_ci(ci.get('relative_ce'))}"
+                                    if not sw.get("relative_ce_note") else sw["relative_ce_note"])
+                                 if "ce" in sw else "")
                               + ".", "",
                           f"| Severity | Config | Docs | ID on the same docs | {m}{ci_name} | Change (points) | "
                           "Relative change |" + (f" {ref} | {ref} ID |" if "reference" in sw else ""),
@@ -431,7 +500,24 @@ def check_report_folder(out: Path) -> None:
 
 
 _TASK_NAMES = {"token": "token classification (FUNSD-style)", "document": "document classification (RVL-CDIP-style)",
-               "qa": "question answering (DocVQA-style)"}
+               "qa": "question answering (DocVQA-style)", "ocr": "OCR against the pages' exact words and boxes"}
+
+#: The OCR task's columns in the CSV (dogood.eval.ocr_task.ocr_scores).
+OCR_COLUMNS = ("precision", "f1", "cer", "box_recall", "box_precision", "gold_words", "predicted_words")
+
+#: OOD detection and calibration columns in the CSV: each value with its interval.
+DETECTION_COLUMNS = tuple(c for k in ("auroc", "fpr95", "aupr_in", "aupr_out", "ece", "id_ece")
+                          for c in (k, f"{k}_low", f"{k}_high"))
+
+
+def _detection_cells(r: dict) -> list[str]:
+    det = r.get("ood_detection") or {}
+    cells: list[str] = []
+    for k in ("auroc", "fpr95", "aupr_in", "aupr_out"):
+        cells += [_num(det.get(k)), *_lohi((det.get("ci") or {}).get(k))]
+    for cal in (r.get("calibration") or {}, r.get("id_calibration") or {}):
+        cells += [_num(cal.get("ece")), *_lohi(cal.get("ci"))]
+    return cells
 
 
 METRIC_CONVENTION = {

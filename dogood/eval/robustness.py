@@ -15,6 +15,13 @@ swept shift, and reports per corruption:
   severities of each severity's error above the clean error); mCE and relative
   mCE are their means over corruptions.
 
+Trustworthy summaries: the relative CE divides by the reference's own
+degradation, which a robust or weak reference may barely have; it is reported
+only where the reference's error grows by at least :data:`REFERENCE_FLOOR` per
+severity on average (else ``None``, with the reason). The reference is named by
+its file name and content hash (:func:`model_identity`), and a model scored
+against itself gets a note instead of corruption errors of 1.
+
 The formulas take floats or numpy arrays (one value per bootstrap resample)
 alike; an undefined ratio (a zero denominator: the reference's errors do not
 grow) is NaN. Written by hand: no maintained library computes ImageNet-C's
@@ -24,6 +31,7 @@ from a torchvision model's loop).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -38,6 +46,64 @@ from dogood.core.papers import Cites
 CITES = Cites("imagenet-c", 'paragraph "ImageNet-C Metrics" (Corruption Error, mCE, Relative mCE)')
 #: A severity config's name: ``<config>@<level>``, level 1..5.
 SEVERITY_CONFIG = re.compile(r"\A(?P<base>.+)@(?P<level>[1-5])\Z")
+
+
+#: The least mean growth of the reference's error over the severities (1 point of the metric) for which a
+#: relative CE is reported.
+REFERENCE_FLOOR = 0.01
+
+
+def reference_degradation(ref_scores: Sequence, ref_clean: Sequence):
+    """``mean_s (E_s^ref - E_clean^ref)``: how much the reference's error grows per severity, on average."""
+    gaps = [c - s for s, c in zip(ref_scores, ref_clean)]
+    return sum(gaps) / len(gaps)
+
+
+def floor_note(growth: float) -> str:
+    """Why a relative CE is not reported."""
+    return (f"n/a: the reference's error grows by {100 * growth:.2f} points per severity on average, below the "
+            f"{100 * REFERENCE_FLOOR:g}-point floor (the ratio would divide by noise)")
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def content_sha256(path: str | Path) -> str | None:
+    """sha256 of a file, or of a folder's files (each relative path and its sha256, sorted); ``None`` if unreadable."""
+    path = Path(path)
+    try:
+        if path.is_file():
+            return _file_sha256(path)
+        if path.is_dir():
+            digest = hashlib.sha256()
+            for f in sorted(q for q in path.rglob("*") if q.is_file() and not q.is_symlink()):
+                digest.update(f.relative_to(path).as_posix().encode("utf-8") + b"\0" + _file_sha256(f).encode() + b"\n")
+            return digest.hexdigest()
+    except OSError:
+        return None
+    return None
+
+
+def model_identity(model: Any) -> dict[str, Any]:
+    """What names a model in a report: its name, the file (or folder) it was loaded from, by name only (no local
+    path is published), and that file's content hash; ``label`` is what the report prints."""
+    name = str(getattr(model, "name", model))
+    where = getattr(model, "source", None) or getattr(model, "path", None)
+    hf = getattr(model, "name_or_path", None)
+    if where is None and hf is not None and Path(str(hf)).exists():
+        where = hf
+    if where is None or not Path(str(where)).exists():
+        label = getattr(model, "description", None) or (str(hf) if hf else name)
+        return {"name": name, "file": None, "sha256": None, "label": label}
+    where = Path(str(where))
+    digest = content_sha256(where)
+    label = f"{where.name} (sha256 {digest[:12]}…)" if digest else where.name
+    return {"name": name, "file": where.name, "sha256": digest, "label": label}
 
 
 def split_severity(config: str | None) -> tuple[str | None, int | None]:

@@ -18,7 +18,11 @@ Kinds:
   offline on an RVL-CDIP train split (``dogood train-baseline --task document``);
 - :mod:`dogood.models.hf_model`: Hugging Face token / sequence / image
   classification models by name or path (LayoutLMv3, LiLT, BROS, DiT, ...);
-- :class:`PredictionsFile`: predictions made elsewhere, read from JSONL.
+- :class:`PredictionsFile`: predictions made elsewhere, read from JSONL;
+- :mod:`dogood.models.ocr_engine`: OCR engines (``tesseract``, ``rapidocr``) as
+  models of the ``ocr`` task;
+- :class:`dogood.models.pipeline_model.PipelineModel`: an OCR engine followed
+  by a tagger (``pipeline:tesseract+baseline``).
 
 The protocol, :class:`ModelError` and the default baseline paths live in
 :mod:`dogood.models.base`, the model-zip reader in :mod:`dogood.models.model_zip`
@@ -82,13 +86,20 @@ def load_model(spec: str | Path, task: str | None = None, **options) -> Model:
 
     ``spec`` is ``"baseline"`` (the CRF baseline reading ``options["box_level"]`` boxes, default ``segment``, at
     :func:`default_baseline_path`, or for ``task == "document"`` the document baseline at
-    :func:`default_document_baseline_path`),
+    :func:`default_document_baseline_path`), an OCR engine (``"tesseract"``, ``"rapidocr"``),
+    ``"pipeline:ENGINE+TAGGER"``,
     a ``.dogood-model`` file, a ``.jsonl`` predictions file or a folder of
     them, a Hugging Face model folder, or a Hub model id. ``options`` go to
     Hugging Face models' loader (``labels``, ``device``, ``batch_size``...);
     the other kinds take none and ignore them.
     """
     spec_str = str(spec)
+    if spec_str.startswith("pipeline:"):
+        return _load_pipeline(spec_str, options)
+    from dogood.models.ocr_engine import ENGINES, load_engine
+
+    if spec_str in ENGINES and not Path(spec_str).exists():
+        return load_engine(spec_str)
     if spec_str == "baseline":
         document = task == "document"
         level = options.get("box_level") or "segment"
@@ -109,6 +120,20 @@ def load_model(spec: str | Path, task: str | None = None, **options) -> Model:
     if looks_local or path.exists():
         raise ModelError(f"model {spec_str!r} does not exist (or is not a baseline file, a predictions file or a model folder)")
     return _load_hf(spec_str, task, options)
+
+
+def _load_pipeline(spec: str, options: dict) -> Model:
+    """``pipeline:ENGINE+TAGGER``: an OCR engine, then a token tagger named as ``--model`` names one."""
+    from dogood.models.ocr_engine import ENGINES, load_engine
+    from dogood.models.pipeline_model import PipelineModel
+
+    engine, sep, tagger = spec[len("pipeline:"):].partition("+")
+    if not sep or not tagger or engine not in ENGINES:
+        raise ModelError(f"model {spec!r}: write pipeline:ENGINE+TAGGER, ENGINE one of {', '.join(ENGINES)} and "
+                         "TAGGER a token model (e.g. pipeline:tesseract+baseline)")
+    if tagger == "baseline":  # the engine reads words: the baseline trained on word boxes
+        options = {**options, "box_level": options.get("box_level") or "word"}
+    return PipelineModel(load_engine(engine), load_model(tagger, task="token", **options))
 
 
 def _load_hf(name: str, task: str | None, options: dict) -> Model:

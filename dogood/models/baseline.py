@@ -406,6 +406,8 @@ class BaselineTagger:
     task = "token"
     #: What the CRF is given: word text and boxes (its features), never the pixels.
     sees = frozenset({"text", "layout"})
+    #: Inputs it can be scored without (``dogood eval --ablate``); without the pixels it never sees, it scores the same.
+    ablations = frozenset({"text", "layout", "image"})
     #: It is given boxes, in :attr:`box_level` (``dogood eval`` checks it against the data's).
     takes_boxes = True
 

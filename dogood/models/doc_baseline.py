@@ -129,6 +129,7 @@ class DocumentBaseline:
     task = "document"
     #: What it is given: the words' text (not their boxes) and the pixels.
     sees = frozenset({"text", "image"})
+    ablations = frozenset({"text", "layout", "image"})  # dogood eval --ablate (it never sees the layout)
 
     def __init__(self, arrays: dict[str, np.ndarray], meta: dict[str, Any], *, source: str | None = None):
         self.arrays = {k: np.asarray(arrays[k]) for k in ARRAYS}

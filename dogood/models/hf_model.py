@@ -170,6 +170,9 @@ class _HFModel:
         self.model = self._load_weights()
         self.model_type = getattr(self.config, "model_type", "")
         self.inputs = frozenset(inspect.signature(self.model.forward).parameters)
+        if getattr(self.config, "visual_embed", True) is False:
+            # a LayoutLMv3 built without its patch embedding (visual_embed=False) takes no pixels, whatever forward says
+            self.inputs = self.inputs - {"pixel_values"}
         if "image" in self.inputs and "pixel_values" not in self.inputs:
             raise ModelError(
                 f"model {self.name!r} ({self.model_type}) takes a detectron2 'image' input, which dogood.models.hf_model does not feed"
@@ -237,6 +240,15 @@ class _HFModel:
             warnings.filterwarnings("ignore", message="The `device` argument is deprecated", category=FutureWarning)
             logits = self.model(**fed).logits
         return logits.float().softmax(-1).cpu()
+
+    #: Inputs it can be scored without (``dogood eval --ablate``): any, since they are removed from the document.
+    ablations = frozenset({"text", "layout", "image"})
+
+    @property
+    def mask_token(self) -> str | None:
+        """The tokenizer's mask token (what ``--ablate text`` puts in place of each word), if it has one."""
+        tokenizer = getattr(self, "tokenizer", None)
+        return getattr(tokenizer, "mask_token", None)
 
     @property
     def sees(self) -> frozenset[str]:
@@ -378,8 +390,10 @@ class HFTokenClassifier(_HFModel):
 
     Notes
     -----
-    Only token words (non-blank text) are fed, in order, so the ``tags`` of a
-    prediction align with :func:`dogood.core.schema.iob_tags`. A word's tag is the
+    Only token words (non-blank text) are fed, in order and with their text as
+    the ``tokens`` column holds it (unstripped, as the LayoutLMv3 FUNSD
+    example feeds it), so the ``tags`` of a prediction align with
+    :func:`dogood.core.schema.iob_tags`. A word's tag is the
     label of its first sub-token and its confidence that label's softmax
     probability. A word that tokenizes to nothing is fed as the unknown token.
     """
@@ -417,7 +431,9 @@ class HFTokenClassifier(_HFModel):
         items: list[tuple[int, int, list[str], list]] = []  # (document, first word, words, boxes)
         for di, doc in enumerate(docs):
             index, _ = iob_tags(doc)
-            words = [doc.words[i].text.strip() for i in index]
+            # the text as the dataset's `tokens` hold it (a FUNSD word may end in a space, which the byte-level
+            # tokenizers of LayoutLMv3 and LiLT read as a sub-token of its own), as the fine-tuning scripts feed it
+            words = [doc.words[i].text for i in index]
             boxes = [_word_box(b, doc.width, doc.height, self.float_boxes) for b in token_boxes(doc, self.box_level, index)]
             tags.append([None] * len(words))
             confs.append([0.0] * len(words))

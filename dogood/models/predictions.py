@@ -8,7 +8,10 @@ Each line holds ``id`` and, by task:
 - document classification (RVL-CDIP-style): ``label``, a class name (or its
   index), and optionally ``confidence``;
 - question answering (DocVQA-style): ``answers``, a mapping of question id to
-  answer text.
+  answer text;
+- OCR (``dogood eval --task ocr``): ``words``, a list of ``{"text": ...,
+  "box": [x0, y0, x1, y1], "confidence": ...}`` (pixel boxes on the page as
+  given; ``confidence`` optional, in [0, 1]).
 
 :func:`read_predictions` reads and checks a file on its own;
 :func:`check_against` checks it against the documents it claims to score.
@@ -27,7 +30,7 @@ from dogood.core.document import Document
 from dogood.core.errors import DogoodError
 from dogood.core.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, iob_tags
 
-TASKS = ("token", "document", "qa")
+TASKS = ("token", "document", "qa", "ocr")
 
 
 class PredictionError(DogoodError):
@@ -44,6 +47,8 @@ class Prediction:
     label: str | None = None
     confidence: float | None = None
     answers: dict[str, str] | None = None
+    #: OCR: ``(text, (x0, y0, x1, y1), confidence or None)`` per word read, pixel boxes.
+    words: tuple[tuple[str, tuple[int, int, int, int], float | None], ...] | None = None
 
 
 def read_predictions(path: str | Path, task: str) -> dict[str, Prediction]:
@@ -112,10 +117,29 @@ def _parse(obj: dict, task: str, where: str) -> Prediction:
             raise PredictionError(f"{where}: label {label!r} is not one of the 16 RVL-CDIP classes")
         conf = obj.get("confidence")
         return Prediction(obj["id"], label=label, confidence=None if conf is None else _probability(conf, where))
+    if task == "ocr":
+        return Prediction(obj["id"], words=_ocr_words(obj.get("words"), where))
     answers = obj.get("answers")
     if not isinstance(answers, dict) or not all(isinstance(v, str) for v in answers.values()):
         raise PredictionError(f"{where}: 'answers' must map question ids to answer strings")
     return Prediction(obj["id"], answers={str(k): v for k, v in answers.items()})
+
+
+def _ocr_words(words, where: str) -> tuple:
+    if not isinstance(words, list):
+        raise PredictionError(f"{where}: 'words' must be a list of {{text, box[, confidence]}} objects")
+    out = []
+    for k, w in enumerate(words):
+        box = w.get("box") if isinstance(w, dict) else None
+        if (not isinstance(w, dict) or not isinstance(w.get("text"), str) or not isinstance(box, list) or len(box) != 4
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in box)):
+            raise PredictionError(f"{where}: word {k} must be an object with a string 'text' and a 'box' of 4 numbers")
+        x0, y0, x1, y1 = (int(round(v)) for v in box)
+        if x1 < x0 or y1 < y0:
+            raise PredictionError(f"{where}: word {k} has a negative size: box {box}")
+        conf = w.get("confidence")
+        out.append((w["text"], (x0, y0, x1, y1), None if conf is None else _probability(conf, where)))
+    return tuple(out)
 
 
 def _iob_name(tag) -> bool:

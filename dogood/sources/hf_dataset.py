@@ -259,8 +259,8 @@ class HFDatasetSource:
         if self.schema != "funsd":
             return "word"
         first = self._ids[0]
-        position = self._index[first]
-        row = dict(self._rows.row(*self._rows.ids.locate(position))) if self.streaming else self._ds[position]
+        position = self._ids.position(first)
+        row = dict(self._rows.row(*self._rows.ids.locate(position))) if self._in_place else self._ds[position]
         doc = self._document(dict(row), first)
         if self._full:
             return _full_record_box_level(doc, row)

@@ -134,7 +134,7 @@ def _micro_f1(tp, n_pred, n_gold):
 def test_bootstrap_interval_equals_a_hand_computation():
     """ID: every entity right. OOD (same gold): a loses its answer, b predicts one extra entity, c all right."""
     id_ds = _hub_funsd(GOLD)
-    ood_ds = _hub_funsd({**GOLD, "d": ["O"]})  # one OOD-only document: dropped, with a warning
+    ood_ds = _hub_funsd(GOLD)  # the same documents: paired (an OOD-only document makes it unpaired: test_unpaired)
     ood_pred = {
         "a": ["B-QUESTION", "I-QUESTION", "O"],  # tp 1, pred 1, gold 2
         "b": ["B-HEADER", "B-ANSWER", "B-QUESTION", "B-ANSWER"],  # tp 3, pred 4, gold 3
@@ -173,8 +173,8 @@ def test_bootstrap_interval_equals_a_hand_computation():
     assert ood["ci"]["drop"] == pytest.approx(list(np.percentile(drops, [2.5, 97.5])), abs=1e-12)
     assert ood["ci"]["id_value"] == [1.0, 1.0] and report.id["ci"]["value"] == [1.0, 1.0]
     assert ood["drop_excludes_zero"] == (ood["ci"]["drop"][0] > 0)
-    assert ood["paired"] == {"shared": 3, "id_only": 0, "ood_only": 1}
-    assert len(report.warnings) == 1 and "0 ID document(s) are not in" in report.warnings[0]
+    assert ood["paired"] == {"shared": 3, "id_only": 0, "ood_only": 0} and ood["pairing"] == "paired"
+    assert report.warnings == []
     # the micro F1 of a resample is not the mean of per-document F1: document a alone weighs less than b
     assert ood["value"] != pytest.approx(np.mean([_micro_f1(*ood_counts[d]) for d in ids]))
 
@@ -207,9 +207,10 @@ def test_datasets_objects_and_kieval():
         as_datasets(datasets.DatasetDict({"train": id_ds}))
 
 
-def test_no_shared_document_is_an_error():
-    with pytest.raises(EvalError, match="share no document id"):
-        evaluate(Scripted({}), _hub_funsd({"a": ["O"]}), _hub_funsd({"z": ["O"]}))
+def test_no_shared_document_is_scored_unpaired():
+    report = evaluate(Scripted({"a": ["O"], "z": ["O"]}), _hub_funsd({"a": ["O"]}), _hub_funsd({"z": ["O"]}),
+                      resamples=0)
+    assert report.ood[0]["pairing"] == "unpaired" and "scored unpaired" in report.warnings[0]
     with pytest.raises(EvalError, match="cannot read a dataset from a int"):
         evaluate(Scripted({}), 3, [])
 

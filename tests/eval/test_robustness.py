@@ -13,8 +13,9 @@ from dogood.pipeline.build import build
 from dogood.cli import main
 from dogood.eval import evaluate
 from dogood.pipeline.recipe import load_recipe
-from dogood.eval.robustness import (corruption_error, mean_relative_drop, relative_corruption_error, split_severity,
-                               sweep_family)
+from dogood.core.schema import iob_tags
+from dogood.eval.robustness import (REFERENCE_FLOOR, corruption_error, floor_note, mean_relative_drop,
+                                    reference_degradation, relative_corruption_error, split_severity, sweep_family)
 
 # -- the formulas, by hand -------------------------------------------------------------------------------------
 
@@ -118,7 +119,13 @@ def test_eval_reports_severity_curves_equal_to_the_per_config_scores(sweep, trai
     data = json.loads((out / "report.json").read_text())
     rows = {r["config"]: r for r in data["datasets"] if r["role"] == "ood"}
     rob = data["robustness"]
-    assert rob["reference"] == weak_crf.name
+    import hashlib
+
+    digest = hashlib.sha256(open(weak_crf.source, "rb").read()).hexdigest()
+    assert rob["reference"] == f"weak.dogood-model (sha256 {digest[:12]}…)"  # by file and content, not the shared name
+    assert rob["reference_identity"] == {"name": weak_crf.name, "file": "weak.dogood-model", "sha256": digest,
+                                         "label": rob["reference"]}
+    assert rob["self_reference"] is False and rob["reference_floor"] == REFERENCE_FLOOR
     by_name = {s["corruption"]: s for s in rob["sweeps"]}
     assert sorted(by_name) == ["funsd-sweep/char_deletion", "funsd-sweep/merge"]  # `merge` alone is no sweep
     merge, chars = by_name["funsd-sweep/merge"], by_name["funsd-sweep/char_deletion"]
@@ -142,7 +149,12 @@ def test_eval_reports_severity_curves_equal_to_the_per_config_scores(sweep, trai
         assert sw["mean_relative_drop"] == mean_relative_drop([clean] * 3, values)
         assert sw["ce"] == corruption_error(values, ref)
         rel = relative_corruption_error(values, [clean] * 3, ref, [ref_clean] * 3)
-        assert sw["relative_ce"] == rel or (rel != rel and sw["relative_ce"] is None)
+        growth = reference_degradation(ref, [ref_clean] * 3)
+        assert sw["reference"]["degradation"] == growth
+        if growth >= REFERENCE_FLOOR:
+            assert sw["relative_ce"] == rel
+        else:  # the reference barely degrades: no ratio over noise
+            assert sw["relative_ce"] is None and sw["relative_ce_note"].startswith("n/a: the reference's error grows by")
         assert sw["ci"]["mean_relative_drop"][0] <= sw["mean_relative_drop"] <= sw["ci"]["mean_relative_drop"][1]
         assert sw["ci"]["ce"][0] <= sw["ce"] <= sw["ci"]["ce"][1]
     # merging boxes hurts entity F1 at every severity
@@ -192,8 +204,44 @@ def test_reference_none_no_sweep_and_a_stale_plot(sweep, trained_baseline, tmp_p
 
 
 def test_the_reference_may_be_the_model_itself(sweep, trained_baseline):
-    report = evaluate(trained_baseline, "funsd", [f"{sweep}:merge@1", f"{sweep}:merge@3"], limit=3, resamples=50,
-                      reference=trained_baseline)
+    from dogood.models.baseline import BaselineTagger
+
+    for reference in (trained_baseline, BaselineTagger.load(trained_baseline.source)):  # the object, or the same file
+        report = evaluate(trained_baseline, "funsd", [f"{sweep}:merge@1", f"{sweep}:merge@3"], limit=3, resamples=50,
+                          reference=reference)
+        rob = report.robustness
+        (sw,) = rob["sweeps"]
+        assert "ce" not in sw and "relative_ce" not in sw and "reference" not in sw  # no rows of 1.000
+        assert rob["self_reference"] is True and rob["reference"] is None
+        assert rob["reference_note"].startswith("the model is its own reference (funsd-baseline.dogood-model (sha256 ")
+        assert sw["severities"] == [1, 3] and sw["mean_relative_drop"] > 0
+        md = report.to_markdown()
+        assert "No corruption error: the model is its own reference" in md and "| mCE |" not in md
+
+
+def test_relative_ce_needs_the_reference_to_degrade(sweep, trained_baseline):
+    """A reference whose tags ignore the layout (gold tags, answers missed) has errors that never grow: CE is defined,
+    the relative CE would divide by zero growth, so it is n/a with the reason."""
+
+    class Steady:
+        name, task = "steady", "token"
+
+        def predict(self, docs):
+            from dogood.models.predictions import Prediction
+
+            out = {}
+            for d in docs:
+                tags = tuple("O" if t.endswith("ANSWER") else t for t in iob_tags(d)[1])
+                out[d.id] = Prediction(d.id, tags=tags, confidences=(0.9,) * len(tags))
+            return out
+
+    report = evaluate(trained_baseline, "funsd", [f"{sweep}:merge@1", f"{sweep}:merge@2", f"{sweep}:merge@3"],
+                      limit=3, resamples=50, reference=Steady())
     (sw,) = report.robustness["sweeps"]
-    assert sw["ce"] == 1.0 and sw["relative_ce"] == 1.0 and sw["ci"]["ce"] == [1.0, 1.0]
-    assert sw["severities"] == [1, 3] and sw["reference"]["values"] == [p["value"] for p in sw["curve"]]
+    assert sw["reference"]["degradation"] == 0.0 and sw["relative_ce"] is None and "relative_ce" not in sw["ci"]
+    assert sw["relative_ce_note"] == floor_note(0.0) and "below the 1-point floor" in sw["relative_ce_note"]
+    assert sw["ce"] == pytest.approx(corruption_error([p["value"] for p in sw["curve"]], sw["reference"]["values"]))
+    assert json.loads(report.to_json())["robustness"]["families"][0]["relative_mce"] is None  # nothing to average
+    md = report.to_markdown()
+    assert "relative CE n/a: the reference's error grows by 0.00 points per severity" in md
+    assert "steady" in md
