@@ -92,7 +92,8 @@ def test_an_interrupted_report_write_leaves_the_old_report(tmp_path):
     from dogood.eval import EvalReport
 
     def fake(png):
-        return SimpleNamespace(to_markdown=lambda: "# new\n", to_csv=lambda: "new\n", to_json=lambda: "{}\n",
+        return SimpleNamespace(to_markdown=lambda: "# new\n", to_csv=lambda: "new\n",
+                               to_json=lambda: '{"model": "m", "task": "token", "metric": "f1", "datasets": []}\n',
                                plot=png, severity_plots=lambda: {})
 
     def write_png(path):

@@ -45,7 +45,8 @@ class NodeMark(Shift):
     family = "layout"
 
     class Params(params.Params):
-        fail_if: params.Text = ""  # a file: while it exists, document fail_doc fails
+        fail_if: params.Text = ""  # "flag:<file>": while the file exists, document fail_doc fails (not a path value,
+        # which records would show by its content: the failing run and its resume must share their steps)
         fail_doc: params.Text = ""
 
     def prepare(self):
@@ -57,7 +58,7 @@ class NodeMark(Shift):
     def apply(self, doc, rng):
         if not hasattr(self, "_model"):
             raise RuntimeError("not prepared in this process")
-        if self.fail_if and Path(self.fail_if).exists() and doc.id == self.fail_doc:
+        if self.fail_if and Path(self.fail_if.removeprefix("flag:")).exists() and doc.id == self.fail_doc:
             raise ValueError("told to fail")
         node = os.environ.get(NODE_ENV)
         if node:
@@ -114,7 +115,7 @@ def cluster(tmp_path_factory):
 
 def _recipe(repo_id: str, flag: Path, fail_doc: str):
     configs = {"merge": load_recipe("funsd-l").configs["merge"], "distort": load_recipe("funsd-i").configs["distort"],
-               "mark": [{"shift": "test_node_mark", "fail_if": str(flag), "fail_doc": fail_doc}]}
+               "mark": [{"shift": "test_node_mark", "fail_if": f"flag:{flag}", "fail_doc": fail_doc}]}
     return parse_recipe({"name": "funsd-cluster", "version": "1.0.0", "splits": ["test"], "seed": 0,
                          "shard_size": 2, "source": {"kind": "hf", "name": repo_id, "config": "orig",
                                                      "streaming": True},
@@ -134,7 +135,7 @@ def test_streaming_source_reads_the_same_documents_as_a_download(hub, source_rep
     assert list(streamed.read_slice(2, 7)) == [loaded.load(i) for i in loaded.ids()[2:7]]
     assert streamed.load(streamed.ids()[5]) == loaded.load(loaded.ids()[5])
     again = pickle.loads(pickle.dumps(streamed))  # what an actor receives: no open file, no row
-    assert set(vars(again._rows)) == {"location", "columns", "fs", "files", "ids"}
+    assert set(vars(again._rows)) == {"location", "columns", "fs", "files", "ids", "stamps"}  # stamps: sizes, times
     assert list(again.read_slice(0, DOCS)) == [loaded.load(i) for i in loaded.ids()]
 
 

@@ -14,6 +14,8 @@ import math
 import numpy as np
 import pytest
 
+from dogood.core.fs import recorded_path
+
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
@@ -209,7 +211,7 @@ def test_same_seed_same_document_and_provenance(docs, model_dir):
     assert [w.text for w in one.words] == [w.text for w in two.words]
     assert one.provenance == two.provenance
     record = one.provenance[-1]
-    assert record.shift == "bert_attack" and record.params["model"] == model_dir
+    assert record.shift == "bert_attack" and record.params["model"] == recorded_path(model_dir)  # no local folder
     assert record.counts["changed"] > 0
     other = shift(docs[1], 8)
     assert [w.text for w in other.words] != [w.text for w in one.words]
@@ -301,7 +303,7 @@ def test_a_build_reports_the_missing_model(funsd_dir, tmp_path):
 def test_recipe_entry_and_bad_parameters(model_dir):
     shift = make_shift({"shift": "bert_attack", "model": model_dir, "fraction": 0.2, "labels": ["answer"], "context": "entity"})
     assert isinstance(shift, BertAttack) and shift.family == "text"
-    assert shift.params() == {"fraction": 0.2, "labels": ["answer"], "model": model_dir, "top_k": 48,
+    assert shift.params() == {"fraction": 0.2, "labels": ["answer"], "model": recorded_path(model_dir), "top_k": 48,
                               "context": "entity", "window": 16, "mask": True, "render": False, "device": "cpu"}
     for bad in ({"context": "line"}, {"fraction": 1.5}, {"top_k": 0}, {"window": 0}):
         with pytest.raises(RecipeError):
