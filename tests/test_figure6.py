@@ -68,10 +68,11 @@ def test_the_gain_is_the_difference_and_the_shifted_data_helps_out_of_distributi
         assert gain["value"] == pytest.approx(mixed["ood"][config]["f1"] - plain["ood"][config]["f1"])
         assert gain["ci"][0] <= gain["value"] <= gain["ci"][1]
     assert result["gain"]["ood_mean"] == pytest.approx(mixed["ood_mean_f1"] - plain["ood_mean_f1"])
-    # Trained with merged and shuffled layouts, the CRF reads merged and shuffled test forms far better (on all of
-    # FUNSD: +29.6 and +12.6 points, intervals well above 0; see examples/README.md)
-    for config in ("merge", "global_shuffle"):
-        assert result["gain"]["ood"][config]["ci"][0] > 0
+    # Trained with shuffled layouts, the CRF reads shuffled test forms better (on all of FUNSD at segment boxes:
+    # +9.0 points [5.9, 12.6]; merge's gain holds 0 there, -2.1 [-6.2, 2.2]; see examples/README.md), and the padded
+    # forms, which the plain model reads at its ID level, cost it (-9.7)
+    assert result["gain"]["ood"]["global_shuffle"]["ci"][0] > 0
+    assert result["gain"]["ood"]["margin_padding"]["value"] < 0
 
 
 def test_unknown_shift_of_the_family_is_refused(tmp_path):

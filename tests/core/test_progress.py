@@ -118,7 +118,7 @@ def test_the_baseline_trained_for_move_is_announced(data_dir, tmp_path, monkeypa
 
     monkeypatch.setenv("DOGOOD_CACHE", str(tmp_path / "cache"))
     real = baseline.train_baseline
-    monkeypatch.setattr(baseline, "train_baseline", lambda docs: real(list(docs)[:3], max_iterations=5))
+    monkeypatch.setattr(baseline, "train_baseline", lambda docs, **kw: real(list(docs)[:3], max_iterations=5, **kw))
     model = baseline.default_baseline()
     path = tmp_path / "cache" / "models" / "funsd-baseline.dogood-model"
     assert path.is_file() and model.labels
