@@ -172,3 +172,6 @@ def apply_rule(kind: str, tagged: str) -> tuple[str | None, int]:
     out, made = RULES[kind](toks, tags)
     new = " ".join(x for x in (out.get(i, t) for i, t in enumerate(toks)) if x)
     return (new if made else None), made
+
+#: Everything above, private helpers too, for the test files that import it with *.
+__all__ = [name for name in dir() if not name.startswith("__")]
