@@ -30,6 +30,7 @@ draws. With ``per_epoch=True`` the seed is hashed with the epoch
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -166,7 +167,8 @@ class Transform:
 
     def __init__(self, chain: Any, seed: int = 0, *, per_epoch: bool = False, box_level: str | None = None,
                  tag_names: Sequence[str] | None = None, class_names: Sequence[str] | None = None,
-                 id_column: str = "id", ocr: bool = False, allow_local_paths: bool = False):
+                 id_column: str = "id", ocr: bool = False, allow_local_paths: bool = False,
+                 fit_cache_dir: str | os.PathLike | None = None):
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise RecipeError(f"seed must be an integer, got {seed!r}")
         if box_level not in (None, "segment", "word"):
@@ -181,6 +183,7 @@ class Transform:
         self.id_column = id_column
         self.ocr = ocr
         self.allow_local_paths = allow_local_paths
+        self.fit_cache_dir = None if fit_cache_dir is None else os.fspath(fit_cache_dir)
         self._shifts = self.chain.shifts()
         self._keys = [s.seed_key() for s in self._shifts]
         self._prepared = False
@@ -200,6 +203,13 @@ class Transform:
         if not self._prepared:
             for shift in self._shifts:
                 shift.prepare()
+            if any(getattr(shift, "render", False) for shift in self._shifts):
+                from dogood.page.render import FIT_CACHE
+
+                # pages come back every epoch: fit each page's print once, whole (same output, less work)
+                FIT_CACHE.whole_pages = True
+                if self.fit_cache_dir is not None:
+                    FIT_CACHE.folder = self.fit_cache_dir
             self._prepared = True
 
     def apply(self, doc: Document, *, epoch: int | None = None) -> Document:
@@ -293,6 +303,8 @@ def transform(chain: Any, seed: int = 0, **options: Any) -> Transform:
     ``tag_names`` / ``class_names`` (the names of integer ``ner_tags`` / ``label`` values; default FUNSD's and
     RVL-CDIP's), ``id_column`` (default ``id``; rows without one are named by their image's content),
     ``ocr`` (read words with Tesseract when a row has none), ``allow_local_paths`` (open a ``nielsr/funsd``
-    row's ``image_path``).
+    row's ``image_path``), ``fit_cache_dir`` (a folder where steps that redraw words keep each page's font fit,
+    shared by workers and later runs; :class:`dogood.page.render.FitCache`: default ``$DOGOOD_FIT_CACHE_DIR``,
+    else memory only).
     """
     return Transform(chain, seed, **options)
