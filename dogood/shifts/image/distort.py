@@ -151,8 +151,9 @@ class DistortPage(Shift):
         warped = apply_map(pixels, backward, self.border_value, self.interpolation)
         boxes, found = carry_boxes(doc.boxes, backward, pixels, self.reproject, warped=warped)
         quads = quad_tuples(warp_quads(doc.quads, backward)[0]) if doc.has_quads else None
-        words = tuple(Word(w.text, tuple(int(v) for v in b), None if quads is None else quads[i])
-                      for i, (w, b) in enumerate(zip(doc.words, boxes)))
+        words = tuple(Word(w.text, tuple(b), None if quads is None else quads[i])
+                      for i, (w, b) in enumerate(zip(doc.words, boxes.tolist())))
+        warped.flags.writeable = False  # ours alone: the page takes it without a copy
         out = doc.replace(image=PageImage.from_array(warped, encoding=self.encoding), words=words)
         counts = {"words": len(words), "fallback_boxes": found["fallback_boxes"]}
         if "no_ink" in found:
