@@ -33,7 +33,7 @@ SHARED = ROOT.parent / "shared" / "data"
 RECIPES = {
     "funsd": "funsd", "funsd-t": "funsd", "funsd-l": "funsd", "funsd-i": "funsd", "funsd-fa": "funsd",
     "rvl-cdip-t": "rvl_cdip", "rvl-cdip-l": "rvl_cdip", "rvl-cdip-i1": "rvl_cdip", "rvl-cdip-i2": "rvl_cdip",
-    "rvl-cdip-i3": "rvl_cdip", "funsd-c": "funsd",
+    "rvl-cdip-i3": "rvl_cdip", "funsd-c": "funsd", "funsd-p": "funsd", "rvl-cdip-p": "rvl_cdip",
 }
 
 
