@@ -148,6 +148,31 @@ def test_distort_output_is_pinned(pages, k):
     assert digest(pages[source](index), params, seed, quads) == PINNED[k]
 
 
+def test_source_cache_gives_what_a_cold_start_gives(pages, monkeypatch):
+    """The source side of carry_boxes (ink mask, label images), cached by page content, changes no box; a page
+    seen again is served from the cache, and the cache keeps within its byte budget."""
+    from dogood.page import warp
+
+    docs = [pages["funsd"](0), pages["funsd"](1), pages["rvl"](0)]
+    maps = [warp.distortion_map((d.width, d.height), np.random.default_rng(k), strength=0.6) for k, d in enumerate(docs)]
+    warp._SOURCE_CACHE.clear()
+    cold = [warp.carry_boxes(d.boxes, m, d.image.to_array(), mode) for d, m in zip(docs, maps)
+            for mode in warp.REPROJECT]
+    assert len(warp._SOURCE_CACHE) == 2 * len(docs)  # with ink (margins and ink share it) and without (box)
+    warm = [warp.carry_boxes(d.boxes, m, d.image.to_array(), mode) for d, m in zip(docs, maps)
+            for mode in warp.REPROJECT]
+    for (a, ca), (b, cb) in zip(cold, warm):
+        assert np.array_equal(a, b) and ca == cb
+    one = max(entry[0].nbytes() for entry in warp._SOURCE_CACHE.values())
+    monkeypatch.setattr(warp, "SOURCE_CACHE_BYTES", one)
+    warp._SOURCE_CACHE.clear()
+    again = [warp.carry_boxes(d.boxes, m, d.image.to_array(), mode) for d, m in zip(docs, maps)
+             for mode in warp.REPROJECT]
+    assert len(warp._SOURCE_CACHE) == 1
+    for (a, ca), (b, cb) in zip(cold, again):
+        assert np.array_equal(a, b) and ca == cb
+
+
 if __name__ == "__main__":  # regenerate PINNED in this file
     import os
     import re
