@@ -103,14 +103,28 @@ def apply_map(pixels: np.ndarray, backward_map: np.ndarray, border_value: int = 
     ``interpolation`` is ``"linear"`` (bilinear), ``"cubic"`` or ``"lanczos"``
     (sharper, slower).
     """
+    return _remap(pixels, check_map(backward_map), border_value, interpolation)
+
+
+def _remap(pixels, backward_map: np.ndarray, border_value, interpolation: str) -> np.ndarray:
+    """:func:`apply_map` with a checked map."""
     pixels = np.asarray(pixels)
     if pixels.dtype != np.uint8 or pixels.ndim not in (2, 3) or (pixels.ndim == 3 and pixels.shape[2] != 3):
         raise ValueError(f"expected HxW or HxWx3 uint8 pixels, got {pixels.dtype} {pixels.shape}")
     if interpolation not in INTERPOLATIONS:
         raise ValueError(f"interpolation must be one of {', '.join(INTERPOLATIONS)}, got {interpolation!r}")
     border = tuple(border_value) if isinstance(border_value, Sequence) else (border_value,) * 3
-    return cv2.remap(pixels, check_map(backward_map), None, INTERPOLATIONS[interpolation],
+    return cv2.remap(pixels, backward_map, None, INTERPOLATIONS[interpolation],
                      borderMode=cv2.BORDER_CONSTANT, borderValue=tuple(float(v) for v in border) + (0.0,))
+
+
+def warp_page(pixels: np.ndarray, boxes, backward_map: np.ndarray, border_value: int = 0,
+              interpolation: str = "linear", mode: str = "margins") -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """``(warped, new boxes, counts)``: :func:`apply_map` and :func:`carry_boxes` (given the warped page), with one
+    check of the map."""
+    backward_map = check_map(backward_map)
+    warped = _remap(pixels, backward_map, border_value, interpolation)
+    return (warped, *_carry_boxes(boxes, backward_map, pixels, mode, None, warped))
 
 
 def check_map(backward_map, what: str = "backward map") -> np.ndarray:
@@ -640,10 +654,15 @@ def carry_boxes(boxes, backward_map: np.ndarray, pixels: np.ndarray, mode: str =
     box's looseness measured on the output page is the source's (a map that moves nothing keeps every box).
     Counts as :func:`reproject_boxes`'s, without ``layers``.
     """
+    return _carry_boxes(boxes, check_map(backward_map), pixels, mode, ink, warped)
+
+
+def _carry_boxes(boxes, backward_map: np.ndarray, pixels: np.ndarray, mode: str, ink: np.ndarray | None,
+                 warped: np.ndarray | None) -> tuple[np.ndarray, dict[str, int]]:
+    """:func:`carry_boxes` with a checked map."""
     if mode not in REPROJECT:
         raise ValueError(f"mode must be one of {', '.join(REPROJECT)}, got {mode!r}")
     boxes = np.asarray(boxes, dtype=np.int64).reshape(-1, 4)
-    backward_map = check_map(backward_map)
     if ink is not None and mode != "box":
         height, width = np.asarray(pixels).shape[:2]
         ink = np.asarray(ink, dtype=bool)
