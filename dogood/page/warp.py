@@ -841,17 +841,20 @@ def _warped_bounds(pixels: np.ndarray, members: list, backward_map: np.ndarray, 
     warped pixel of box ``j``."""
     warped = cv2.remap(pixels, backward_map, None, cv2.INTER_NEAREST,
                        borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    bounds, seen = out.tolist(), found.tolist()
     for label, where in enumerate(ndimage.find_objects(warped, max_label=len(members) - 1), start=1):
         if where is None:
             continue
         rows, cols = where
         for j in members[label]:
-            if found[j]:
-                o = out[j]
-                out[j] = (min(o[0], cols.start), min(o[1], rows.start), max(o[2], cols.stop), max(o[3], rows.stop))
+            if seen[j]:
+                o = bounds[j]
+                bounds[j] = [min(o[0], cols.start), min(o[1], rows.start), max(o[2], cols.stop), max(o[3], rows.stop)]
             else:
-                out[j] = (cols.start, rows.start, cols.stop, rows.stop)
-                found[j] = True
+                bounds[j] = [cols.start, rows.start, cols.stop, rows.stop]
+                seen[j] = True
+    out[...] = np.asarray(bounds, dtype=np.int64).reshape(out.shape)
+    found[...] = seen
 
 
 # -- map providers -----------------------------------------------------------------------------------------------------
