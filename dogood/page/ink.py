@@ -221,7 +221,7 @@ def _ink_maps(luma: np.ndarray, boxes: np.ndarray, region: str, pad: int, min_co
     # Per region: Otsu's threshold on the contrast and the ink's depth (mean contrast of the ink core),
     # painted into page maps; alpha is then solved for the whole page at once.
     threshold = np.full((h, w), 255, np.uint8)
-    depth = np.ones((h, w), np.uint8)  # np.maximum below keeps the deepest ink of overlapping regions
+    depth = np.ones((h, w), np.uint8)  # where regions overlap, the deepest ink is painted last (below)
     levels = np.zeros(len(boxes), np.int32)
     has_ink = np.zeros(len(boxes), bool)
     solved = []  # (threshold, depth, corners) per solved region, painted below

@@ -652,7 +652,8 @@ def carry_boxes(boxes, backward_map: np.ndarray, pixels: np.ndarray, mode: str =
     page; with ``"margins"`` the warped ink's bounds are then re-fitted to the ink found on it inside each box so
     made (:func:`ink_mask`, as a looseness measure finds it) and the margins restored around those, so that the
     box's looseness measured on the output page is the source's (a map that moves nothing keeps every box).
-    Counts as :func:`reproject_boxes`'s, without ``layers``.
+    Counts as :func:`reproject_boxes`'s, without ``layers``. What does not depend on the map (the ink mask, the
+    label images, the ink's bounds) is cached by the page's and boxes' content (:data:`SOURCE_CACHE_BYTES`).
     """
     return _carry_boxes(boxes, check_map(backward_map), pixels, mode, ink, warped)
 
