@@ -96,7 +96,7 @@ def rvl_doc(path, index: int) -> Document:
     pixels = image.to_array()
     dark = (pixels < 128).astype(np.uint8)
     joined = cv2.dilate(dark, np.ones((3, 9), np.uint8))
-    n, _, stats, _ = cv2.connectedComponentsWithStats(joined, connectivity=8)
+    stats = cv2.connectedComponentsWithStats(joined, connectivity=8)[2]
     words = [Word(f"w{k}", (int(x), int(y), int(x + w), int(y + h)))
              for k, (x, y, w, h, area) in enumerate(stats[1:].tolist()) if area >= 12 and w < 400 and h < 80]
     return Document(id=f"rvl{index}", image=image, words=tuple(words))
@@ -184,4 +184,4 @@ if __name__ == "__main__":  # regenerate PINNED in this file
     here = Path(__file__)
     body = "".join(f'    "{d}",\n' for d in pinned)
     here.write_text(re.sub(r"PINNED: list\[str\] = \[.*?\]\n", lambda _: f"PINNED: list[str] = [\n{body}]\n",
-                           here.read_text(), count=1, flags=re.S))
+                           here.read_text(), count=1, flags=re.DOTALL))
