@@ -33,7 +33,7 @@ SHARED = ROOT.parent / "shared" / "data"
 RECIPES = {
     "funsd": "funsd", "funsd-t": "funsd", "funsd-l": "funsd", "funsd-i": "funsd", "funsd-fa": "funsd",
     "rvl-cdip-t": "rvl_cdip", "rvl-cdip-l": "rvl_cdip", "rvl-cdip-i1": "rvl_cdip", "rvl-cdip-i2": "rvl_cdip",
-    "rvl-cdip-i3": "rvl_cdip", "funsd-c": "funsd",
+    "rvl-cdip-i3": "rvl_cdip", "funsd-c": "funsd", "funsd-p": "funsd", "rvl-cdip-p": "rvl_cdip",
 }
 
 
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     before = json.loads(Path(args.compare).read_text(encoding="utf-8"))
     differ = 0
-    for name in sorted(set(before) | set(hashes)):
+    for name in sorted(hashes):  # the recipes this run built
         old, new = before.get(name, {}), hashes.get(name, {})
         for path in sorted(set(old) | set(new)):
             if old.get(path) != new.get(path):
