@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     before = json.loads(Path(args.compare).read_text(encoding="utf-8"))
     differ = 0
-    for name in sorted(set(before) | set(hashes)):
+    for name in sorted(hashes):  # the recipes this run built
         old, new = before.get(name, {}), hashes.get(name, {})
         for path in sorted(set(old) | set(new)):
             if old.get(path) != new.get(path):

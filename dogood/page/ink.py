@@ -221,9 +221,10 @@ def _ink_maps(luma: np.ndarray, boxes: np.ndarray, region: str, pad: int, min_co
     # Per region: Otsu's threshold on the contrast and the ink's depth (mean contrast of the ink core),
     # painted into page maps; alpha is then solved for the whole page at once.
     threshold = np.full((h, w), 255, np.uint8)
-    depth = np.ones((h, w), np.uint8)  # np.maximum below keeps the deepest ink of overlapping regions
+    depth = np.ones((h, w), np.uint8)  # where regions overlap, the deepest ink is painted last (below)
     levels = np.zeros(len(boxes), np.int32)
     has_ink = np.zeros(len(boxes), bool)
+    solved = []  # (threshold, depth, corners) per solved region, painted below
 
     def solve(y0, y1, x0, x1):
         c = contrast[y0:y1, x0:x1]
@@ -238,8 +239,7 @@ def _ink_maps(luma: np.ndarray, boxes: np.ndarray, region: str, pad: int, min_co
         d = cv2.mean(c, core)[0]  # contrast of the ink: at or beyond it alpha is 1
         if d < min_contrast:
             return None
-        np.minimum(threshold[y0:y1, x0:x1], int(t), out=threshold[y0:y1, x0:x1])
-        np.maximum(depth[y0:y1, x0:x1], min(int(round(d)), 255), out=depth[y0:y1, x0:x1])
+        solved.append((min(int(t), 255), max(min(int(round(d)), 255), 1), x0, y0, x1 - 1, y1 - 1))
         return int(round(cv2.mean(paper[y0:y1, x0:x1], core)[0] - d)) if with_levels else 0
 
     if region == "words":
@@ -255,7 +255,11 @@ def _ink_maps(luma: np.ndarray, boxes: np.ndarray, region: str, pad: int, min_co
         for y0 in range(0, h, tile):
             for x0 in range(0, w, tile):
                 solve(y0, min(y0 + tile, h), x0, min(x0 + tile, w))
-
+    # where regions overlap, the lowest threshold and the deepest ink: filled rectangles, painted in that order
+    for t, _, x0, y0, x1, y1 in sorted(solved, key=lambda r: -r[0]):
+        cv2.rectangle(threshold, (x0, y0), (x1, y1), t, cv2.FILLED)
+    for _, d, x0, y0, x1, y1 in sorted(solved, key=lambda r: r[1]):
+        cv2.rectangle(depth, (x0, y0), (x1, y1), d, cv2.FILLED)
     return paper, contrast, threshold, depth, levels, has_ink
 
 

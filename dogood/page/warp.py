@@ -43,7 +43,10 @@ or fits DocUNet's folds and curves into the canvas.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -100,14 +103,28 @@ def apply_map(pixels: np.ndarray, backward_map: np.ndarray, border_value: int = 
     ``interpolation`` is ``"linear"`` (bilinear), ``"cubic"`` or ``"lanczos"``
     (sharper, slower).
     """
+    return _remap(pixels, check_map(backward_map), border_value, interpolation)
+
+
+def _remap(pixels, backward_map: np.ndarray, border_value, interpolation: str) -> np.ndarray:
+    """:func:`apply_map` with a checked map."""
     pixels = np.asarray(pixels)
     if pixels.dtype != np.uint8 or pixels.ndim not in (2, 3) or (pixels.ndim == 3 and pixels.shape[2] != 3):
         raise ValueError(f"expected HxW or HxWx3 uint8 pixels, got {pixels.dtype} {pixels.shape}")
     if interpolation not in INTERPOLATIONS:
         raise ValueError(f"interpolation must be one of {', '.join(INTERPOLATIONS)}, got {interpolation!r}")
     border = tuple(border_value) if isinstance(border_value, Sequence) else (border_value,) * 3
-    return cv2.remap(pixels, check_map(backward_map), None, INTERPOLATIONS[interpolation],
+    return cv2.remap(pixels, backward_map, None, INTERPOLATIONS[interpolation],
                      borderMode=cv2.BORDER_CONSTANT, borderValue=tuple(float(v) for v in border) + (0.0,))
+
+
+def warp_page(pixels: np.ndarray, boxes, backward_map: np.ndarray, border_value: int = 0,
+              interpolation: str = "linear", mode: str = "margins") -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """``(warped, new boxes, counts)``: :func:`apply_map` and :func:`carry_boxes` (given the warped page), with one
+    check of the map."""
+    backward_map = check_map(backward_map)
+    warped = _remap(pixels, backward_map, border_value, interpolation)
+    return (warped, *_carry_boxes(boxes, backward_map, pixels, mode, None, warped))
 
 
 def check_map(backward_map, what: str = "backward map") -> np.ndarray:
@@ -507,14 +524,45 @@ def reproject_boxes(boxes, backward_map: np.ndarray, page_size: Size,
     backward_map = check_map(backward_map)
     width, height = _check_size(page_size)
     boxes = np.asarray(boxes, dtype=np.int64).reshape(-1, 4)
-    counts = {"fallback_boxes": 0, "layers": 0}
     if ink is not None:
         ink = np.asarray(ink, dtype=bool)
         if ink.shape != (height, width):
             raise ValueError(f"ink mask has shape {ink.shape}, the page is {height}x{width}")
-        counts["no_ink"] = 0
+    return _carry(_source_side(boxes, width, height, ink), backward_map)
+
+
+class _Source(NamedTuple):
+    """What :func:`reproject_boxes` makes of the source page and its boxes before any map: the distinct boxes
+    (``unique``, ``inverse``), their zero-size sides (``after``, ``before``), the label images (``layers``:
+    ``(pixels, members)``; pixels as ``(shape, flat indices, labels)`` once :meth:`compact`) and ``no_ink``
+    (``None`` without an ink mask)."""
+
+    boxes: np.ndarray
+    unique: np.ndarray
+    inverse: np.ndarray
+    after: np.ndarray
+    before: np.ndarray
+    layers: list
+    no_ink: np.ndarray | None
+
+    def compact(self) -> _Source:
+        """The same, each label image kept as its non-zero pixels (to cache)."""
+        layers = []
+        for pixels, members in self.layers:
+            flat = np.flatnonzero(pixels)
+            layers.append(((pixels.shape, flat.astype(np.int32), pixels.reshape(-1)[flat]), members))
+        return self._replace(layers=layers)
+
+    def nbytes(self) -> int:
+        return sum(p[1].nbytes + p[2].nbytes if isinstance(p, tuple) else p.nbytes for p, _ in self.layers) + \
+            self.boxes.nbytes * 4
+
+
+def _source_side(boxes: np.ndarray, width: int, height: int, ink: np.ndarray | None) -> _Source:
+    """The map-independent part of :func:`reproject_boxes` (checked inputs)."""
     if not len(boxes):
-        return boxes.copy(), counts
+        return _Source(boxes, boxes, np.zeros(0, np.int64), boxes, boxes, [], None if ink is None else
+                       np.zeros(0, bool))
     unique, inverse = np.unique(boxes, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
     m = len(unique)
@@ -528,9 +576,6 @@ def reproject_boxes(boxes, backward_map: np.ndarray, page_size: Size,
                       (unique[:, 3] <= unique[:, 1]) & (unique[:, 1] < height)], axis=1)
     before = np.stack([(unique[:, 2] <= unique[:, 0]) & (unique[:, 0] >= width),
                        (unique[:, 3] <= unique[:, 1]) & (unique[:, 1] >= height)], axis=1)
-
-    out = np.zeros((m, 4), dtype=np.int64)
-    found = np.zeros(m, dtype=bool)
     no_ink = np.zeros(m, dtype=bool)
     # boxes whose rectangle meets no other's (most words) are painted all at once
     if m <= 4096:
@@ -538,31 +583,52 @@ def reproject_boxes(boxes, backward_map: np.ndarray, page_size: Size,
         apart = meets.sum(axis=1) == 1  # itself only
     else:
         apart = np.zeros(m, bool)
+    layers = []
     labels = _LabelImage(height, width)
     labels.paint_apart(np.flatnonzero(apart), (c0, r0, c1, r1), ink, no_ink)
     for j in np.flatnonzero(~apart).tolist():
         region, mask = _footprint(j, c0, r0, c1, r1, ink)
         no_ink[j] = ink is not None and mask is None
-        if not labels.paint(j, region, mask):  # out of labels: read this image, start another
-            labels.bounds(backward_map, out, found)
-            counts["layers"] += 1
+        if not labels.paint(j, region, mask):  # out of labels: keep this image, start another
+            layers.append((labels.pixels, labels.members))
             labels = _LabelImage(height, width)
             labels.paint(j, region, mask)
-    labels.bounds(backward_map, out, found)
-    counts["layers"] += 1
+    layers.append((labels.pixels, labels.members))
+    return _Source(boxes, unique, inverse, after, before, layers, None if ink is None else no_ink)
+
+
+def _carry(src: _Source, backward_map: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
+    """The map-dependent part of :func:`reproject_boxes`: ``src`` (:func:`_source_side`) through ``backward_map``
+    (checked)."""
+    counts = {"fallback_boxes": 0, "layers": 0}
+    if src.no_ink is not None:
+        counts["no_ink"] = 0
+    if not len(src.boxes):
+        return src.boxes.copy(), counts
+    unique, inverse = src.unique, src.inverse
+    m = len(unique)
+    out = np.zeros((m, 4), dtype=np.int64)
+    found = np.zeros(m, dtype=bool)
+    for pixels, members in src.layers:
+        if isinstance(pixels, tuple):  # compacted: rebuild the label image
+            shape, flat, values = pixels
+            pixels = np.zeros(shape, np.uint16)
+            pixels.reshape(-1)[flat] = values
+        _warped_bounds(pixels, members, backward_map, out, found)
+        counts["layers"] += 1
     # a zero-width (height) box stays so, on the side of its rasterised pixel where its line is
     for axis in (0, 1):
         lo, hi = out[:, axis].copy(), out[:, axis + 2].copy()
-        out[:, axis + 2] = np.where(after[:, axis] & found, lo, hi)
-        out[:, axis] = np.where(before[:, axis] & found, hi, lo)
+        out[:, axis + 2] = np.where(src.after[:, axis] & found, lo, hi)
+        out[:, axis] = np.where(src.before[:, axis] & found, hi, lo)
     for j in np.flatnonzero(~found):
         centre = np.array([(unique[j, 0] + unique[j, 2]) / 2 - 0.5, (unique[j, 1] + unique[j, 3]) / 2 - 0.5])
         gap = ((backward_map - centre.astype(np.float32)) ** 2).sum(axis=2)
         row, col = np.unravel_index(int(np.argmin(gap)), gap.shape)
         out[j] = (col, row, col, row)
     counts["fallback_boxes"] = int((~found)[inverse].sum())
-    if ink is not None:
-        counts["no_ink"] = int(no_ink[inverse].sum())
+    if src.no_ink is not None:
+        counts["no_ink"] = int(src.no_ink[inverse].sum())
     return out[inverse], counts
 
 
@@ -586,19 +652,30 @@ def carry_boxes(boxes, backward_map: np.ndarray, pixels: np.ndarray, mode: str =
     page; with ``"margins"`` the warped ink's bounds are then re-fitted to the ink found on it inside each box so
     made (:func:`ink_mask`, as a looseness measure finds it) and the margins restored around those, so that the
     box's looseness measured on the output page is the source's (a map that moves nothing keeps every box).
-    Counts as :func:`reproject_boxes`'s, without ``layers``.
+    Counts as :func:`reproject_boxes`'s, without ``layers``. What does not depend on the map (the ink mask, the
+    label images, the ink's bounds) is cached by the page's and boxes' content (:data:`SOURCE_CACHE_BYTES`).
     """
+    return _carry_boxes(boxes, check_map(backward_map), pixels, mode, ink, warped)
+
+
+def _carry_boxes(boxes, backward_map: np.ndarray, pixels: np.ndarray, mode: str, ink: np.ndarray | None,
+                 warped: np.ndarray | None) -> tuple[np.ndarray, dict[str, int]]:
+    """:func:`carry_boxes` with a checked map."""
     if mode not in REPROJECT:
         raise ValueError(f"mode must be one of {', '.join(REPROJECT)}, got {mode!r}")
     boxes = np.asarray(boxes, dtype=np.int64).reshape(-1, 4)
-    height, width = np.asarray(pixels).shape[:2]
-    if mode != "box" and len(boxes) and ink is None:
-        ink = ink_mask(pixels, boxes)
-    out, counts = reproject_boxes(boxes, backward_map, (width, height), ink=ink if mode != "box" else None)
+    if ink is not None and mode != "box":
+        height, width = np.asarray(pixels).shape[:2]
+        ink = np.asarray(ink, dtype=bool)
+        if ink.shape != (height, width):
+            raise ValueError(f"ink mask has shape {ink.shape}, the page is {height}x{width}")
+        src, source_ink = _source_side(boxes, width, height, ink), ink_bounds(ink, boxes)
+    else:
+        src, source_ink = _page_source(pixels, boxes, mode != "box")
+    out, counts = _carry(src, backward_map)
     counts.pop("layers", None)
     if mode == "margins" and len(boxes):
         canvas = backward_map.shape[1::-1]
-        source_ink = ink_bounds(ink, boxes)
         first = restore_margins(boxes, source_ink, out, canvas)
         if warped is None:
             return first, counts
@@ -609,20 +686,54 @@ def carry_boxes(boxes, backward_map: np.ndarray, pixels: np.ndarray, mode: str =
     return out, counts
 
 
+#: Bytes of source-side work (:func:`_page_source`) kept between calls, per process: a page seen again (the next
+#: epoch of a training loader, another config of a build) skips its ink mask and label images.
+SOURCE_CACHE_BYTES = 128 << 20
+_SOURCE_CACHE: OrderedDict[bytes, tuple[_Source, np.ndarray | None]] = OrderedDict()
+_SOURCE_LOCK = threading.Lock()
+
+
+def _page_source(pixels: np.ndarray, boxes: np.ndarray, with_ink: bool) -> tuple[_Source, np.ndarray | None]:
+    """:func:`_source_side` of the page ``pixels`` with its ink mask (:func:`ink_mask`) when ``with_ink`` (and
+    boxes), and the ink's bounds per box (:func:`ink_bounds`; ``None`` without ink): what a map does not change,
+    cached by the content of the pixels and boxes (least recently used out past :data:`SOURCE_CACHE_BYTES`)."""
+    pixels = np.asarray(pixels)
+    height, width = pixels.shape[:2]
+    with_ink = with_ink and len(boxes) > 0
+    key = hashlib.sha1(np.ascontiguousarray(pixels).data, usedforsecurity=False)
+    key.update(repr((pixels.shape, pixels.dtype.str, with_ink)).encode())
+    key.update(np.ascontiguousarray(boxes, dtype=np.int64).data)
+    key = key.digest()
+    with _SOURCE_LOCK:
+        hit = _SOURCE_CACHE.get(key)
+        if hit is not None:
+            _SOURCE_CACHE.move_to_end(key)
+            return hit
+    ink = ink_mask(pixels, boxes) if with_ink else None
+    src = _source_side(boxes, width, height, ink).compact()
+    got = src, (ink_bounds(ink, boxes) if with_ink else None)
+    with _SOURCE_LOCK:
+        _SOURCE_CACHE[key] = got
+        total = sum(entry[0].nbytes() for entry in _SOURCE_CACHE.values())
+        while total > SOURCE_CACHE_BYTES and _SOURCE_CACHE:
+            total -= _SOURCE_CACHE.popitem(last=False)[1][0].nbytes()
+    return got
+
+
 def ink_bounds(ink: np.ndarray, boxes) -> np.ndarray:
     """Per box, the bounds ``(x0, y0, x1, y1)`` (pixel edges) of the ``ink`` pixels inside it; ``-1`` rows where
     the box holds none."""
     boxes = np.asarray(boxes, dtype=np.int64).reshape(-1, 4)
     height, width = ink.shape
     out = np.full((len(boxes), 4), -1, dtype=np.int64)
+    ink = np.ascontiguousarray(ink).view(np.uint8)
     for i, (x0, y0, x1, y1) in enumerate(boxes.tolist()):
         x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, width), min(y1, height)
         if x1 <= x0 or y1 <= y0:
             continue
-        inside = ink[y0:y1, x0:x1]
-        cols, rows = np.flatnonzero(inside.any(axis=0)), np.flatnonzero(inside.any(axis=1))
-        if len(cols):
-            out[i] = (x0 + cols[0], y0 + rows[0], x0 + cols[-1] + 1, y0 + rows[-1] + 1)
+        x, y, w, h = cv2.boundingRect(ink[y0:y1, x0:x1])  # of the non-zero pixels; all 0 when none
+        if w:
+            out[i] = (x0 + x, y0 + y, x0 + x + w, y0 + y + h)
     return out
 
 
@@ -724,21 +835,27 @@ class _LabelImage:
             sub[mask] = table[values]
         return True
 
-    def bounds(self, backward_map: np.ndarray, out: np.ndarray, found: np.ndarray) -> None:
-        """Warp the labels and widen ``out[j]`` (marking ``found[j]``) to every warped pixel of box ``j``."""
-        warped = cv2.remap(self.pixels, backward_map, None, cv2.INTER_NEAREST,
-                           borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-        for label, where in enumerate(ndimage.find_objects(warped, max_label=len(self.members) - 1), start=1):
-            if where is None:
-                continue
-            rows, cols = where
-            for j in self.members[label]:
-                if found[j]:
-                    o = out[j]
-                    out[j] = (min(o[0], cols.start), min(o[1], rows.start), max(o[2], cols.stop), max(o[3], rows.stop))
-                else:
-                    out[j] = (cols.start, rows.start, cols.stop, rows.stop)
-                    found[j] = True
+
+def _warped_bounds(pixels: np.ndarray, members: list, backward_map: np.ndarray, out: np.ndarray,
+                   found: np.ndarray) -> None:
+    """Warp the label image ``pixels`` (:class:`_LabelImage`) and widen ``out[j]`` (marking ``found[j]``) to every
+    warped pixel of box ``j``."""
+    warped = cv2.remap(pixels, backward_map, None, cv2.INTER_NEAREST,
+                       borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    bounds, seen = out.tolist(), found.tolist()
+    for label, where in enumerate(ndimage.find_objects(warped, max_label=len(members) - 1), start=1):
+        if where is None:
+            continue
+        rows, cols = where
+        for j in members[label]:
+            if seen[j]:
+                o = bounds[j]
+                bounds[j] = [min(o[0], cols.start), min(o[1], rows.start), max(o[2], cols.stop), max(o[3], rows.stop)]
+            else:
+                bounds[j] = [cols.start, rows.start, cols.stop, rows.stop]
+                seen[j] = True
+    out[...] = np.asarray(bounds, dtype=np.int64).reshape(out.shape)
+    found[...] = seen
 
 
 # -- map providers -----------------------------------------------------------------------------------------------------

@@ -18,12 +18,11 @@ from dogood.page.warp import (
     INTERPOLATIONS,
     KINDS,
     REPROJECT,
-    apply_map,
-    carry_boxes,
     check_map,
     distortion_map,
     get_map_provider,
     map_provider_names,
+    warp_page,
 )
 
 
@@ -148,11 +147,12 @@ class DistortPage(Shift):
     def apply(self, doc: Document, rng: np.random.Generator):
         pixels = doc.image.to_array()
         backward = self.backward_map(doc, pixels, rng)
-        warped = apply_map(pixels, backward, self.border_value, self.interpolation)
-        boxes, found = carry_boxes(doc.boxes, backward, pixels, self.reproject, warped=warped)
+        warped, boxes, found = warp_page(pixels, doc.boxes, backward, self.border_value, self.interpolation,
+                                         self.reproject)
         quads = quad_tuples(warp_quads(doc.quads, backward)[0]) if doc.has_quads else None
-        words = tuple(Word(w.text, tuple(int(v) for v in b), None if quads is None else quads[i])
-                      for i, (w, b) in enumerate(zip(doc.words, boxes)))
+        words = tuple(Word(w.text, tuple(b), None if quads is None else quads[i])
+                      for i, (w, b) in enumerate(zip(doc.words, boxes.tolist())))
+        warped.flags.writeable = False  # ours alone: the page takes it without a copy
         out = doc.replace(image=PageImage.from_array(warped, encoding=self.encoding), words=words)
         counts = {"words": len(words), "fallback_boxes": found["fallback_boxes"]}
         if "no_ink" in found:
