@@ -276,8 +276,10 @@ def choose_styles(doc: Document, indices: Iterable[int], original: Document | No
     page = FIT_CACHE.page(pixels)
     if FIT_CACHE.whole_pages and original is not None and not page.whole and per == "entity" and todo:
         page.whole = True  # first: every run of print on the page, fitted and refined once for all later choices
-        _choose_styles(doc, [j for j in range(min(len(doc.words), len(original.words)))
-                             if original.words[j].text.strip()], original, per, page, pixels)
+        known = [j for j in range(min(len(doc.words), len(original.words))) if original.words[j].text.strip()]
+        _choose_styles(doc, known, original, per, page, pixels)  # runs chosen after others (their refinements)
+        for j in known:  # and each run chosen first, before any other
+            _choose_styles(doc, [j], original, per, page, pixels)
     styles = _choose_styles(doc, todo, original, per, page, pixels)
     FIT_CACHE.keep(page)
     return styles
@@ -295,9 +297,9 @@ def _choose_styles(doc: Document, todo: list[int], original: Document | None, pe
 
     entity_of: dict[int, tuple[int, ...]] = {}
     for entity in doc.entities:
-        for j in entity.word_ids:
-            if 0 <= j < len(doc.words):
-                entity_of.setdefault(j, tuple(k for k in entity.word_ids if 0 <= k < len(doc.words)))
+        mates = tuple(k for k in entity.word_ids if 0 <= k < len(doc.words))
+        for j in mates:
+            entity_of.setdefault(j, mates)
     fits: dict[int, _Fit | None] = {}
 
     def fit(j: int) -> _Fit | None:
@@ -311,6 +313,7 @@ def _choose_styles(doc: Document, todo: list[int], original: Document | None, pe
     chosen: dict[tuple[int, ...], tuple[int, int]] = {}  # per run of print: face and edge level
     boxes = np.array([w.box for w in doc.words], np.float64).reshape(-1, 4)
     known = np.array([bool((t := shown(j)) and t.strip()) for j in range(len(doc.words))], bool)
+    layout = hashlib.blake2b(boxes.tobytes() + known.tobytes(), digest_size=16).digest()  # what a context depends on
     for i in todo:
         box = _clip(doc.words[i].box, width, height)
         if box[2] <= box[0] or box[3] <= box[1]:
@@ -325,7 +328,8 @@ def _choose_styles(doc: Document, todo: list[int], original: Document | None, pe
             styles[i] = box_style(pixels, box)
             continue
         if group not in chosen:
-            context = () if per == "word" else _nearest(boxes, group, CONTEXT_WORDS, known & _alike(boxes, group))
+            context = () if per == "word" else page.context(layout, group, lambda: _nearest(
+                boxes, group, CONTEXT_WORDS, known & _alike(boxes, group)))
             chosen[group] = page.choose([f for _, f in fitted], [f for j in context if (f := fit(j)) is not None])
         face_k, edge_k = chosen[group]
         fitted_styles = [f.style(face_k, edge_k) for _, f in fitted]
@@ -506,8 +510,7 @@ def ink_threshold(crop: np.ndarray) -> float | None:
     gray = _gray(crop)
     if not gray.size:
         return None
-    lo, hi = np.percentile(gray, [2, 98])
-    if hi - lo < MIN_CONTRAST:
+    if _low_contrast(gray):
         return None
     threshold, _ = cv2.threshold(np.ascontiguousarray(gray), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     return float(threshold)
@@ -518,11 +521,42 @@ def ink_colour(crop: np.ndarray, core: np.ndarray) -> tuple[int, ...] | int:
     if not core.any():
         return DEFAULT_INK if crop.ndim == 2 else (DEFAULT_INK,) * 3
     gray = _gray(crop)[core]
-    dark = gray <= np.median(gray)
+    dark = gray <= _median_u8(gray)
     values = crop[core][dark]
     if crop.ndim == 2:
-        return int(np.median(values))
-    return tuple(int(v) for v in np.median(values, axis=0))
+        return int(_median_u8(values))
+    return tuple(int(_median_u8(values[:, c])) for c in range(values.shape[1]))
+
+
+def _order_stats(values: np.ndarray, ranks) -> list[int]:
+    """The values of a uint8 array at ``ranks`` of its sorted order, from a histogram (no sort)."""
+    ends = np.cumsum(np.bincount(values.ravel(), minlength=256))
+    return np.searchsorted(ends, np.asarray(ranks), side="right").tolist()
+
+
+def _median_u8(values: np.ndarray) -> float:
+    """:func:`numpy.median` of a non-empty uint8 array (the mean of the middle two for an even count), exactly."""
+    n = values.size
+    if n % 2:
+        return float(_order_stats(values, [n // 2])[0])
+    a, b = _order_stats(values, [n // 2 - 1, n // 2])
+    return (a + b) / 2
+
+
+def _low_contrast(gray: np.ndarray) -> bool:
+    """Whether the 2nd to 98th percentile of ``gray`` (uint8) span less than :data:`MIN_CONTRAST`, as
+    ``np.percentile(gray, [2, 98])`` says: a percentile lies between the values at the ranks around it, so a
+    histogram decides all but spans within a grey level of the bound, which numpy's own percentile decides."""
+    n = gray.size
+    lo_rank, hi_rank = int((n - 1) * 0.02), int((n - 1) * 0.98)
+    ranks = [max(0, lo_rank - 1), min(n - 1, lo_rank + 2), max(0, hi_rank - 1), min(n - 1, hi_rank + 2)]
+    lo_min, lo_max, hi_min, hi_max = _order_stats(gray, ranks)
+    if hi_max - lo_min < MIN_CONTRAST:
+        return True
+    if hi_min - lo_max >= MIN_CONTRAST:
+        return False
+    lo, hi = np.percentile(gray, [2, 98])
+    return bool(hi - lo < MIN_CONTRAST)
 
 
 def font_paths() -> dict[str, str]:
@@ -717,8 +751,8 @@ class _Fit:
 
     def __init__(self, record: _FitRecord, page: _PageFits | None = None):
         self.record, self.page, self.box, self.ink = record, page, record.box, record.ink
-        self.scores = np.array(record.scores)
-        self.edges = [tuple(edges) for edges in record.edges.tolist()]
+        self.scores = record.scores  # the record's own (read-only) until a face is refined: then a copy
+        self.edges: dict[int, tuple] = {}  # refined faces' edges; the others' are the record's
         self.refined: set[int] = set()
         self._scorer: _Scorer | None = None
         self._costs: np.ndarray | None = None
@@ -741,6 +775,8 @@ class _Fit:
             done = self.record.refined[k] = np.concatenate([scores, edges])
             if self.page is not None:
                 self.page.dirty = True
+        if self.scores is self.record.scores:
+            self.scores = np.array(self.scores)
         self.scores[k], self.edges[k] = done[:len(EDGES)], tuple(done[len(EDGES):].tolist())
         self._weighted = None
         if self._costs is not None:
@@ -770,6 +806,8 @@ class _Fit:
     def costs(self, faces: list[int]) -> np.ndarray:
         """What the choice holds against each of ``faces`` (see :func:`_choose`)."""
         if self._costs is None:
+            if not self.refined:
+                return self.record.costs()[faces]
             self._costs = self.record.costs().copy()
             for k in self.refined:
                 self._costs[k] = self.record.cost(k, self.edges[k])
@@ -778,7 +816,7 @@ class _Fit:
     def style(self, k: int, e: int) -> Style:
         """Face ``k`` at edge level ``e`` where it fits this word, in page pixels."""
         rx0, ry0, rx1, ry1, base = self.record.geoms[k].tolist()
-        x0, y0, x1, y1 = self.edges[k]
+        x0, y0, x1, y1 = self.edges[k] if k in self.edges else self.record.edges[k].tolist()
         sx, sy = (x1 - x0) / (rx1 - rx0), (y1 - y0) / (ry1 - ry0)
         return Style(FACES[k], FIT_SIZE * sy, sx / sy, self.box[1] + y0 + (base - ry0) * sy, self.box[0] + x0,
                      EDGES[e], float(self.scores[k, e]))
@@ -927,11 +965,23 @@ class FitCache:
 class _PageFits:
     """One page's records, by (box, text), and its runs' choices (``cache``: ``None`` for a page not kept)."""
 
-    __slots__ = ("cache", "key", "records", "whole", "choices", "dirty")
+    __slots__ = ("cache", "key", "records", "whole", "choices", "dirty", "contexts")
 
     def __init__(self, cache: FitCache | None, key: bytes = b""):
         self.cache, self.key, self.records, self.whole, self.dirty = cache, key, {}, False, False
         self.choices: dict[bytes, tuple[int, int, list[int]]] = {}
+        self.contexts: dict[tuple, list[int]] = {}
+
+    def context(self, layout: bytes, group: tuple[int, ...], find) -> list[int]:
+        """The words around run ``group`` (``find()``), kept by the page's word boxes and known texts
+        (``layout``)."""
+        key = (layout, group)
+        found = self.contexts.get(key)
+        if found is None:
+            if len(self.contexts) > MAX_CHOICES:
+                self.contexts.clear()
+            found = self.contexts[key] = find()
+        return found
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The records as arrays (:mod:`dogood.page.fit_store`'s file): keys, then each fitted record's parts,

@@ -128,3 +128,30 @@ def test_a_planted_link_in_the_fit_folder_is_refused(page, fresh_cache, tmp_path
     with pytest.raises(DogoodError, match="link"):
         choose_styles(page, [0, 1, 2], page)
     assert not list(elsewhere.iterdir())
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 49, 50, 51, 400, 3001])
+def test_grey_level_statistics_are_numpys(n):
+    rng = np.random.default_rng(n)
+    cases = [rng.integers(0, 256, n), np.full(n, 200), rng.integers(100, 141, n), rng.integers(100, 142, n),
+             np.where(rng.random(n) < 0.5, 30, 70), np.where(rng.random(n) < 0.97, 250, rng.integers(0, 256, n))]
+    for values in (np.asarray(v, np.uint8) for v in cases):
+        assert render._median_u8(values) == float(np.median(values))
+        lo, hi = np.percentile(values, [2, 98])
+        assert render._low_contrast(values) == bool(hi - lo < render.MIN_CONTRAST)
+
+
+def test_ink_colour_is_the_median_of_the_darker_half(page):
+    pixels = page.image.to_array()
+    for word in page.words[:40]:
+        x0, y0, x1, y1 = word.box
+        crop = pixels[y0:y1, x0:x1]
+        core = crop < 128
+        if not core.any():
+            continue
+        gray = crop[core]
+        assert render.ink_colour(crop, core) == int(np.median(gray[gray <= np.median(gray)]))
+        rgb = np.ascontiguousarray(np.stack([crop, 255 - crop, crop // 2], axis=-1))
+        grey = render._gray(rgb)[core]
+        values = rgb[core][grey <= np.median(grey)]
+        assert render.ink_colour(rgb, core) == tuple(int(v) for v in np.median(values, axis=0))
