@@ -203,13 +203,6 @@ class Transform:
         if not self._prepared:
             for shift in self._shifts:
                 shift.prepare()
-            if any(getattr(shift, "render", False) for shift in self._shifts):
-                from dogood.page.render import FIT_CACHE
-
-                # pages come back every epoch: fit each page's print once, whole (same output, less work)
-                FIT_CACHE.whole_pages = True
-                if self.fit_cache_dir is not None:
-                    FIT_CACHE.folder = self.fit_cache_dir
             self._prepared = True
 
     def apply(self, doc: Document, *, epoch: int | None = None) -> Document:
@@ -229,8 +222,18 @@ class Transform:
         return self.chain.choose(np.random.default_rng(derive_seed("choices", base, doc_id)), 0)
 
     def _run(self, doc: Document, chosen: list[int], base: int) -> Document:
-        if chosen:
-            self.prepare()
+        if not chosen:
+            return doc
+        self.prepare()
+        if not any(getattr(self._shifts[k], "render", False) for k in chosen):
+            return self._steps(doc, chosen, base)
+        from dogood.page.render import FIT_CACHE
+
+        # pages come back every epoch: fit each page's print once, whole (the same output, less work)
+        with FIT_CACHE.whole_pages_kept(self.fit_cache_dir):
+            return self._steps(doc, chosen, base)
+
+    def _steps(self, doc: Document, chosen: list[int], base: int) -> Document:
         for k in chosen:
             doc = self._shifts[k](doc, step_seed(base, doc.id, k, self._keys[k]))
         return doc

@@ -97,6 +97,7 @@ import os
 import threading
 import unicodedata
 from collections import OrderedDict
+from contextlib import contextmanager
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -889,8 +890,8 @@ class FitCache:
     oldest first, past ``max_words`` records (about 3 KB each; :envvar:`DOGOOD_FIT_CACHE_WORDS`, default
     30,000, about 100 MB: all of FUNSD; 0 keeps nothing). Per process: each DataLoader worker has its own.
 
-    With ``whole_pages`` (set by :meth:`dogood.augment.Transform.prepare` for chains that redraw words, where
-    the same pages come back every epoch), the first choice on a page fits every word whose text is known
+    With ``whole_pages`` (set by :func:`dogood.transform` while its steps that redraw words run, as the same
+    pages come back every epoch: :meth:`whole_pages_kept`), the first choice on a page fits every word whose text is known
     and refines every run of print's faces, so later epochs, whatever words they change, find them all.
     """
 
@@ -925,6 +926,18 @@ class FitCache:
             self._pages.move_to_end(key)
             self._trim()
             return found
+
+    @contextmanager
+    def whole_pages_kept(self, folder: str | os.PathLike | None = None):
+        """Within the block, fit pages whole (``whole_pages``) and, with ``folder``, keep them there too."""
+        saved = self.whole_pages, self.folder
+        self.whole_pages = True
+        if folder is not None:
+            self.folder = folder
+        try:
+            yield self
+        finally:
+            self.whole_pages, self.folder = saved
 
     def _store(self):
         """The folder of this version's fit files (:mod:`dogood.page.fit_store`), or ``None``."""

@@ -60,7 +60,8 @@ def test_a_redrawn_page_is_byte_identical_across_epochs_with_and_without_the_cac
     expected = epochs()
     cache = fresh_cache()
     assert epochs() == expected
-    assert cache.whole_pages  # the training-time API fits pages whole
+    assert cache._pages[next(iter(cache._pages))].whole  # the training-time API fits pages whole...
+    assert not cache.whole_pages  # ...while its steps run, not after
     assert len(set(expected)) == 2 and all(e != doc.image.to_array().tobytes() for e in expected)
 
 
@@ -155,3 +156,14 @@ def test_ink_colour_is_the_median_of_the_darker_half(page):
         grey = render._gray(rgb)[core]
         values = rgb[core][grey <= np.median(grey)]
         assert render.ink_colour(rgb, core) == tuple(int(v) for v in np.median(values, axis=0))
+
+
+def test_a_transform_keeps_fits_in_its_folder_for_other_workers(page, fresh_cache, tmp_path):
+    chain = [{"shift": "char_deletion", "fraction": 0.1, "render": True}]
+    first = fresh_cache()
+    out = dogood.transform(chain, seed=1, fit_cache_dir=tmp_path).apply(page)
+    assert len(list(tmp_path.glob("*/*.npz"))) == 1 and first.folder is None  # the folder is the transform's
+    other = fresh_cache()  # another worker: nothing in memory
+    again = dogood.transform(chain, seed=1, fit_cache_dir=tmp_path).apply(page)
+    assert other.misses == 0 and other.hits > 0
+    assert again.image.to_array().tobytes() == out.image.to_array().tobytes()
