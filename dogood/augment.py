@@ -30,6 +30,7 @@ draws. With ``per_epoch=True`` the seed is hashed with the epoch
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -166,7 +167,8 @@ class Transform:
 
     def __init__(self, chain: Any, seed: int = 0, *, per_epoch: bool = False, box_level: str | None = None,
                  tag_names: Sequence[str] | None = None, class_names: Sequence[str] | None = None,
-                 id_column: str = "id", ocr: bool = False, allow_local_paths: bool = False):
+                 id_column: str = "id", ocr: bool = False, allow_local_paths: bool = False,
+                 fit_cache_dir: str | os.PathLike | None = None):
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise RecipeError(f"seed must be an integer, got {seed!r}")
         if box_level not in (None, "segment", "word"):
@@ -181,6 +183,7 @@ class Transform:
         self.id_column = id_column
         self.ocr = ocr
         self.allow_local_paths = allow_local_paths
+        self.fit_cache_dir = None if fit_cache_dir is None else os.fspath(fit_cache_dir)
         self._shifts = self.chain.shifts()
         self._keys = [s.seed_key() for s in self._shifts]
         self._prepared = False
@@ -219,8 +222,18 @@ class Transform:
         return self.chain.choose(np.random.default_rng(derive_seed("choices", base, doc_id)), 0)
 
     def _run(self, doc: Document, chosen: list[int], base: int) -> Document:
-        if chosen:
-            self.prepare()
+        if not chosen:
+            return doc
+        self.prepare()
+        if not any(getattr(self._shifts[k], "render", False) for k in chosen):
+            return self._steps(doc, chosen, base)
+        from dogood.page.render import FIT_CACHE
+
+        # pages come back every epoch: fit each page's print once, whole (the same output, less work)
+        with FIT_CACHE.whole_pages_kept(self.fit_cache_dir):
+            return self._steps(doc, chosen, base)
+
+    def _steps(self, doc: Document, chosen: list[int], base: int) -> Document:
         for k in chosen:
             doc = self._shifts[k](doc, step_seed(base, doc.id, k, self._keys[k]))
         return doc
@@ -293,6 +306,8 @@ def transform(chain: Any, seed: int = 0, **options: Any) -> Transform:
     ``tag_names`` / ``class_names`` (the names of integer ``ner_tags`` / ``label`` values; default FUNSD's and
     RVL-CDIP's), ``id_column`` (default ``id``; rows without one are named by their image's content),
     ``ocr`` (read words with Tesseract when a row has none), ``allow_local_paths`` (open a ``nielsr/funsd``
-    row's ``image_path``).
+    row's ``image_path``), ``fit_cache_dir`` (a folder where steps that redraw words keep each page's font fit,
+    shared by workers and later runs; :class:`dogood.page.render.FitCache`: default ``$DOGOOD_FIT_CACHE_DIR``,
+    else memory only).
     """
     return Transform(chain, seed, **options)

@@ -90,9 +90,14 @@ is :meth:`PageImage.from_array` pixels. Everything is deterministic.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
+import threading
 import unicodedata
+from collections import OrderedDict
+from contextlib import contextmanager
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -160,6 +165,8 @@ MIN_FIT_IOU = 0.3
 MAX_GROUP = 12
 #: Fewest ink pixels for a word to be fitted.
 MIN_INK = 6
+#: Most choices of a run's face kept per page (:class:`FitCache`).
+MAX_CHOICES = 4096
 
 
 class FontError(DogoodError):
@@ -267,6 +274,20 @@ def choose_styles(doc: Document, indices: Iterable[int], original: Document | No
             raise IndexError(f"document {doc.id!r} has no word {i} ({len(doc.words)} words)")
     font_paths()  # fail early, and before any work, when the fonts are missing
     pixels = doc.image.to_array()
+    page = FIT_CACHE.page(pixels)
+    if FIT_CACHE.whole_pages and original is not None and not page.whole and per == "entity" and todo:
+        page.whole = True  # first: every run of print on the page, fitted and refined once for all later choices
+        known = [j for j in range(min(len(doc.words), len(original.words))) if original.words[j].text.strip()]
+        _choose_styles(doc, known, original, per, page, pixels)  # runs chosen after others (their refinements)
+        for j in known:  # and each run chosen first, before any other
+            _choose_styles(doc, [j], original, per, page, pixels)
+    styles = _choose_styles(doc, todo, original, per, page, pixels)
+    FIT_CACHE.keep(page)
+    return styles
+
+
+def _choose_styles(doc: Document, todo: list[int], original: Document | None, per: str, page: _PageFits,
+                   pixels: np.ndarray) -> dict[int, Style]:
     height, width = pixels.shape[:2]
     changing = set(todo)
 
@@ -277,21 +298,23 @@ def choose_styles(doc: Document, indices: Iterable[int], original: Document | No
 
     entity_of: dict[int, tuple[int, ...]] = {}
     for entity in doc.entities:
-        for j in entity.word_ids:
-            if 0 <= j < len(doc.words):
-                entity_of.setdefault(j, tuple(k for k in entity.word_ids if 0 <= k < len(doc.words)))
+        mates = tuple(k for k in entity.word_ids if 0 <= k < len(doc.words))
+        for j in mates:
+            entity_of.setdefault(j, mates)
     fits: dict[int, _Fit | None] = {}
 
     def fit(j: int) -> _Fit | None:
         if j not in fits:
             text = shown(j)
-            fits[j] = fit_word(pixels, _clip(doc.words[j].box, width, height), text) if text and text.strip() else None
+            record = page.record(pixels, _clip(doc.words[j].box, width, height), text) if text and text.strip() else None
+            fits[j] = None if record is None else _Fit(record, page)
         return fits[j]
 
     styles = {}
     chosen: dict[tuple[int, ...], tuple[int, int]] = {}  # per run of print: face and edge level
     boxes = np.array([w.box for w in doc.words], np.float64).reshape(-1, 4)
     known = np.array([bool((t := shown(j)) and t.strip()) for j in range(len(doc.words))], bool)
+    layout = hashlib.blake2b(boxes.tobytes() + known.tobytes(), digest_size=16).digest()  # what a context depends on
     for i in todo:
         box = _clip(doc.words[i].box, width, height)
         if box[2] <= box[0] or box[3] <= box[1]:
@@ -306,27 +329,36 @@ def choose_styles(doc: Document, indices: Iterable[int], original: Document | No
             styles[i] = box_style(pixels, box)
             continue
         if group not in chosen:
-            context = () if per == "word" else _nearest(boxes, group, CONTEXT_WORDS, known & _alike(boxes, group))
-            chosen[group] = _choose([f for _, f in fitted], [f for j in context if (f := fit(j)) is not None])
+            context = () if per == "word" else page.context(layout, group, lambda: _nearest(
+                boxes, group, CONTEXT_WORDS, known & _alike(boxes, group)))
+            chosen[group] = page.choose([f for _, f in fitted], [f for j in context if (f := fit(j)) is not None])
         face_k, edge_k = chosen[group]
         fitted_styles = [f.style(face_k, edge_k) for _, f in fitted]
         good = [s for s in fitted_styles if s.iou >= MIN_FIT_IOU] or fitted_styles
-        size = float(np.median([s.size for s in good]))  # one size for the whole run of print
-        stretch = float(np.median([s.size * s.stretch for s in good])) / size
+        size = _median([s.size for s in good])  # one size for the whole run of print
+        stretch = _median([s.size * s.stretch for s in good]) / size
         # the baseline of the run's line: its words beside it (a digit or two place their baseline loosely)
         beside = [s.baseline for (j, _), s in zip(fitted, fitted_styles)
                   if j != i and _same_line(doc.words[j].box, box) and abs(j - i) <= BASELINE_WORDS]
         own = fit(i)
         if own is not None:  # its own width: how wide its old text's ink was, at the run's size
             mine = own.style(face_k, edge_k)
-            styles[i] = Style(mine.face, size, mine.size * mine.stretch / size, float(np.median([mine.baseline] + beside)),
+            styles[i] = Style(mine.face, size, mine.size * mine.stretch / size, _median([mine.baseline] + beside),
                               mine.left, mine.edge, mine.iou)
             continue
         same_line = [s.baseline for (j, _), s in zip(fitted, fitted_styles) if _same_line(doc.words[j].box, box)]
         base = box_style(pixels, box, face=FACES[face_k], size=size)
-        baseline = float(np.median(same_line)) if same_line else base.baseline
+        baseline = _median(same_line) if same_line else base.baseline
         styles[i] = Style(FACES[face_k], size, stretch, baseline, base.left, EDGES[edge_k], None)
     return styles
+
+
+def _median(values: list[float]) -> float:
+    """The median of a few floats, as :func:`numpy.median` gives it (the mean of the middle two for an even
+    count), without its overhead."""
+    ordered = sorted(values)
+    half = len(ordered) // 2
+    return float(ordered[half]) if len(ordered) % 2 else float((ordered[half - 1] + ordered[half]) / 2)
 
 
 def _clip(box, width: int, height: int) -> tuple[int, int, int, int]:
@@ -479,8 +511,7 @@ def ink_threshold(crop: np.ndarray) -> float | None:
     gray = _gray(crop)
     if not gray.size:
         return None
-    lo, hi = np.percentile(gray, [2, 98])
-    if hi - lo < MIN_CONTRAST:
+    if _low_contrast(gray):
         return None
     threshold, _ = cv2.threshold(np.ascontiguousarray(gray), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     return float(threshold)
@@ -491,11 +522,42 @@ def ink_colour(crop: np.ndarray, core: np.ndarray) -> tuple[int, ...] | int:
     if not core.any():
         return DEFAULT_INK if crop.ndim == 2 else (DEFAULT_INK,) * 3
     gray = _gray(crop)[core]
-    dark = gray <= np.median(gray)
+    dark = gray <= _median_u8(gray)
     values = crop[core][dark]
     if crop.ndim == 2:
-        return int(np.median(values))
-    return tuple(int(v) for v in np.median(values, axis=0))
+        return int(_median_u8(values))
+    return tuple(int(_median_u8(values[:, c])) for c in range(values.shape[1]))
+
+
+def _order_stats(values: np.ndarray, ranks) -> list[int]:
+    """The values of a uint8 array at ``ranks`` of its sorted order, from a histogram (no sort)."""
+    ends = np.cumsum(np.bincount(values.ravel(), minlength=256))
+    return np.searchsorted(ends, np.asarray(ranks), side="right").tolist()
+
+
+def _median_u8(values: np.ndarray) -> float:
+    """:func:`numpy.median` of a non-empty uint8 array (the mean of the middle two for an even count), exactly."""
+    n = values.size
+    if n % 2:
+        return float(_order_stats(values, [n // 2])[0])
+    a, b = _order_stats(values, [n // 2 - 1, n // 2])
+    return (a + b) / 2
+
+
+def _low_contrast(gray: np.ndarray) -> bool:
+    """Whether the 2nd to 98th percentile of ``gray`` (uint8) span less than :data:`MIN_CONTRAST`, as
+    ``np.percentile(gray, [2, 98])`` says: a percentile lies between the values at the ranks around it, so a
+    histogram decides all but spans within a grey level of the bound, which numpy's own percentile decides."""
+    n = gray.size
+    lo_rank, hi_rank = int((n - 1) * 0.02), int((n - 1) * 0.98)
+    ranks = [max(0, lo_rank - 1), min(n - 1, lo_rank + 2), max(0, hi_rank - 1), min(n - 1, hi_rank + 2)]
+    lo_min, lo_max, hi_min, hi_max = _order_stats(gray, ranks)
+    if hi_max - lo_min < MIN_CONTRAST:
+        return True
+    if hi_min - lo_max >= MIN_CONTRAST:
+        return False
+    lo, hi = np.percentile(gray, [2, 98])
+    return bool(hi - lo < MIN_CONTRAST)
 
 
 def font_paths() -> dict[str, str]:
@@ -590,34 +652,68 @@ def _warp(cover: np.ndarray, sx: float, sy: float, ox: float, oy: float, shape: 
     return np.clip(_resample(_running_sum(rows.T), shape[1], sx, ox).T, 0.0, 1.0)
 
 
-class _Fit:
-    """A word's original text fitted to its old ink in every face.
+class _FitRecord:
+    """What fitting a word's original text to its old ink found, computed once and kept for its page
+    (:data:`FIT_CACHE`): the ink mask (bits), each face's ink box and baseline at :data:`FIT_SIZE`, the starting
+    fit (``scores``, ``edges``: see :class:`_Fit`) and each face's refinement, filled in as they are asked for.
+    Never changed but for adding a refinement, which depends on the starting fit alone."""
 
-    ``scores[k, e]``: IoU of face ``k`` cut at edge level ``e`` with the ink;
-    ``edges[k]``: where face ``k``'s ink box lands (columns and rows in the
-    word box, fractional). Every face starts on the ink's bounding box;
-    :meth:`refine` then moves the four sides of one face's box by sub-pixel
-    steps while that raises the IoU.
-    """
+    __slots__ = ("box", "text", "bits", "shape", "ink", "geoms", "scores", "edges", "refined", "_costs")
 
-    __slots__ = ("box", "ink", "mask", "refs", "sums", "columns", "scores", "edges", "refined")
-
-    def __init__(self, box, mask: np.ndarray, refs: list):
-        self.box, self.mask, self.refs = box, mask.T, refs
-        self.sums = [_running_sum(cover) for cover, _, _ in refs]
-        self.columns: dict = {}  # (face, top, bottom) -> running sum over x of the rows at that height
+    def __init__(self, box, text: str, mask: np.ndarray, refs: list):
+        self.box, self.text, self.shape = box, text, mask.T.shape
+        self.bits = np.packbits(mask.T, axis=None)
         self.ink = int(np.count_nonzero(mask))
+        self.geoms = np.array([ref_box + (base,) for _, ref_box, base in refs], np.int32)  # arrays: a record is kept
+        scorer = _Scorer(self, refs, mask.T)
         starts = _ink_boxes(mask)
-        self.edges, scores = [], []
+        edges, scores = [], []
         for k in range(len(refs)):
-            tried = [(self._score(k, start), start) for start in starts]
+            tried = [(scorer.score(k, start), start) for start in starts]
             best = max(range(len(tried)), key=lambda n: tried[n][0].max())
             scores.append(tried[best][0])
-            self.edges.append(tried[best][1])
+            edges.append(tried[best][1])
         self.scores = np.array(scores)
-        self.refined: set[int] = set()
+        self.scores.flags.writeable = False
+        self.edges = np.array(edges, np.float64)  # exact: they are floats
+        self.refined: dict[int, np.ndarray] = {}
+        self._costs: np.ndarray | None = None
 
-    def _score(self, k: int, edges) -> np.ndarray:
+    def cost(self, k: int, edges) -> float:
+        """What a choice holds against face ``k`` with its ink box on ``edges``: :data:`STRETCH_COST` per unit of
+        log stretch, and :data:`ITALIC_COST` for a slanted face (see :func:`_choose`)."""
+        rx0, ry0, rx1, ry1, _ = self.geoms[k].tolist()
+        x0, y0, x1, y1 = edges
+        stretch = ((x1 - x0) / (rx1 - rx0)) / ((y1 - y0) / (ry1 - ry0))
+        return STRETCH_COST * abs(math.log(stretch)) + (ITALIC_COST if "Italic" in FACES[k] else 0.0)
+
+    def costs(self) -> np.ndarray:
+        """:meth:`cost` of every face at the starting fit."""
+        if self._costs is None:
+            costs = np.array([self.cost(k, edges) for k, edges in enumerate(self.edges.tolist())])
+            costs.flags.writeable = False
+            self._costs = costs
+        return self._costs
+
+    def mask(self) -> np.ndarray:
+        """The ink mask, transposed (columns first), as :meth:`_Scorer.score` compares with it."""
+        return np.unpackbits(self.bits, count=self.shape[0] * self.shape[1]).reshape(self.shape).astype(bool)
+
+
+class _Scorer:
+    """Scores a face's text drawn with its ink box on given edges against a word's ink (the running sums the
+    scoring needs are made here, per use, and not kept with the :class:`_FitRecord`)."""
+
+    __slots__ = ("refs", "mask", "ink", "sums", "columns")
+
+    def __init__(self, record: _FitRecord, refs: list | None = None, mask: np.ndarray | None = None):
+        self.refs = refs if refs is not None else [_reference(face, record.text, FIT_SIZE) for face in FACES]
+        self.mask = mask if mask is not None else record.mask()
+        self.ink = record.ink
+        self.sums: dict[int, np.ndarray] = {}
+        self.columns: dict = {}  # (face, top, bottom) -> running sum over x of the rows at that height
+
+    def score(self, k: int, edges) -> np.ndarray:
         """IoU with the ink, per edge level, of face ``k`` with its ink box on ``edges``."""
         _, (rx0, ry0, rx1, ry1), _ = self.refs[k]
         sx, sy = (edges[2] - edges[0]) / (rx1 - rx0), (edges[3] - edges[1]) / (ry1 - ry0)
@@ -626,6 +722,8 @@ class _Fit:
         if columns is None:  # moving a left or right side reuses the rows resampled for this height
             if len(self.columns) > 64:
                 self.columns.clear()
+            if k not in self.sums:
+                self.sums[k] = _running_sum(self.refs[k][0])
             rows = _resample(self.sums[k], self.mask.shape[1], sy, edges[1] - ry0 * sy)
             columns = self.columns[key] = _running_sum(rows.T)
         drawn = _resample(columns, self.mask.shape[0], sx, edges[0] - rx0 * sx)  # transposed, like mask
@@ -636,12 +734,60 @@ class _Fit:
             out[e] = both / (np.count_nonzero(mask) + self.ink - both)  # ink > 0: the union is never empty
         return out
 
+
+class _Fit:
+    """A word's original text fitted to its old ink in every face, as one choice of styles sees it.
+
+    ``scores[k, e]``: IoU of face ``k`` cut at edge level ``e`` with the ink;
+    ``edges[k]``: where face ``k``'s ink box lands (columns and rows in the
+    word box, fractional). Every face starts on the ink's bounding box;
+    :meth:`refine` then moves the four sides of one face's box by sub-pixel
+    steps while that raises the IoU. Each choice starts from the starting
+    fit of its :class:`_FitRecord` (the same whether the record was just
+    made or comes from :data:`FIT_CACHE`), so a choice never depends on
+    another's refinements; a refinement is computed once per record.
+    """
+
+    __slots__ = ("record", "page", "box", "ink", "scores", "edges", "refined", "_scorer", "_costs", "_weighted")
+
+    def __init__(self, record: _FitRecord, page: _PageFits | None = None):
+        self.record, self.page, self.box, self.ink = record, page, record.box, record.ink
+        self.scores = record.scores  # the record's own (read-only) until a face is refined: then a copy
+        self.edges: dict[int, tuple] = {}  # refined faces' edges; the others' are the record's
+        self.refined: set[int] = set()
+        self._scorer: _Scorer | None = None
+        self._costs: np.ndarray | None = None
+        self._weighted: np.ndarray | None = None
+
+    def weighted(self) -> np.ndarray:
+        """Every face's and edge level's score less its :meth:`costs`, times the ink (what :func:`_choose` sums)."""
+        if self._weighted is None:
+            self._weighted = self.ink * (self.scores - self.costs(slice(None))[:, None])
+        return self._weighted
+
     def refine(self, k: int) -> None:
         """Move face ``k``'s box sides by +-:data:`STEP` pixels, one at a time, while the best IoU rises."""
         if k in self.refined:
             return
         self.refined.add(k)
-        edges, best = list(self.edges[k]), self.scores[k]
+        done = self.record.refined.get(k)
+        if done is None:  # kept as one array: 3 scores, then 4 edges
+            scores, edges = self._refined(k)
+            done = self.record.refined[k] = np.concatenate([scores, edges])
+            if self.page is not None:
+                self.page.dirty = True
+        if self.scores is self.record.scores:
+            self.scores = np.array(self.scores)
+        self.scores[k], self.edges[k] = done[:len(EDGES)], tuple(done[len(EDGES):].tolist())
+        self._weighted = None
+        if self._costs is not None:
+            self._costs[k] = self.record.cost(k, self.edges[k])
+
+    def _refined(self, k: int) -> tuple[np.ndarray, tuple]:
+        """Face ``k``'s refined scores and edges, from the record's starting fit."""
+        if self._scorer is None:
+            self._scorer = _Scorer(self.record)
+        edges, best = self.record.edges[k].tolist(), self.record.scores[k]
         for size in STEPS:
             for _ in range(REFINE_ROUNDS):
                 improved = False
@@ -651,27 +797,27 @@ class _Fit:
                         trial[side] += step
                         if trial[2] - trial[0] < 1 or trial[3] - trial[1] < 1:
                             continue
-                        got = self._score(k, trial)
+                        got = self._scorer.score(k, trial)
                         if got.max() > best.max() + 1e-9:
                             best, edges, improved = got, trial, True
                 if not improved:
                     break
-        self.scores[k], self.edges[k] = best, tuple(edges)
+        return best, tuple(edges)
 
     def costs(self, faces: list[int]) -> np.ndarray:
         """What the choice holds against each of ``faces`` (see :func:`_choose`)."""
-        out = np.zeros(len(faces))
-        for n, k in enumerate(faces):
-            _, (rx0, ry0, rx1, ry1), _ = self.refs[k]
-            x0, y0, x1, y1 = self.edges[k]
-            stretch = ((x1 - x0) / (rx1 - rx0)) / ((y1 - y0) / (ry1 - ry0))
-            out[n] = STRETCH_COST * abs(math.log(stretch)) + (ITALIC_COST if "Italic" in FACES[k] else 0.0)
-        return out
+        if self._costs is None:
+            if not self.refined:
+                return self.record.costs()[faces]
+            self._costs = self.record.costs().copy()
+            for k in self.refined:
+                self._costs[k] = self.record.cost(k, self.edges[k])
+        return self._costs[faces]
 
     def style(self, k: int, e: int) -> Style:
         """Face ``k`` at edge level ``e`` where it fits this word, in page pixels."""
-        _, (rx0, ry0, rx1, ry1), base = self.refs[k]
-        x0, y0, x1, y1 = self.edges[k]
+        rx0, ry0, rx1, ry1, base = self.record.geoms[k].tolist()
+        x0, y0, x1, y1 = self.edges[k] if k in self.edges else self.record.edges[k].tolist()
         sx, sy = (x1 - x0) / (rx1 - rx0), (y1 - y0) / (ry1 - ry0)
         return Style(FACES[k], FIT_SIZE * sy, sx / sy, self.box[1] + y0 + (base - ry0) * sy, self.box[0] + x0,
                      EDGES[e], float(self.scores[k, e]))
@@ -718,6 +864,11 @@ def old_ink(pixels: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray | 
 
 def fit_word(pixels: np.ndarray, box: tuple[int, int, int, int], text: str) -> _Fit | None:
     """``text`` fitted in every face to the old ink in ``box``; ``None`` when the box has no ink or the text none."""
+    record = _fit_record(pixels, box, text)
+    return None if record is None else _Fit(record)
+
+
+def _fit_record(pixels: np.ndarray, box: tuple[int, int, int, int], text: str) -> _FitRecord | None:
     if box[2] <= box[0] or box[3] <= box[1] or not text.strip():
         return None
     ink = old_ink(pixels, box)
@@ -726,11 +877,237 @@ def fit_word(pixels: np.ndarray, box: tuple[int, int, int, int], text: str) -> _
     refs = [_reference(face, text, FIT_SIZE) for face in FACES]
     if any(ref is None for ref in refs):
         return None
-    return _Fit(box, ink, refs)
+    return _FitRecord(box, text, ink, refs)
 
 
-def _choose(fits: list[_Fit], context: list[_Fit] = ()) -> tuple[int, int]:
-    """Face and edge level for the words of ``fits`` (one run of print), helped by ``context`` (the words
+class FitCache:
+    """The word fits (:class:`_FitRecord`) of the pages seen last, so a page's print is fitted once whatever
+    text shift, epoch or config redraws its words.
+
+    Keyed by the page's content (BLAKE2b of its pixels, shape and type), then by the word's box and the text its
+    ink shows: a record depends on nothing else, and a choice of styles starts from a record's starting fit
+    whether it was just made or kept, so output is the same with or without the cache. Pages are forgotten,
+    oldest first, past ``max_words`` records (about 3 KB each; :envvar:`DOGOOD_FIT_CACHE_WORDS`, default
+    30,000, about 100 MB: all of FUNSD; 0 keeps nothing). Per process: each DataLoader worker has its own.
+
+    With ``whole_pages`` (set by :func:`dogood.transform` while its steps that redraw words run, as the same
+    pages come back every epoch: :meth:`whole_pages_kept`), the first choice on a page fits every word whose text is known
+    and refines every run of print's faces, so later epochs, whatever words they change, find them all.
+    """
+
+    def __init__(self, max_words: int | None = None, folder: str | os.PathLike | None = None):
+        if max_words is None:
+            value = os.environ.get("DOGOOD_FIT_CACHE_WORDS", "30000")
+            try:
+                max_words = int(value)
+            except ValueError:
+                raise DogoodError(f"DOGOOD_FIT_CACHE_WORDS must be a whole number of words, got {value!r}") from None
+        self.max_words = max_words
+        self.folder = folder if folder is not None else os.environ.get("DOGOOD_FIT_CACHE_DIR") or None
+        self.whole_pages = False
+        self._pages: OrderedDict[bytes, _PageFits] = OrderedDict()
+        self._lock = threading.Lock()
+        self.words = self.hits = self.misses = 0
+
+    def page(self, pixels: np.ndarray) -> _PageFits:
+        """The records of the page showing ``pixels`` (an empty, unkept set when the cache keeps nothing)."""
+        if self.max_words <= 0:
+            unkept = _PageFits(None)
+            unkept.whole = True  # nothing is kept: fitting the whole page would be for nothing
+            return unkept
+        digest = hashlib.blake2b(repr((pixels.shape, pixels.dtype.str)).encode(), digest_size=16)
+        digest.update(np.ascontiguousarray(pixels).data)
+        key = digest.digest()
+        with self._lock:
+            found = self._pages.get(key)
+            if found is None:
+                found = self._pages[key] = self._stored(key) or _PageFits(self, key)
+                self.words += len(found.records)
+            self._pages.move_to_end(key)
+            self._trim()
+            return found
+
+    @contextmanager
+    def whole_pages_kept(self, folder: str | os.PathLike | None = None):
+        """Within the block, fit pages whole (``whole_pages``) and, with ``folder``, keep them there too."""
+        saved = self.whole_pages, self.folder
+        self.whole_pages = True
+        if folder is not None:
+            self.folder = folder
+        try:
+            yield self
+        finally:
+            self.whole_pages, self.folder = saved
+
+    def _store(self):
+        """The folder of this version's fit files (:mod:`dogood.page.fit_store`), or ``None``."""
+        if not self.folder:
+            return None
+        from dogood.page import fit_store
+
+        return fit_store.folder_for(self.folder, _fit_signature())
+
+    def _stored(self, key: bytes) -> _PageFits | None:
+        store = self._store()
+        if store is None:
+            return None
+        from dogood.page import fit_store
+
+        arrays = fit_store.load(fit_store.page_path(store, key))
+        return None if arrays is None else _PageFits.from_arrays(self, key, arrays)
+
+    def keep(self, page: _PageFits) -> None:
+        """Write ``page``'s fits to the folder, when there is one and they grew since read or written."""
+        store = self._store() if page.dirty and page.cache is self else None
+        if store is not None:
+            from dogood.page import fit_store
+
+            fit_store.save(fit_store.page_path(store, page.key), page.to_arrays())
+            page.dirty = False
+
+    def _trim(self) -> None:
+        while len(self._pages) > 1 and self.words > self.max_words:
+            self.words -= len(self._pages.popitem(last=False)[1].records)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._pages.clear()
+            self.words = self.hits = self.misses = 0
+
+
+class _PageFits:
+    """One page's records, by (box, text), and its runs' choices (``cache``: ``None`` for a page not kept)."""
+
+    __slots__ = ("cache", "key", "records", "whole", "choices", "dirty", "contexts")
+
+    def __init__(self, cache: FitCache | None, key: bytes = b""):
+        self.cache, self.key, self.records, self.whole, self.dirty = cache, key, {}, False, False
+        self.choices: dict[bytes, tuple[int, int, list[int]]] = {}
+        self.contexts: dict[tuple, list[int]] = {}
+
+    def context(self, layout: bytes, group: tuple[int, ...], find) -> list[int]:
+        """The words around run ``group`` (``find()``), kept by the page's word boxes and known texts
+        (``layout``)."""
+        key = (layout, group)
+        found = self.contexts.get(key)
+        if found is None:
+            if len(self.contexts) > MAX_CHOICES:
+                self.contexts.clear()
+            found = self.contexts[key] = find()
+        return found
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The records as arrays (:mod:`dogood.page.fit_store`'s file): keys, then each fitted record's parts,
+        then each refinement (record, face, 3 scores and 4 edges)."""
+        keys = list(self.records)
+        fitted = [r for r in self.records.values() if r is not None]
+        index = {id(r): n for n, r in enumerate(fitted)}
+        refined = [(index[id(r)], k, v) for r in fitted for k, v in sorted(r.refined.items())]
+        texts = json.dumps([text for _, text in keys]).encode("utf-8")
+        return {
+            "whole": np.array(self.whole),
+            "boxes": np.array([box for box, _ in keys], np.int64).reshape(-1, 4),
+            "texts": np.frombuffer(texts, np.uint8),
+            "fitted": np.array([r is not None for r in self.records.values()], bool),
+            "shapes": np.array([r.shape for r in fitted], np.int64).reshape(-1, 2),
+            "inks": np.array([r.ink for r in fitted], np.int64),
+            "bits": np.concatenate([r.bits for r in fitted]) if fitted else np.zeros(0, np.uint8),
+            "geoms": np.array([r.geoms for r in fitted], np.int32).reshape(-1, len(FACES), 5),
+            "scores": np.array([r.scores for r in fitted], np.float64).reshape(-1, len(FACES), len(EDGES)),
+            "edges": np.array([r.edges for r in fitted], np.float64).reshape(-1, len(FACES), 4),
+            "refined_record": np.array([n for n, _, _ in refined], np.int64),
+            "refined_face": np.array([k for _, k, _ in refined], np.int64),
+            "refined": np.array([v for _, _, v in refined], np.float64).reshape(-1, len(EDGES) + 4),
+        }
+
+    @classmethod
+    def from_arrays(cls, cache: FitCache, key: bytes, a: dict[str, np.ndarray]) -> _PageFits | None:
+        """The page :meth:`to_arrays` wrote, or ``None`` when the arrays do not make one (a damaged file)."""
+        try:
+            texts = json.loads(a["texts"].tobytes().decode("utf-8"))
+            boxes, fitted = a["boxes"].tolist(), a["fitted"]
+            shapes, n = a["shapes"].tolist(), int(fitted.sum())
+            sizes = [(h * w + 7) // 8 for h, w in shapes]
+            if not (len(texts) == len(boxes) == len(fitted) and len(shapes) == n == len(a["inks"]) == len(a["geoms"])
+                    == len(a["scores"]) == len(a["edges"]) and sum(sizes) == len(a["bits"])
+                    and a["geoms"].shape[1:] == (len(FACES), 5) and a["scores"].shape[1:] == (len(FACES), len(EDGES))
+                    and a["edges"].shape[1:] == (len(FACES), 4) and a["refined"].shape[1:] == (len(EDGES) + 4,)):
+                return None
+            page = cls(cache, key)
+            page.whole = bool(a["whole"])
+            records, start = [], 0
+            for m, (h, w) in enumerate(shapes):
+                record = _FitRecord.__new__(_FitRecord)
+                record.shape, record.ink = (h, w), int(a["inks"][m])
+                record.bits = a["bits"][start:start + sizes[m]]
+                start += sizes[m]
+                record.geoms, record.scores, record.edges = a["geoms"][m], a["scores"][m], a["edges"][m]
+                record.scores.flags.writeable = False
+                record.refined, record._costs = {}, None
+                records.append(record)
+            for m, k, v in zip(a["refined_record"].tolist(), a["refined_face"].tolist(), a["refined"]):
+                records[m].refined[k] = v
+            made = iter(records)
+            for box, text, ok in zip(boxes, texts, fitted.tolist()):
+                record = next(made) if ok else None
+                if record is not None:
+                    record.box, record.text = tuple(box), text
+                page.records[(tuple(box), text)] = record
+            return page
+        except (KeyError, ValueError, TypeError, IndexError, UnicodeDecodeError, StopIteration):
+            return None
+
+    def choose(self, fits: list[_Fit], context: list[_Fit]) -> tuple[int, int]:
+        """:func:`_choose` for a run of print, kept: the choice depends only on the fits' records and which of
+        their faces are refined, so the same run in the same state is chosen once (and its refinements are
+        replayed on ``fits``, as :func:`_choose` would make them)."""
+        key = hashlib.blake2b(repr((
+            [(id(f.record), sorted(f.refined)) for f in fits],
+            [(id(f.record), sorted(f.refined)) for f in context])).encode(), digest_size=16).digest()
+        found = self.choices.get(key)
+        if found is None:
+            if len(self.choices) > MAX_CHOICES:
+                self.choices.clear()
+            found = self.choices[key] = _choose(fits, context)
+        k, e, best = found
+        for face in best:
+            for f in fits:
+                f.refine(face)
+        return k, e
+
+    def record(self, pixels: np.ndarray, box: tuple[int, int, int, int], text: str) -> _FitRecord | None:
+        key = (box, text)
+        if key in self.records:
+            if self.cache is not None:
+                self.cache.hits += 1
+            return self.records[key]
+        if self.cache is not None:
+            self.cache.misses += 1
+            self.cache.words += 1
+        self.dirty = True
+        found = self.records[key] = _fit_record(pixels, box, text)
+        return found
+
+
+@lru_cache(maxsize=1)
+def _fit_signature() -> str:
+    """What word fits depend on besides the page and the text: code, libraries, constants and the fonts' bytes."""
+    from dogood.version import __version__
+
+    digest = hashlib.blake2b(repr((
+        "fit-1", __version__, Image.__version__, np.__version__, _layout(), FACES, FIT_SIZE, EDGES, STEPS,
+        REFINE_ROUNDS, MIN_INK, MIN_CONTRAST)).encode(), digest_size=8)
+    for face in FACES:
+        digest.update(Path(font_paths()[face]).read_bytes())
+    return digest.hexdigest()
+
+
+#: The process's :class:`FitCache`.
+FIT_CACHE = FitCache()
+
+
+def _choose(fits: list[_Fit], context: list[_Fit] = ()) -> tuple[int, int, list[int]]:
+    """Face and edge level (and the faces refined on ``fits``) for the words of ``fits`` (one run of print), helped by ``context`` (the words
     nearest to them) for the family alone.
 
     A word's score is its IoU less :data:`STRETCH_COST` times how far (log) the fit squeezes or widens the
@@ -741,8 +1118,8 @@ def _choose(fits: list[_Fit], context: list[_Fit] = ()) -> tuple[int, int]:
     tells them apart; a long run outweighs its surroundings. Within that family the :data:`REFINE_FACES` faces
     best at the starting fit are refined on every word of ``fits`` and the best face and edge level win: the
     weight and slant are the run's own."""
-    def total(group, faces):
-        return sum(f.ink * (f.scores[faces] - f.costs(faces)[:, None]) for f in group)
+    def total(group, faces):  # summed in order, as sum() of the fits' arrays would (bit for bit)
+        return np.add.reduce(np.stack([f.weighted() for f in group]), axis=0)[faces]
 
     everything = list(range(len(FACES)))
     first = total(fits, everything).max(axis=1)
@@ -754,7 +1131,7 @@ def _choose(fits: list[_Fit], context: list[_Fit] = ()) -> tuple[int, int]:
         for f in fits:
             f.refine(k)
     k, e = np.unravel_index(int(np.argmax(total(fits, best))), (len(best), len(EDGES)))
-    return best[int(k)], int(e)
+    return best[int(k)], int(e), best
 
 
 def box_style(pixels: np.ndarray, box: tuple[int, int, int, int], *, face: str = DEFAULT_FACE,
