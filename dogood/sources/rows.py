@@ -155,7 +155,7 @@ def _row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str], c
         names = _tag_names(tags, tag_names, doc_id)
         words = tuple(Word(t, b) for t, b in zip(texts, pixel_boxes(boxes, w, h)))
         entities = entities_from_iob(names, doc_id)
-        doc = Document(doc_id, image, words, entities)
+        doc = _record(doc_id, image, words, entities)
         level = box_level or _hub_box_level(boxes, entities)
         return doc, RowLayout(schema, False, text_column, level, tags_as_names, False, mode, image_was, scale, ndim)
     if texts and len(texts) != len(boxes):
@@ -168,6 +168,25 @@ def _row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str], c
     doc = Document(doc_id, image, words, label=_class_name(label, class_names, doc_id))
     return doc, RowLayout(schema, False, text_column, box_level or "word", False, label_as_name, mode, image_was,
                           scale, ndim)
+
+
+def _record(doc_id: str, image: PageImage, words: tuple[Word, ...], entities: tuple[Entity, ...]) -> Document:
+    """``Document(doc_id, image, words, entities)`` for parts read from a row: the entities, made from IOB tags
+    of the words (:func:`entities_from_iob`), are valid by construction and the boxes lie inside the page
+    (:func:`pixel_boxes` clamps them), so only what a row can get wrong is checked, at once (a non-empty id,
+    a positive page size, valid UTF-8, no box of negative size); when one of these fails, the
+    :class:`Document` is built as usual and raises its own error."""
+    sizes = np.array([w.box for w in words], dtype=np.int64).reshape(-1, 4)
+    try:
+        "".join([doc_id, *(w.text for w in words)]).encode("utf-8")
+        valid = (isinstance(doc_id, str) and bool(doc_id) and image.width > 0 and image.height > 0
+                 and not ((sizes[:, 2] < sizes[:, 0]) | (sizes[:, 3] < sizes[:, 1]) | (sizes[:, :2] < 0).any(axis=1)
+                          | (sizes[:, 2] > image.width) | (sizes[:, 3] > image.height)).any())
+    except (UnicodeEncodeError, TypeError):
+        valid = False
+    if not valid:
+        return Document(doc_id, image, words, entities)
+    return Document.from_checked_parts(doc_id, image, words, entities)
 
 
 def _list(value: Any, column: str, doc_id: str) -> list:
@@ -265,19 +284,26 @@ def entities_from_iob(tags: Sequence[str], doc_id: str, where: str | None = None
     entities: list[Entity] = []
     current: list[int] = []
     label = None
+    read: dict[str, tuple[bool, str | None]] = {}  # tag -> (opens an entity, its label; None for O), once per tag
     for i, tag in enumerate(tags):
-        known = tag in names if names else (tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2))
-        if not isinstance(tag, str) or not known:
-            raise DocumentError(f"unknown tag {tag!r} at token {i}", doc_id=doc_id, path=where)
-        if tag == "O":
+        seen = read.get(tag) if type(tag) is str else None
+        if seen is None:
+            known = tag in names if names else (tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2))
+            if not isinstance(tag, str) or not known:
+                raise DocumentError(f"unknown tag {tag!r} at token {i}", doc_id=doc_id, path=where)
+            seen = (tag.startswith("B-"), None if tag == "O" else tag[2:].lower())
+            if type(tag) is str:
+                read[tag] = seen
+        opens, name = seen
+        if name is None:
             if current:
                 entities.append(Entity(len(entities), label, tuple(current)))
             entities.append(Entity(len(entities), "other", (i,)))
             current, label = [], None
-        elif tag.startswith("B-") or label != tag[2:].lower():
+        elif opens or label != name:
             if current:
                 entities.append(Entity(len(entities), label, tuple(current)))
-            current, label = [i], tag[2:].lower()
+            current, label = [i], name
         else:
             current.append(i)
     if current:
