@@ -153,7 +153,7 @@ def _row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str], c
             raise DocumentError(f"{text_column or 'tokens'}, bboxes and ner_tags differ in length "
                                 f"({len(texts)}, {len(boxes)}, {len(tags)})", doc_id=doc_id)
         names = _tag_names(tags, tag_names, doc_id)
-        words = tuple(Word(t, b) for t, b in zip(texts, pixel_boxes(boxes, w, h)))
+        words = tuple(map(Word, texts, pixel_boxes(boxes, w, h)))
         entities = entities_from_iob(names, doc_id)
         doc = _record(doc_id, image, words, entities)
         level = box_level or _hub_box_level(boxes, entities)
