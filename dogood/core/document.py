@@ -560,6 +560,16 @@ class Document:
                 raise self._error(
                     f"word {i} ({self.words[i].text!r}) box {b[i].tolist()} lies outside the {w}x{h} page"
                 )
+        entities = self.entities
+        if entities:  # the usual case checked at once; any fault is found (and named) by the loops below
+            ent_ids = [e.id for e in entities]
+            known = set(ent_ids)
+            word_ids = [i for e in entities for i in e.word_ids]
+            if (len(known) == len(ent_ids) and all(e.label for e in entities)
+                    and all(ref in known for e in entities for link in e.links for ref in link)
+                    and (not word_ids or (len(set(word_ids)) == len(word_ids)
+                                          and min(word_ids) >= 0 and max(word_ids) < n))):
+                return
         seen_ids: set[int] = set()
         owner: dict[int, int] = {}
         for ent in self.entities:
