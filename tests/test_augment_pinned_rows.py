@@ -20,7 +20,6 @@ from PIL import Image
 
 import dogood
 from dogood.core.errors import DogoodError
-from dogood.core.schema import FULL_COLUMN
 from dogood.pipeline.build import build
 from dogood.pipeline.recipe import load_recipe
 
