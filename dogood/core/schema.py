@@ -196,16 +196,18 @@ def iob_tags(doc: Document) -> tuple[list[int], list[str]]:
     Words in an ``other`` entity or in no entity are ``O``; the first token of
     a header/question/answer entity is ``B-``, the rest ``I-``.
     """
-    tags: list[str | None] = [None] * len(doc.words)
+    words = doc.words
+    tags: list[str | None] = [None] * len(words)
     for ent in doc.entities:
+        if ent.label == "other":
+            begin = inside = "O"
+        else:
+            begin, inside = "B-" + ent.label.upper(), "I-" + ent.label.upper()
         first = True
         for wid in ent.word_ids:
-            if not doc.words[wid].text.strip():
+            if not words[wid].text.strip():
                 continue
-            if ent.label == "other":
-                tags[wid] = "O"
-            else:
-                tags[wid] = ("B-" if first else "I-") + ent.label.upper()
+            tags[wid] = begin if first else inside
             first = False
     index = token_index(doc)
     return index, [tags[i] or "O" for i in index]

@@ -146,15 +146,16 @@ def _row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str], c
     bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
     if bad is not None:
         raise DocumentError(f"{text_column}[{bad}] must be text, got {texts[bad]!r}", doc_id=doc_id)
-    boxes = [_box(b, i, doc_id) for i, b in enumerate(boxes)]
+    if not _int_boxes(boxes):  # (boxes of four plain integers, as rows have them, need no check one by one)
+        boxes = [_box(b, i, doc_id) for i, b in enumerate(boxes)]
     if schema == "funsd":
         if not len(texts) == len(boxes) == len(tags):
             raise DocumentError(f"{text_column or 'tokens'}, bboxes and ner_tags differ in length "
                                 f"({len(texts)}, {len(boxes)}, {len(tags)})", doc_id=doc_id)
-        names = [_tag_name(t, tag_names, doc_id) for t in tags]
-        words = tuple(Word(str(t), b) for t, b in zip(texts, pixel_boxes(boxes, w, h)))
+        names = _tag_names(tags, tag_names, doc_id)
+        words = tuple(map(Word, texts, pixel_boxes(boxes, w, h)))
         entities = entities_from_iob(names, doc_id)
-        doc = Document(doc_id, image, words, entities)
+        doc = _record(doc_id, image, words, entities)
         level = box_level or _hub_box_level(boxes, entities)
         return doc, RowLayout(schema, False, text_column, level, tags_as_names, False, mode, image_was, scale, ndim)
     if texts and len(texts) != len(boxes):
@@ -169,6 +170,25 @@ def _row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str], c
                           scale, ndim)
 
 
+def _record(doc_id: str, image: PageImage, words: tuple[Word, ...], entities: tuple[Entity, ...]) -> Document:
+    """``Document(doc_id, image, words, entities)`` for parts read from a row: the entities, made from IOB tags
+    of the words (:func:`entities_from_iob`), are valid by construction and the boxes lie inside the page
+    (:func:`pixel_boxes` clamps them), so only what a row can get wrong is checked, at once (a non-empty id,
+    a positive page size, valid UTF-8, no box of negative size); when one of these fails, the
+    :class:`Document` is built as usual and raises its own error."""
+    sizes = np.array([w.box for w in words], dtype=np.int64).reshape(-1, 4)
+    try:
+        "".join([doc_id, *(w.text for w in words)]).encode("utf-8")
+        valid = (isinstance(doc_id, str) and bool(doc_id) and image.width > 0 and image.height > 0
+                 and not ((sizes[:, 2] < sizes[:, 0]) | (sizes[:, 3] < sizes[:, 1]) | (sizes[:, :2] < 0).any(axis=1)
+                          | (sizes[:, 2] > image.width) | (sizes[:, 3] > image.height)).any())
+    except (UnicodeEncodeError, TypeError):
+        valid = False
+    if not valid:
+        return Document(doc_id, image, words, entities)
+    return Document.from_checked_parts(doc_id, image, words, entities)
+
+
 def _list(value: Any, column: str, doc_id: str) -> list:
     """A list column's values (``None``: empty); anything but a list or tuple is a :class:`DocumentError`."""
     if value is None:
@@ -178,6 +198,22 @@ def _list(value: Any, column: str, doc_id: str) -> list:
     if not isinstance(value, (list, tuple)):
         raise DocumentError(f"{column} must be a list, got {type(value).__name__}", doc_id=doc_id)
     return list(value)
+
+
+_INT = frozenset({int})
+_SEQUENCE = frozenset({list, tuple})
+_FOUR = frozenset({4})
+
+
+def _int_boxes(boxes: list) -> bool:
+    """Whether every box is a list or tuple of four plain ``int`` values within int64 (what :func:`_box` would
+    accept unchanged, and no coordinate so large that ``float`` overflows), tested a column at a time."""
+    if not boxes:
+        return True
+    if not (set(map(type, boxes)) <= _SEQUENCE and set(map(len, boxes)) <= _FOUR):
+        return False
+    values = [v for b in boxes for v in b]
+    return set(map(type, values)) <= _INT and -2**63 <= min(values) and max(values) < 2**63
 
 
 def _box(box: Any, i: int, doc_id: str) -> list[float]:
@@ -222,7 +258,11 @@ def doc_to_row(doc: Document, layout: RowLayout, row: dict[str, Any], original: 
             if unknown:
                 raise DocumentError(f"the shifted entities have tags {unknown} outside the row's {list(tag_names)}",
                                     doc_id=doc.id)
-            out["ner_tags"] = tags if layout.tags_as_names else [list(tag_names).index(t) for t in tags]
+            if layout.tags_as_names:
+                out["ner_tags"] = tags
+            else:
+                number = {name: i for i, name in reversed(list(enumerate(tag_names)))}  # the first of equal names
+                out["ner_tags"] = [number[t] for t in tags]
     if layout.schema == "rvl_cdip" and "label" in row:  # an unlabelled row (label None) stays unlabelled
         out["label"] = (None if doc.label is None else doc.label if layout.label_as_name
                         else list(class_names).index(doc.label))
@@ -244,27 +284,43 @@ def entities_from_iob(tags: Sequence[str], doc_id: str, where: str | None = None
     entities: list[Entity] = []
     current: list[int] = []
     label = None
-
-    def close():
-        if current:
-            entities.append(Entity(len(entities), label, tuple(current)))
-
+    read: dict[str, tuple[bool, str | None]] = {}  # tag -> (opens an entity, its label; None for O), once per tag
     for i, tag in enumerate(tags):
-        known = tag in names if names else (tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2))
-        if not isinstance(tag, str) or not known:
-            raise DocumentError(f"unknown tag {tag!r} at token {i}", doc_id=doc_id, path=where)
-        if tag == "O":
-            close()
-            current, label = [i], "other"
-            close()
+        seen = read.get(tag) if type(tag) is str else None
+        if seen is None:
+            known = tag in names if names else (tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2))
+            if not isinstance(tag, str) or not known:
+                raise DocumentError(f"unknown tag {tag!r} at token {i}", doc_id=doc_id, path=where)
+            seen = (tag.startswith("B-"), None if tag == "O" else tag[2:].lower())
+            if type(tag) is str:
+                read[tag] = seen
+        opens, name = seen
+        if name is None:
+            if current:
+                entities.append(Entity(len(entities), label, tuple(current)))
+            entities.append(Entity(len(entities), "other", (i,)))
             current, label = [], None
-        elif tag.startswith("B-") or label != tag[2:].lower():
-            close()
-            current, label = [i], tag[2:].lower()
+        elif opens or label != name:
+            if current:
+                entities.append(Entity(len(entities), label, tuple(current)))
+            current, label = [i], name
         else:
             current.append(i)
-    close()
+    if current:
+        entities.append(Entity(len(entities), label, tuple(current)))
     return tuple(entities)
+
+
+def _tag_names(tags: list, names: Sequence[str], doc_id: str) -> list[str]:
+    """:func:`_tag_name` of each tag: at once when all are integers in range or all are known names."""
+    kinds = set(map(type, tags))
+    if not tags:
+        return []
+    if kinds <= _INT and min(tags) >= 0 and max(tags) < len(names):
+        return [names[t] for t in tags]
+    if kinds == {str} and set(tags) <= set(names):
+        return list(tags)
+    return [_tag_name(t, names, doc_id) for t in tags]
 
 
 def _tag_name(tag: Any, names: Sequence[str], doc_id: str) -> str:
@@ -347,6 +403,8 @@ def _image_out(doc: Document, layout: RowLayout):
     mode = layout.image_mode or ("RGB" if layout.schema != "rvl_cdip" else "L")
     if mode in DEEP_MODES:
         return _deep_image(pil, mode, layout.image_scale or pixel_scale_default(mode))
+    if pil.mode == "L" and mode == "RGB":  # the grey band three times: convert("RGB")'s pixels, in a third the time
+        return Image.merge("RGB", (pil, pil, pil))
     return pil if pil.mode == mode else pil.convert(mode)
 
 
