@@ -17,7 +17,6 @@ pickle-free files; this is a few lines on NumPy's own ``.npz``.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import zipfile
 from pathlib import Path
@@ -64,7 +63,8 @@ def load(path: Path) -> dict[str, np.ndarray] | None:
 def save(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """Write ``arrays`` to ``path`` whole (a new file renamed over it); a failure leaves ``path`` as it was and
     says why, naming it."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{hashlib.blake2b(os.urandom(8), digest_size=4).hexdigest()}")
+    # named as dogood.core.fs.leftovers() finds a killed run's temporary files
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.partial")
     try:
         fd = create_no_follow(tmp)
         with os.fdopen(fd, "wb") as f:

@@ -896,18 +896,26 @@ class FitCache:
     """
 
     def __init__(self, max_words: int | None = None, folder: str | os.PathLike | None = None):
-        if max_words is None:
-            value = os.environ.get("DOGOOD_FIT_CACHE_WORDS", "30000")
-            try:
-                max_words = int(value)
-            except ValueError:
-                raise DogoodError(f"DOGOOD_FIT_CACHE_WORDS must be a whole number of words, got {value!r}") from None
-        self.max_words = max_words
+        self._max_words = max_words  # None: $DOGOOD_FIT_CACHE_WORDS, read at first use (not at import)
         self.folder = folder if folder is not None else os.environ.get("DOGOOD_FIT_CACHE_DIR") or None
         self.whole_pages = False
         self._pages: OrderedDict[bytes, _PageFits] = OrderedDict()
         self._lock = threading.Lock()
         self.words = self.hits = self.misses = 0
+
+    @property
+    def max_words(self) -> int:
+        if self._max_words is None:
+            value = os.environ.get("DOGOOD_FIT_CACHE_WORDS", "30000")
+            try:
+                self._max_words = int(value)
+            except ValueError:
+                raise DogoodError(f"DOGOOD_FIT_CACHE_WORDS must be a whole number of words, got {value!r}") from None
+        return self._max_words
+
+    @max_words.setter
+    def max_words(self, value: int) -> None:
+        self._max_words = value
 
     def page(self, pixels: np.ndarray) -> _PageFits:
         """The records of the page showing ``pixels`` (an empty, unkept set when the cache keeps nothing)."""

@@ -167,3 +167,14 @@ def test_a_transform_keeps_fits_in_its_folder_for_other_workers(page, fresh_cach
     again = dogood.transform(chain, seed=1, fit_cache_dir=tmp_path).apply(page)
     assert other.misses == 0 and other.hits > 0
     assert again.image.to_array().tobytes() == out.image.to_array().tobytes()
+
+
+def test_a_bad_word_bound_is_one_error_at_use_not_at_import(monkeypatch):
+    from dogood.core.errors import DogoodError
+
+    monkeypatch.setenv("DOGOOD_FIT_CACHE_WORDS", "lots")
+    cache = FitCache()  # what importing dogood.page.render makes
+    with pytest.raises(DogoodError, match="DOGOOD_FIT_CACHE_WORDS.*'lots'"):
+        cache.page(np.zeros((4, 4), np.uint8))
+    monkeypatch.setenv("DOGOOD_FIT_CACHE_WORDS", "7")
+    assert FitCache().max_words == 7
