@@ -31,15 +31,7 @@ from dogood.cli import main
 from dogood.core.errors import ModelError
 from dogood.core.fs import sha256_file
 
-TINY = """\
-name: tiny
-version: 1.0.0
-source: {kind: funsd}
-splits: [test]
-shard_size: 1
-configs:
-  plain: []
-"""
+from tiny_recipe_support import TINY  # noqa: E402 (the recipe these tests share)
 
 
 @pytest.fixture

@@ -30,15 +30,7 @@ from dogood.core.fs import check_name, leftovers, recorded_path
 
 REPO = Path(__file__).resolve().parents[1]
 
-TINY = """\
-name: tiny
-version: 1.0.0
-source: {kind: funsd}
-splits: [test]
-shard_size: 1
-configs:
-  plain: []
-"""
+from tiny_recipe_support import TINY  # noqa: E402 (the recipe these tests share)
 
 
 @pytest.fixture

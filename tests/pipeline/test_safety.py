@@ -40,15 +40,7 @@ from dogood.pipeline.recipe import load_recipe, parse_recipe
 
 REPO = Path(__file__).resolve().parents[2]
 
-TINY = """\
-name: tiny
-version: 1.0.0
-source: {kind: funsd}
-splits: [test]
-shard_size: 1
-configs:
-  plain: []
-"""
+from tiny_recipe_support import TINY  # noqa: E402 (the recipe these tests share)
 
 
 def write(path: Path, text: str) -> Path:
