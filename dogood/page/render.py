@@ -99,7 +99,7 @@ import unicodedata
 from collections import OrderedDict
 from contextlib import contextmanager
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -122,6 +122,12 @@ MIN_SCALE = 0.8
 MAX_STRETCH = 2.0
 #: Share of the text's height that may stay outside the box (clipped) before the text is moved into it.
 OVERHANG = 0.25
+#: Share of a stroke's pixels (within the reach of a box) that must lie in the box for it to be the word's, erased
+#: whole; a stroke mostly outside the box is a neighbour's (a hyphen between two words), kept whole.
+OWN_SHARE = 0.5
+#: Grey pixels beside erased ink that are erased too: those darker than the paper by this share of the way from
+#: the paper to the ink threshold.
+RIM = 0.2
 #: Ink colour (grey level) for a box that had no ink to copy.
 DEFAULT_INK = 30
 
@@ -167,6 +173,22 @@ MAX_GROUP = 12
 MIN_INK = 6
 #: Most choices of a run's face kept per page (:class:`FitCache`).
 MAX_CHOICES = 4096
+#: Pixels of the binary scan per page pixel that redrawn print is drawn at (:func:`print_quality`): FUNSD's and
+#: RVL-CDIP's pages are binary scans of about 300 dpi resized to about 90 dpi.
+SCAN = 4.0
+#: How far (page pixels, a Gaussian's sigma) the print's edges are spread before they are cut, so that the cut
+#: level makes strokes bolder or thinner by up to about that much on each side.
+SPREAD = 0.4
+#: Standard deviation of the noise that roughens the cut edges of redrawn print (coverage units, at the scan's
+#: resolution).
+ROUGHNESS = 0.1
+#: Coverage levels at which the scan's print is cut (:func:`print_quality` picks the one whose strokes look like
+#: the old ink's): below 0.5 bolder than the font, above thinner.
+CUTS = (0.15, 0.25, 0.35, 0.45, 0.55, 0.65)
+#: Blurs (page pixels, a Gaussian's sigma) tried on the resized print (:func:`print_quality`).
+BLURS = (0.0, 0.3, 0.45, 0.6)
+#: Most words of a run whose old ink its print quality is measured on (the best fitted).
+QUALITY_WORDS = 6
 
 
 class FontError(DogoodError):
@@ -184,6 +206,17 @@ class Style:
     ``iou``: for a word fitted to its own old ink, the IoU of its original text
     drawn in its own fit (face and edge level as here, its own size and width)
     with that ink (``None``: size and baseline borrowed or taken from the box).
+
+    The print quality (:func:`print_quality`, measured on the old ink of the
+    run): ``scan``, the pixels of the binary scan per page pixel (the text is
+    drawn at that resolution, cut at ``edge`` coverage with edges roughened by
+    noise of ``roughness``, and reduced to the page by area averaging, as a
+    binary scan resized to the page was; ``0``: coverage drawn directly,
+    ``edge`` bending it); ``blur``, the sigma (page pixels) of the Gaussian
+    blur of the resized print (a resize filter wider than a pixel, or a grey
+    scanner's optics); ``ink``, the ink's colour at full coverage (``None``:
+    the old ink's, :func:`ink_colour`); ``noise``, the standard deviation of
+    the paper's grain added to the pixels redrawn.
     """
 
     face: str
@@ -193,10 +226,15 @@ class Style:
     left: float
     edge: float = 0.5
     iou: float | None = None
+    scan: float = 0.0
+    roughness: float = 0.0
+    ink: tuple[int, ...] | int | None = None
+    noise: float = 0.0
+    blur: float = 0.0
 
 
 def render_words(doc: Document, indices: Iterable[int], original: Document | None = None, *,
-                 margin: int = 0, styles: Mapping[int, Style] | None = None) -> Document:
+                 margin: int | None = None, styles: Mapping[int, Style] | None = None) -> Document:
     """``doc`` with the pixels of words ``indices`` erased and their current text drawn in their boxes.
 
     Parameters
@@ -210,11 +248,12 @@ def render_words(doc: Document, indices: Iterable[int], original: Document | Non
         fitted to (:func:`choose_styles`). Without it, the words not in
         ``indices`` are taken to show their text, and the re-rendered ones
         borrow their entity's style.
-    margin : pixels around each box where ink that reaches into the box is
-        erased too (FUNSD boxes are sometimes a few pixels tighter than the
-        glyphs, which leaves slivers of the old word). ``0`` (the default)
-        changes no pixel outside the boxes; the new text is always drawn
-        inside the box.
+    margin : pixels around each box where the old word's strokes that reach
+        out of it are erased too (FUNSD boxes are often a pixel or two tighter
+        than the glyphs, which would leave slivers of the old word); never
+        inside another word's box. ``None`` (the default): a third of the
+        box's height (:func:`reach`); ``0`` changes no pixel outside the
+        boxes. The new text is always drawn inside the box.
     styles : the :class:`Style` of each word to draw (default:
         :func:`choose_styles`); a word missing from it gets one from
         :func:`box_style`.
@@ -222,13 +261,14 @@ def render_words(doc: Document, indices: Iterable[int], original: Document | Non
     Returns
     -------
     ``doc`` with a new image (only pixels inside the re-rendered boxes,
-    grown by ``margin``, differ), or ``doc`` itself when nothing needed drawing.
+    grown by ``margin`` and outside every other word's box, differ), or
+    ``doc`` itself when nothing needed drawing.
 
     Raises
     ------
     FontError : a word has text to draw and the fonts are not installed.
     """
-    if margin < 0:
+    if margin is not None and margin < 0:
         raise ValueError(f"margin must be >= 0, got {margin}")
     todo = _todo(doc, indices, original)
     if not todo:
@@ -237,8 +277,14 @@ def render_words(doc: Document, indices: Iterable[int], original: Document | Non
     if styles is None:
         styles = choose_styles(doc, drawn, original) if drawn else {}
     pixels = np.array(doc.image.to_array())  # writable copy
+    boxes = np.array([w.box for w in doc.words], np.int64).reshape(-1, 4)
     for i in todo:
-        render_box(pixels, doc.words[i].box, doc.words[i].text, margin=margin, style=styles.get(i))
+        box = doc.words[i].box
+        grow = reach(box) if margin is None else margin
+        near = np.flatnonzero((boxes[:, 0] < box[2] + grow) & (boxes[:, 2] > box[0] - grow)
+                              & (boxes[:, 1] < box[3] + grow) & (boxes[:, 3] > box[1] - grow))
+        avoid = [tuple(boxes[j].tolist()) for j in near if j != i]
+        render_box(pixels, box, doc.words[i].text, margin=margin, style=styles.get(i), avoid=avoid)
     return doc.replace(image=PageImage.from_array(pixels))
 
 
@@ -312,6 +358,7 @@ def _choose_styles(doc: Document, todo: list[int], original: Document | None, pe
 
     styles = {}
     chosen: dict[tuple[int, ...], tuple[int, int]] = {}  # per run of print: face and edge level
+    qualities: dict[tuple[int, ...], dict] = {}  # per run of print: its print quality
     boxes = np.array([w.box for w in doc.words], np.float64).reshape(-1, 4)
     known = np.array([bool((t := shown(j)) and t.strip()) for j in range(len(doc.words))], bool)
     layout = hashlib.blake2b(boxes.tobytes() + known.tobytes(), digest_size=16).digest()  # what a context depends on
@@ -335,6 +382,10 @@ def _choose_styles(doc: Document, todo: list[int], original: Document | None, pe
         face_k, edge_k = chosen[group]
         fitted_styles = [f.style(face_k, edge_k) for _, f in fitted]
         good = [s for s in fitted_styles if s.iou >= MIN_FIT_IOU] or fitted_styles
+        if group not in qualities:
+            qualities[group] = print_quality(pixels, [(doc.words[j].box, shown(j), s) for (j, _), s in
+                                                      zip(fitted, fitted_styles)])
+        quality = qualities[group]
         size = _median([s.size for s in good])  # one size for the whole run of print
         stretch = _median([s.size * s.stretch for s in good]) / size
         # the baseline of the run's line: its words beside it (a digit or two place their baseline loosely)
@@ -343,14 +394,119 @@ def _choose_styles(doc: Document, todo: list[int], original: Document | None, pe
         own = fit(i)
         if own is not None:  # its own width: how wide its old text's ink was, at the run's size
             mine = own.style(face_k, edge_k)
-            styles[i] = Style(mine.face, size, mine.size * mine.stretch / size, _median([mine.baseline] + beside),
-                              mine.left, mine.edge, mine.iou)
+            styles[i] = replace(Style(mine.face, size, mine.size * mine.stretch / size,
+                                      _median([mine.baseline] + beside), mine.left, mine.edge, mine.iou), **quality)
             continue
         same_line = [s.baseline for (j, _), s in zip(fitted, fitted_styles) if _same_line(doc.words[j].box, box)]
         base = box_style(pixels, box, face=FACES[face_k], size=size)
         baseline = _median(same_line) if same_line else base.baseline
-        styles[i] = Style(FACES[face_k], size, stretch, baseline, base.left, EDGES[edge_k], None)
+        styles[i] = replace(Style(FACES[face_k], size, stretch, baseline, base.left, EDGES[edge_k], None), **quality)
     return styles
+
+
+def print_quality(pixels: np.ndarray, words: list[tuple[tuple[int, int, int, int], str, Style]]) -> dict:
+    """The print quality of a run of print, measured on its words' old ink: ``scan``, ``edge``, ``roughness`` and
+    ``ink`` for :class:`Style` (an empty dict when no word has ink to measure).
+
+    ``words`` are ``(box, the text its ink shows, the style fitted to that ink)``. Each word's old ink (as
+    :func:`old_ink` finds it) is described by how much of it is stroke core (pixels left after a 3x3 erosion),
+    how many grey pixels lie along its edges and how densely it fills its bounding box; the same text is drawn
+    in its fitted style at the :data:`SCAN` resolution, cut at each of :data:`CUTS`, and the level whose
+    drawings are described most alike (summed over the run's best fitted words) is the run's. The ink colour at
+    full coverage is then the one that gives the drawn words the old ink's darkness (the median of the darker
+    half of the ink pixels), per channel on RGB pages.
+    """
+    height, width = pixels.shape[:2]
+    gray = _gray(pixels)
+    measured = []
+    for box, text, style in sorted(words, key=lambda w: -(w[2].iou or 0.0))[:QUALITY_WORDS]:
+        box = _clip(box, width, height)
+        ink = old_ink(pixels, box)
+        if ink is None or not text or not text.strip():
+            continue
+        x0, y0, x1, y1 = box
+        crop = gray[y0:y1, x0:x1]
+        paper = crop[~(cv2.dilate(ink.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0)]
+        if paper.size < 4:
+            continue
+        measured.append((box, text, style, ink, float(np.median(paper)), _stroke_stats(crop, ink)))
+    if not measured:
+        return {}
+    darkness = []
+    for box, _, _, ink, paper, _ in measured:
+        x0, y0, x1, y1 = box
+        values = np.sort(gray[y0:y1, x0:x1][ink].astype(np.float64))
+        darkness.append((float(np.median(values[:max(1, len(values) // 2)])), paper))
+    best, best_cost, covers = (CUTS[0], BLURS[0]), math.inf, {}
+    costs = dict.fromkeys([(cut, blur) for cut in CUTS for blur in BLURS], 0.0)
+    for n, (box, text, style, _, _, seen) in enumerate(measured):
+        for cut in CUTS:
+            sharp = text_cover(text, box, replace(style, scan=SCAN, edge=cut, roughness=ROUGHNESS, blur=0.0))
+            for blur in BLURS:
+                cover = covers[n, cut, blur] = cv2.GaussianBlur(sharp, (0, 0), blur) if blur > 0 else sharp
+                drawn = np.rint((1.0 - cover) * 255).astype(np.uint8)
+                threshold = ink_threshold(drawn)
+                if threshold is None:
+                    costs[cut, blur] += 9.0
+                    continue
+                got = _stroke_stats(drawn, drawn <= threshold)
+                costs[cut, blur] += sum(((a - b) / scale) ** 2 for a, b, scale in zip(got, seen, STAT_SCALES))
+                # as dark as the old ink, with ink no darker than black?
+                level, paper = darkness[n]
+                reach = paper * (1.0 - _depth(cover))
+                costs[cut, blur] += (max(0.0, reach - level) / max(paper - level, 1.0) / 0.08) ** 2
+    for key, cost in costs.items():
+        if cost < best_cost - 1e-12:
+            best, best_cost = key, cost
+    colours = []
+    for n, (box, text, style, ink, paper, _) in enumerate(measured):
+        depth = _depth(covers[(n,) + best])
+        if not depth:
+            continue
+        x0, y0, x1, y1 = box
+        old = pixels[y0:y1, x0:x1][ink].reshape(len(np.flatnonzero(ink)), -1).astype(np.float64)
+        dark = old[_gray(pixels[y0:y1, x0:x1])[ink] <= np.median(_gray(pixels[y0:y1, x0:x1])[ink])]
+        level = np.median(dark, axis=0)
+        paper_rgb = np.median(pixels[y0:y1, x0:x1][~ink].reshape(-1, level.size).astype(np.float64), axis=0)
+        colours.append(np.clip(paper_rgb - (paper_rgb - level) / max(depth, 0.5), 0, level))
+    out = {"scan": SCAN, "edge": best[0], "blur": best[1], "roughness": ROUGHNESS}
+    if colours:
+        colour = np.rint(np.median(np.array(colours), axis=0)).astype(int)
+        out["ink"] = int(colour[0]) if pixels.ndim == 2 else tuple(int(v) for v in colour)
+    return out
+
+
+def _depth(cover: np.ndarray) -> float:
+    """The median coverage of the darker half of a drawing's ink (its pixels of at least half its most)."""
+    drawn = cover >= 0.5 * max(float(cover.max()), 1e-6)
+    if not drawn.any():
+        return 0.0
+    values = np.sort(cover[drawn])[::-1]
+    return float(np.median(values[:max(1, len(values) // 2)]))
+
+
+#: Typical spreads of :func:`_stroke_stats` over a page's words, which weigh their differences.
+STAT_SCALES = (0.08, 0.15, 0.08)
+
+
+def _stroke_stats(gray: np.ndarray, ink: np.ndarray) -> tuple[float, float, float]:
+    """How ``ink`` (a mask over the grey crop ``gray``) is printed: the share of its pixels that are stroke core
+    (left after a 3x3 cross erosion), the grey pixels (between a fifth and four fifths of the way from the ink's
+    level to the paper's) per edge pixel, and how much of its bounding box it fills."""
+    n_ink = int(np.count_nonzero(ink))
+    if not n_ink:
+        return 0.0, 0.0, 0.0
+    eroded = cv2.erode(ink.astype(np.uint8), np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], np.uint8)) > 0
+    edge = max(1, n_ink - int(np.count_nonzero(eroded)))
+    values = np.sort(gray[ink].astype(np.float64))
+    level = float(np.median(values[:max(1, len(values) // 2)]))
+    paper_px = gray[~ink]
+    paper = float(np.median(paper_px)) if paper_px.size else 255.0
+    norm = (gray.astype(np.float64) - level) / max(paper - level, 1.0)
+    mid = int(np.count_nonzero((norm > 0.2) & (norm < 0.8)))
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    area = (rows[-1] - rows[0] + 1) * (cols[-1] - cols[0] + 1)
+    return float(np.count_nonzero(eroded)) / n_ink, mid / edge, n_ink / area
 
 
 def _median(values: list[float]) -> float:
@@ -424,13 +580,17 @@ def legible(text: str, box: tuple[int, int, int, int], style: Style) -> bool:
     return text_width(text, style) * MIN_SQUEEZE * MIN_SCALE <= box[2] - box[0]
 
 
-def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, margin: int = 0,
-               style: Style | None = None) -> None:
+def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, margin: int | None = None,
+               style: Style | None = None, avoid: Iterable[tuple[int, int, int, int]] = ()) -> None:
     """Erase the ink in ``box`` of ``pixels`` (``HxW`` or ``HxWx3`` uint8, changed in place) and draw ``text`` there.
 
     ``text`` is drawn in ``style`` (default: :func:`box_style`). Ink within
-    ``margin`` pixels of the box is erased too when it belongs to a stroke
-    that reaches into the box.
+    ``margin`` pixels of the box (default: :func:`reach`) is erased too when it
+    belongs to a stroke that lies mostly in the box (a letter or a comma that
+    a tight box cuts), but never inside the boxes ``avoid`` (the other words');
+    a stroke that lies mostly outside the box is a neighbour's and is kept
+    whole (with ``margin=0``, every ink pixel in the box is erased). Form
+    rules through the box are kept.
     """
     height, width = pixels.shape[:2]
     x0, y0, x1, y1 = _clip(box, width, height)
@@ -440,6 +600,8 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
         font_paths()  # nothing changes when the fonts are missing
         if style is None:
             style = box_style(pixels, (x0, y0, x1, y1))
+    if margin is None:
+        margin = reach((x0, y0, x1, y1))
     crop = pixels[y0:y1, x0:x1]
     threshold = ink_threshold(crop)
     core = _gray(crop) <= threshold if threshold is not None else np.zeros(crop.shape[:2], dtype=bool)
@@ -447,22 +609,41 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
     if core.any():
         ex0, ey0 = max(0, x0 - margin), max(0, y0 - margin)
         ex1, ey1 = min(width, x1 + margin), min(height, y1 + margin)
-        around = _gray(pixels[ey0:ey1, ex0:ex1]) <= threshold
+        gray = _gray(pixels[ey0:ey1, ex0:ex1])
+        rules = form_lines(pixels, (x0, y0, x1, y1), threshold, (ex0, ey0, ex1, ey1), ragged=True)
+        around = (gray <= threshold) & ~rules
         inner = np.zeros(around.shape, dtype=bool)
         inner[y0 - ey0:y1 - ey0, x0 - ex0:x1 - ex0] = True
-        if margin:  # keep only the strokes that reach into the box
+        allowed = inner.copy()
+        if margin:  # the strokes that lie mostly in the box, where no other word is
             count, labels = cv2.connectedComponents(around.astype(np.uint8), connectivity=8)
-            touching = np.unique(labels[inner & around])
-            around = np.isin(labels, touching[touching > 0])
-        rules = form_lines(pixels, (x0, y0, x1, y1), threshold, (ex0, ey0, ex1, ey1))
+            total = np.bincount(labels.ravel(), minlength=count)
+            within = np.bincount(labels[inner], minlength=count)
+            mostly = within >= OWN_SHARE * total
+            mostly[0] = False
+            free = np.ones(around.shape, dtype=bool)
+            for ax0, ay0, ax1, ay1 in avoid:
+                free[max(0, ay0 - ey0):max(0, ay1 - ey0), max(0, ax0 - ex0):max(0, ax1 - ex0)] = False
+            outside = mostly[labels] & free & ~inner
+            around &= mostly[labels] & (inner | free)  # a stroke mostly outside is another word's: kept whole
+            allowed |= (cv2.dilate(outside.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0) & free
         erase = (cv2.dilate((around & ~rules).astype(np.uint8), np.ones((3, 3), np.uint8)) > 0) & ~rules
+        # the rim of grey around the strokes, wider than a pixel on a blurred scan
+        clear = ~(cv2.dilate((gray <= threshold).astype(np.uint8), np.ones((5, 5), np.uint8)) > 0)
+        paper = float(np.median(gray[clear])) if clear.any() else 255.0
+        rim = gray < paper - RIM * max(paper - threshold, 1.0)
+        erase |= (cv2.dilate(erase.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0) & rim & ~rules
+        erase &= allowed & ~((gray <= threshold) & ~around & ~rules)  # never another word's ink
         _inpaint(pixels, (ex0, ey0, ex1, ey1), erase, threshold)
     if not text.strip():
         return
-    alpha = text_alpha(text, (x0, y0, x1, y1), style)
-    if not alpha.any():
+    a = text_cover(text, (x0, y0, x1, y1), style)
+    if not a.any():
         return
-    a = alpha.astype(np.float32) / 255.0
+    if style.ink is not None:
+        colour = style.ink if pixels.ndim == 3 or isinstance(style.ink, int) else int(np.mean(style.ink))
+        if pixels.ndim == 3 and isinstance(colour, int):
+            colour = (colour,) * pixels.shape[2]
     region = pixels[y0:y1, x0:x1].astype(np.float32)
     if region.ndim == 3:
         a = a[..., None]
@@ -470,8 +651,13 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
     pixels[y0:y1, x0:x1] = np.clip(np.rint(blended), 0, 255).astype(np.uint8)
 
 
+def reach(box: tuple[int, int, int, int]) -> int:
+    """How far (pixels) beyond a word's box its strokes are erased: a third of its height, at least 2."""
+    return max(2, int(round((box[3] - box[1]) / 3)))
+
+
 def form_lines(pixels: np.ndarray, box: tuple[int, int, int, int], threshold: float,
-               region: tuple[int, int, int, int]) -> np.ndarray:
+               region: tuple[int, int, int, int], ragged: bool = False) -> np.ndarray:
     """Mask over ``region`` of the form rules near ``box``: ink runs too long to be glyph strokes.
 
     Horizontal runs of at least ``max(15, 1.5 h)`` pixels and vertical runs
@@ -479,6 +665,9 @@ def form_lines(pixels: np.ndarray, box: tuple[int, int, int, int], threshold: fl
     by ``max(4, h / 2)``: underlines and table borders that cross a word box
     are kept, not erased. A horizontal run within the box that glyph ink
     stands on along most of its length is the word's baseline, not a rule.
+    With ``ragged``, the ink beside a rule that continues it for at least
+    ``max(6, h)`` pixels (gaps of a pixel bridged: a row of a thick rule broken
+    by one lighter pixel) is the rule's too, so erasing leaves no notch in it.
     """
     height, width = pixels.shape[:2]
     x0, y0, x1, y1 = box
@@ -498,7 +687,16 @@ def form_lines(pixels: np.ndarray, box: tuple[int, int, int, int], threshold: fl
         if top > 0 and left >= x0 - cx0 - 1 and left + run <= x1 - cx0 + 1 and ink[top - 1, left:left + run].mean() > 0.5:
             rules[labels == k] = 0
     rules = rules > 0
-    rules |= cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((long_v, 1), np.uint8)) > 0
+    upright = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((long_v, 1), np.uint8)) > 0
+    if ragged:  # the rows (columns) beside a rule that continue it are the rule's too
+        run = max(6, box_h)
+        along = cv2.morphologyEx(cv2.morphologyEx(ink, cv2.MORPH_CLOSE, np.ones((1, 3), np.uint8)), cv2.MORPH_OPEN,
+                                 np.ones((1, run), np.uint8)) > 0
+        rules |= (cv2.dilate(rules.astype(np.uint8), np.ones((3, 1), np.uint8)) > 0) & along & (ink > 0)
+        down = cv2.morphologyEx(cv2.morphologyEx(ink, cv2.MORPH_CLOSE, np.ones((3, 1), np.uint8)), cv2.MORPH_OPEN,
+                                np.ones((long_v, 1), np.uint8)) > 0
+        upright |= (cv2.dilate(upright.astype(np.uint8), np.ones((1, 3), np.uint8)) > 0) & down & (ink > 0)
+    rules |= upright
     return rules[ry0 - cy0:ry1 - cy0, rx0 - cx0:rx1 - cx0]
 
 
@@ -1164,12 +1362,18 @@ def box_style(pixels: np.ndarray, box: tuple[int, int, int, int], *, face: str =
 
 def text_alpha(text: str, box: tuple[int, int, int, int], style: Style) -> np.ndarray:
     """Coverage (0-255, box-sized) of ``text`` drawn in ``style`` and kept inside ``box`` (see the module docstring)."""
+    return np.rint(text_cover(text, box, style) * 255).astype(np.uint8)
+
+
+def text_cover(text: str, box: tuple[int, int, int, int], style: Style) -> np.ndarray:
+    """Coverage (float32, 0-1, box-sized) of ``text`` drawn in ``style`` and kept inside ``box``."""
     x0, y0, x1, y1 = box
     box_w, box_h = x1 - x0, y1 - y0
-    out = np.zeros((max(0, box_h), max(0, box_w)), dtype=np.uint8)
+    out = np.zeros((max(0, box_h), max(0, box_w)), dtype=np.float32)
     if box_w <= 0 or box_h <= 0 or not text.strip():
         return out
-    ref_size = max(REF_SIZE, int(math.ceil(2 * style.size)))  # rasterise at least twice the drawn size
+    scan = max(1.0, style.scan)
+    ref_size = max(REF_SIZE, int(math.ceil(2 * style.size * scan)))  # rasterise at least twice the drawn size
     ref = _reference(style.face, text, ref_size)
     if ref is None:
         return out
@@ -1196,10 +1400,41 @@ def text_alpha(text: str, box: tuple[int, int, int, int], style: Style) -> np.nd
         baseline -= top + spill
     elif bottom > box_h + spill:
         baseline -= bottom - box_h - spill
-    drawn = _warp(cover, sx, sy, left - rx0 * sx, baseline - base * sy, (box_h, box_w))
-    if style.edge != 0.5:
-        drawn = drawn ** (math.log(0.5) / math.log(style.edge))
-    return np.rint(drawn * 255).astype(np.uint8)
+    ox, oy = left - rx0 * sx, baseline - base * sy
+    if style.scan <= 0:
+        drawn = _warp(cover, sx, sy, ox, oy, (box_h, box_w))
+        if style.edge != 0.5:
+            drawn = drawn ** (math.log(0.5) / math.log(style.edge))
+        return drawn.astype(np.float32)
+    # as a binary scan resized to the page: drawn at the scan's resolution, cut at the edge level (the edges
+    # roughened), then reduced to the page by area averaging
+    shape = (int(math.ceil(box_h * scan)), int(math.ceil(box_w * scan)))
+    fine = _warp(cover, sx * scan, sy * scan, ox * scan, oy * scan, shape)
+    fine = cv2.GaussianBlur(fine, (0, 0), SPREAD * scan)  # ink spread and the scanner's optics: where to cut
+    if style.roughness > 0:
+        near = (fine > style.edge / 2) & (fine < (1 + style.edge) / 2)  # the edges: no speck where no stroke is
+        fine = fine + _roughness(text, box, style, shape) * near
+    cut = (fine >= style.edge).astype(np.uint8)
+    if style.roughness > 0:  # roughened edges, not specks: pieces under a page pixel's area go
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(cut, connectivity=8)
+        small = stats[:, cv2.CC_STAT_AREA] < scan * scan
+        small[0] = False
+        if small.any():
+            cut[small[labels]] = 0
+    drawn = _warp(cut.astype(np.float32), 1 / scan, 1 / scan, 0.0, 0.0, (box_h, box_w))
+    return cv2.GaussianBlur(drawn, (0, 0), style.blur) if style.blur > 0 else drawn
+
+
+def _roughness(text: str, box, style: Style, shape: tuple[int, int]) -> np.ndarray:
+    """Smooth noise (standard deviation ``style.roughness``, about a scan pixel wide) that makes the cut strokes'
+    edges ragged as a scanner's are; drawn from a generator seeded by the text, box and style, so the same word
+    is drawn the same way every time."""
+    seed = hashlib.blake2b(repr((text, tuple(box), style.face, style.size, style.stretch, style.baseline,
+                                 style.left, style.edge, style.scan)).encode(), digest_size=8).digest()
+    rng = np.random.default_rng(int.from_bytes(seed, "little"))
+    noise = rng.standard_normal(shape).astype(np.float32)
+    noise = cv2.GaussianBlur(noise, (0, 0), 0.6)
+    return noise * np.float32(style.roughness / max(float(noise.std()), 1e-6))
 
 
 def _inpaint(pixels: np.ndarray, box: tuple[int, int, int, int], erase: np.ndarray, threshold: float) -> None:

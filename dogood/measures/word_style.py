@@ -1,0 +1,287 @@
+"""Can a small classifier tell a redrawn word from a printed one? The redrawn-word cue (issue 40).
+
+A text shift with ``render: true`` erases a word's ink and draws its new
+text (:mod:`dogood.page.render`). If the new ink looks unlike the page's own
+print (another face, crisper edges, no scanner noise, stray old ink beside
+it, smaller type), a model trained on the shifted set can find the changed
+words by their look instead of reading them: a cue the shift was not meant
+to teach. This module measures it.
+
+:func:`word_features` describes each word box by what a vision model could
+exploit in its style, not its text (:data:`FEATURES`): ink darkness and the
+paper's level, stroke width and boldness, edge blur (grey pixels per edge
+pixel, edge steepness), noise on the paper and inside the strokes, specks,
+where the ink sits in the box (top, bottom, left and right gaps, the band
+holding most of the ink: an x-height), slant, ink outside the box joined
+to the word's strokes and ink cut by the box's edge. Each feature is also
+given against the median of the word's nearest neighbours of about its
+height (``_vs_near``): a word crisper or darker than the print around it.
+
+:func:`redrawn_word_cue` compares redrawn words with words nobody touched,
+on the same pages: ``against="original"`` (the default) pairs each redrawn
+word with the same word as the source page printed it (same box, same
+print, same neighbours), so what the shift picked (numbers, long words)
+cannot pass for a cue; ``against="untouched"`` takes the words on the
+shifted pages whose pixels did not change. A gradient-boosting and a
+logistic-regression classifier (scikit-learn) are trained and scored by
+cross-validation with the folds split by page (a page's words never sit on
+both sides), and the cue is the higher of their out-of-fold AUROCs: 0.5 is
+no cue, 1.0 a word that gives itself away. Each feature's own AUROC says
+which look gives it away.
+
+Written by hand: no library describes the print style of word crops; the
+classifiers and the AUROC are scikit-learn's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+import cv2
+import numpy as np
+
+from dogood.core.document import Document
+
+#: Raw style features of a word box, in column order (see the module docstring).
+RAW = ("ink_level", "paper_level", "ink_density", "stroke_width", "core_share", "edge_grey", "edge_steepness",
+       "paper_noise", "ink_noise", "specks", "gap_top", "gap_bottom", "gap_left", "ink_band", "ink_height", "slant",
+       "ink_out_joined", "ink_out_free", "ink_cut")
+#: How the ink fills the box's width (not style: a shorter or longer text in the box it had), reported apart.
+FILL = ("gap_right", "ink_width")
+#: Features also compared with the word's neighbours (the median of :data:`NEIGHBOURS` nearest words).
+RELATIVE = ("ink_level", "paper_level", "stroke_width", "core_share", "edge_grey", "edge_steepness", "paper_noise",
+            "ink_noise", "specks", "ink_band", "ink_height", "slant", "ink_out_joined", "ink_cut")
+#: Every feature column :func:`word_features` gives.
+FEATURES = RAW + tuple(f"{name}_vs_near" for name in RELATIVE)
+#: Neighbours a word is compared with.
+NEIGHBOURS = 8
+#: Fewest redrawn and untouched words (each) for a cue figure.
+MIN_WORDS = 20
+#: A box whose grey levels span less than this holds no ink (it is left out).
+MIN_CONTRAST = 40
+
+
+class WordCue(NamedTuple):
+    """The cue of redrawn words: ``auroc`` (the higher of the two classifiers'; NaN with too few words),
+    ``boosting`` and ``logistic`` (each classifier's out-of-fold AUROC), ``fill`` (the same on :data:`FILL`
+    alone: how the new text fills the box it kept), ``redrawn`` and ``untouched`` (words
+    compared), ``pages``, and ``by_feature`` (each feature's own AUROC, folded above 0.5, strongest first)."""
+
+    auroc: float
+    boosting: float
+    logistic: float
+    fill: float
+    redrawn: int
+    untouched: int
+    pages: int
+    by_feature: dict[str, float]
+
+
+def _gray(pixels: np.ndarray) -> np.ndarray:
+    return cv2.cvtColor(np.ascontiguousarray(pixels), cv2.COLOR_RGB2GRAY) if pixels.ndim == 3 else pixels
+
+
+def _raw(gray: np.ndarray, box) -> np.ndarray | None:
+    """The :data:`RAW` features of ``box`` on page ``gray``, or ``None`` for a box without ink."""
+    height, width = gray.shape
+    x0, y0, x1, y1 = (int(v) for v in box)
+    x0, y0, x1, y1 = max(0, x0), max(0, y0), min(width, x1), min(height, y1)
+    h, w = y1 - y0, x1 - x0
+    if h < 4 or w < 2:
+        return None
+    pad = max(2, int(round(h / 3)))
+    cx0, cy0, cx1, cy1 = max(0, x0 - pad), max(0, y0 - pad), min(width, x1 + pad), min(height, y1 + pad)
+    ctx = gray[cy0:cy1, cx0:cx1]
+    bx0, by0 = x0 - cx0, y0 - cy0
+    crop = ctx[by0:by0 + h, bx0:bx0 + w]
+    lo, hi = np.percentile(crop, [2, 98])
+    if hi - lo < MIN_CONTRAST:
+        return None
+    threshold, _ = cv2.threshold(np.ascontiguousarray(crop), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    ink_ctx = ctx <= threshold
+    ink = ink_ctx[by0:by0 + h, bx0:bx0 + w]
+    n_ink = int(ink.sum())
+    if n_ink < 4:
+        return None
+    near_ink = cv2.dilate(ink_ctx.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
+    paper_px = ctx[~near_ink]
+    paper = float(np.median(paper_px)) if paper_px.size else float(hi)
+    values = np.sort(crop[ink].astype(np.float64))
+    ink_level = float(np.median(values[:max(1, len(values) // 2)]))
+    contrast = max(paper - ink_level, 1.0)
+    norm = np.clip((crop.astype(np.float64) - ink_level) / contrast, 0, 1)  # 0 ink, 1 paper
+    eroded = cv2.erode(ink.astype(np.uint8), np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], np.uint8)) > 0
+    boundary = ink & ~eroded
+    n_edge = max(1, int(boundary.sum()))
+    mid = (norm > 0.2) & (norm < 0.8)
+    gy, gx = np.gradient(norm)
+    steep = float(np.hypot(gx, gy)[mid].mean()) if mid.any() else 1.0
+    far = ~(cv2.dilate(ink.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0)
+    paper_noise = float(crop[far].std()) / contrast if far.sum() >= 4 else 0.0
+    core = crop[eroded]
+    ink_noise = float(core.std()) / contrast if core.size >= 4 else 0.0
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
+    specks = float((stats[1:, cv2.CC_STAT_AREA] <= 2).sum()) * 100.0 / (h * w)
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    mass = np.cumsum(ink.sum(axis=1)) / n_ink
+    band = (int(np.searchsorted(mass, 0.9)) - int(np.searchsorted(mass, 0.1)) + 1) / h
+    ys, xs = np.nonzero(ink)
+    dy, dx = ys - ys.mean(), xs - xs.mean()
+    mu02 = float((dy * dy).mean())
+    slant = float(np.clip((dx * dy).mean() / mu02, -2, 2)) if mu02 > 0 else 0.0
+    # ink around the box: joined to the word's strokes (a stroke running out of the box, old ink left over), or not
+    count, labels = cv2.connectedComponents(ink_ctx.astype(np.uint8), connectivity=8)
+    inside = np.zeros(ctx.shape, bool)
+    inside[by0:by0 + h, bx0:bx0 + w] = True
+    joined_labels = np.unique(labels[inside & ink_ctx])
+    joined = np.isin(labels, joined_labels[joined_labels > 0]) & ~inside
+    free = ink_ctx & ~inside & ~joined
+    perimeter = 2.0 * (h + w)
+    cut = int(ink[0].sum() + ink[-1].sum() + ink[:, 0].sum() + ink[:, -1].sum())
+    return np.array([
+        ink_level, paper, n_ink / (h * w), n_ink / n_edge, float(eroded.sum()) / n_ink, float(mid.sum()) / n_edge,
+        steep, paper_noise, ink_noise, specks, rows[0] / h, (h - 1 - rows[-1]) / h, cols[0] / h, band,
+        (rows[-1] - rows[0] + 1) / h, slant, joined.sum() / perimeter, free.sum() / perimeter, cut / perimeter,
+        (w - 1 - cols[-1]) / h, (cols[-1] - cols[0] + 1) / w], np.float64)
+
+
+def word_features(doc: Document, indices: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:data:`FEATURES` then :data:`FILL` of words ``indices`` of ``doc`` (default: all), and which have ink.
+
+    Returns ``(features, ok)``: an ``(n, len(FEATURES) + len(FILL))`` array (rows of words without ink are NaN)
+    and a boolean mask of the words with ink. The ``_vs_near`` columns compare a word with the
+    :data:`NEIGHBOURS` words nearest to it (of box height within a factor 1.5) among all of the page's words
+    with ink.
+    """
+    gray = _gray(doc.image.to_array())
+    boxes = np.array([w.box for w in doc.words], np.float64).reshape(-1, 4)
+    raw = np.full((len(doc.words), len(RAW) + len(FILL)), np.nan)
+    for j, word in enumerate(doc.words):
+        found = _raw(gray, word.box) if word.text.strip() else None
+        if found is not None:
+            raw[j] = found
+    has = ~np.isnan(raw[:, 0])
+    wanted = list(range(len(doc.words))) if indices is None else [int(i) for i in indices]
+    out = np.full((len(wanted), len(FEATURES) + len(FILL)), np.nan)
+    rel = [RAW.index(name) for name in RELATIVE]
+    centres = np.c_[(boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2]
+    heights = np.maximum(boxes[:, 3] - boxes[:, 1], 1)
+    others = np.flatnonzero(has)
+    for row, i in enumerate(wanted):
+        if not has[i]:
+            continue
+        out[row, :len(RAW)] = raw[i, :len(RAW)]
+        out[row, len(FEATURES):] = raw[i, len(RAW):]
+        pool = others[(others != i) & (heights[others] <= 1.5 * heights[i]) & (heights[others] >= heights[i] / 1.5)]
+        if not pool.size:
+            out[row, len(RAW):len(FEATURES)] = 0.0
+            continue
+        d = np.hypot(centres[pool, 0] - centres[i, 0], 2 * (centres[pool, 1] - centres[i, 1]))
+        near = pool[np.argsort(d, kind="stable")[:NEIGHBOURS]]
+        out[row, len(RAW):len(FEATURES)] = raw[i, rel] - np.median(raw[near][:, rel], axis=0)
+    return out, has[wanted] if len(wanted) else np.zeros(0, bool)
+
+
+def redrawn_words(original: Document, shifted: Document) -> tuple[list[int], list[int]]:
+    """Words of ``shifted`` whose box pixels differ from ``original``'s (redrawn), and those whose box pixels are
+    the same (untouched); words with blank text or empty boxes are in neither. Pages of different sizes: neither."""
+    a, b = original.image.to_array(), shifted.image.to_array()
+    if a.shape != b.shape:
+        return [], []
+    diff = a != b
+    if diff.ndim == 3:
+        diff = diff.any(axis=2)
+    height, width = diff.shape
+    redrawn, untouched = [], []
+    for i, word in enumerate(shifted.words):
+        x0, y0, x1, y1 = (int(v) for v in word.box)
+        x0, y0, x1, y1 = max(0, x0), max(0, y0), min(width, x1), min(height, y1)
+        if x1 <= x0 or y1 <= y0 or not word.text.strip():
+            continue
+        (redrawn if diff[y0:y1, x0:x1].any() else untouched).append(i)
+    return redrawn, untouched
+
+
+def style_samples(pages: Iterable[tuple[Document, Document]], *, against: str = "original"
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Features, labels (1 redrawn, 0 untouched) and page numbers of the words :func:`redrawn_word_cue` compares,
+    from ``(original, shifted)`` page pairs."""
+    if against not in ("original", "untouched"):
+        raise ValueError(f"against must be 'original' or 'untouched', got {against!r}")
+    xs, ys, groups = [], [], []
+    for page, (original, shifted) in enumerate(pages):
+        redrawn, untouched = redrawn_words(original, shifted)
+        if not redrawn:
+            continue
+        feats, ok = word_features(shifted, redrawn)
+        if against == "original":  # the same word as the source page printed it: same box
+            where = {tuple(w.box): j for j, w in enumerate(original.words) if w.text.strip()}
+            keep = [n for n, i in enumerate(redrawn) if ok[n] and tuple(shifted.words[i].box) in where]
+            base, base_ok = word_features(original, [where[tuple(shifted.words[redrawn[n]].box)] for n in keep])
+            keep_both = [k for k, n in enumerate(keep) if base_ok[k]]
+            pos, neg = feats[[keep[k] for k in keep_both]], base[keep_both]
+        else:
+            pos = feats[ok]
+            base, base_ok = word_features(shifted, untouched)
+            neg = base[base_ok]
+        for block, label in ((pos, 1), (neg, 0)):
+            if len(block):
+                xs.append(block)
+                ys.append(np.full(len(block), label))
+                groups.append(np.full(len(block), page))
+    if not xs:
+        return np.zeros((0, len(FEATURES) + len(FILL))), np.zeros(0, int), np.zeros(0, int)
+    return np.concatenate(xs), np.concatenate(ys), np.concatenate(groups)
+
+
+def cue_auroc(x: np.ndarray, y: np.ndarray, groups: np.ndarray, *, folds: int = 5, seed: int = 0
+              ) -> tuple[float, float]:
+    """Out-of-fold AUROC of a gradient-boosting and a logistic-regression classifier telling ``y`` from ``x``,
+    the folds split by ``groups`` (scikit-learn's ``StratifiedGroupKFold``; each class weighted alike)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedGroupKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    folds = min(folds, len(np.unique(groups)))
+    split = StratifiedGroupKFold(n_splits=folds, shuffle=True, random_state=seed)
+    made = {
+        "boosting": lambda: HistGradientBoostingClassifier(max_iter=150, max_depth=3, learning_rate=0.1,
+                                                           class_weight="balanced", random_state=seed),
+        "logistic": lambda: make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=2000,
+                                                                               class_weight="balanced")),
+    }
+    out = []
+    for make in made.values():
+        scores = np.zeros(len(y))
+        for train, test in split.split(x, y, groups):
+            model = make().fit(x[train], y[train])
+            scores[test] = model.predict_proba(x[test])[:, 1]
+        out.append(float(roc_auc_score(y, scores)))
+    return out[0], out[1]
+
+
+def redrawn_word_cue(pages: Iterable[tuple[Document, Document]], *, against: str = "original", folds: int = 5,
+                     seed: int = 0) -> WordCue:
+    """The redrawn-word cue of ``(original, shifted)`` page pairs (see the module docstring)."""
+    from sklearn.metrics import roc_auc_score
+
+    pages = list(pages)
+    x, y, groups = style_samples(pages, against=against)
+    n_pos, n_neg = int((y == 1).sum()), int((y == 0).sum())
+    n_pages = len(np.unique(groups))
+    if n_pos < MIN_WORDS or n_neg < MIN_WORDS or n_pages < 2:
+        nan = float("nan")
+        return WordCue(nan, nan, nan, nan, n_pos, n_neg, n_pages, {})
+    style = len(FEATURES)
+    boosting, logistic = cue_auroc(x[:, :style], y, groups, folds=folds, seed=seed)
+    fill = max(cue_auroc(x[:, style:], y, groups, folds=folds, seed=seed))
+    by_feature = {}
+    for k, name in enumerate(FEATURES + FILL):
+        auc = float(roc_auc_score(y, x[:, k]))
+        by_feature[name] = max(auc, 1 - auc)
+    by_feature = dict(sorted(by_feature.items(), key=lambda kv: -kv[1]))
+    return WordCue(max(boosting, logistic), boosting, logistic, fill, n_pos, n_neg, n_pages, by_feature)
