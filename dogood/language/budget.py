@@ -13,6 +13,7 @@ No randomness is drawn when the budget is zero.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -50,27 +51,42 @@ def draw_until(rng: np.random.Generator, n: int, target: int, attempt: Callable[
     return unchangeable
 
 
+class Guard(Protocol):
+    """What a shift that redraws its words asks before changing one (:class:`dogood.page.render.Redraw`)."""
+
+    def kept(self, i: int) -> str | None: ...
+
+    def fits(self, i: int, text: str) -> bool: ...
+
+
 def change_words(
     doc: Document,
     rng: np.random.Generator,
     fraction: float,
     change: Callable[[int, np.random.Generator], str | None],
     words: Sequence[int],
+    guard: Guard | None = None,
 ) -> tuple[dict[int, str], dict[str, int]]:
     """Change ``round(fraction * len(words))`` of ``words`` (indices), drawn in a random order.
 
     ``change(word_index, rng)`` returns the new text, or ``None`` when the
     word cannot change (a blank text or the old one count as ``None``).
-    Returns ``{word index: new text}`` and the counts ``eligible``,
-    ``changed``, ``unchangeable``.
+    With a ``guard`` (a shift that redraws its words), a word the guard keeps
+    as printed, or whose new text it cannot draw, cannot change either (the
+    guard counts why). Returns ``{word index: new text}`` and the counts
+    ``eligible``, ``changed``, ``unchangeable``.
     """
     target = budget(check_fraction(fraction), len(words))
     changes: dict[int, str] = {}
 
     def attempt(k: int) -> bool:
         index = words[k]
+        if guard is not None and guard.kept(index) is not None:
+            return False
         new = change(index, rng)
         if new is None or new == doc.words[index].text or not new.strip():
+            return False
+        if guard is not None and not guard.fits(index, new):
             return False
         changes[index] = new
         return True
@@ -85,6 +101,7 @@ def change_fraction(
     fraction: float,
     change: Callable[[int, np.random.Generator], str | None],
     labels: Collection[str] | None = None,
+    guard: Guard | None = None,
 ) -> tuple[dict[int, str], dict[str, int]]:
     """:func:`change_words` over the eligible words (:func:`~dogood.language.selection.eligible_words` of ``labels``)."""
-    return change_words(doc, rng, fraction, change, eligible_words(doc, labels))
+    return change_words(doc, rng, fraction, change, eligible_words(doc, labels), guard)

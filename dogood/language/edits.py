@@ -116,6 +116,21 @@ def box_beside(box: Box, width: int, page_width: int, gap: int = 2) -> Box:
 
 # -- whole edits, and the pixels --------------------------------------------------------------------------------------
 
+def redraw_guard(doc: Document, render: bool):
+    """With ``render``, what redrawing ``doc``'s words can do (:class:`dogood.page.render.Redraw`: the words it keeps
+    as printed, the new texts that fit), for a shift to ask before it picks a word; else ``None``."""
+    if not render:
+        return None
+    from dogood.page.render import Redraw
+
+    return Redraw(doc)
+
+
+def kept_tallies(guard) -> dict[str, dict[str, int]]:
+    """The words a :func:`redraw_guard` kept, by reason, as an outcome's tallies (``{}`` without a guard)."""
+    return guard.tallies() if guard is not None else {}
+
+
 def with_texts(doc: Document, texts: Mapping[int, str], render: bool = False) -> Document:
     """:func:`replace_texts`, and with ``render`` the changed words redrawn in their boxes."""
     out = replace_texts(doc, texts)

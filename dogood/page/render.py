@@ -101,6 +101,7 @@ from contextlib import contextmanager
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import NamedTuple
 from pathlib import Path
 
 import cv2
@@ -165,6 +166,8 @@ SAME_SIZE = 1.2
 #: A word's baseline is the median of its own and those of the words of its run on its line within this many
 #: words of it (a skewed scan drifts along a line).
 BASELINE_WORDS = 2
+#: A word's own width (its old text's fit) is drawn when within this factor of its run's, else the run's is.
+OWN_WIDTH = 1.25
 #: Fits below this IoU do not vote on a run's size and width (unless no fit reaches it).
 MIN_FIT_IOU = 0.3
 #: Most words (the word and its nearest entity mates) a face is chosen from.
@@ -187,6 +190,33 @@ ROUGHNESS = 0.1
 CUTS = (0.15, 0.25, 0.35, 0.45, 0.55, 0.65)
 #: Blurs (page pixels, a Gaussian's sigma) tried on the resized print (:func:`print_quality`).
 BLURS = (0.0, 0.3, 0.45, 0.6)
+#: A word whose old text fits its ink with no face better than this IoU (nor its run of print, ink-weighted, better
+#: than :data:`KEEP_RUN_IOU`) is not print the fonts can match (handwriting, a stamp, a logo): it is kept.
+KEEP_IOU = 0.4
+KEEP_RUN_IOU = 0.45
+#: Below this IoU an unmatched word is counted as handwriting (FUNSD test, by eye: nearly all are).
+HANDWRITING_IOU = 0.3
+#: A box at least this many times as tall as it is wide, with two characters or more, may hold vertical print:
+#: it does when its text fits the ink turned a quarter better, by this IoU, than upright.
+UPRIGHT = 1.5
+TURN_MARGIN = 0.05
+#: Paper darker than this (median grey level around the word), or with a grain this strong (standard deviation
+#: of its grey levels), is a shaded, screened or dark ground that erasing cannot restore: the word is kept.
+MIN_PAPER = 190
+MAX_GRAIN = 24
+#: Share of the paper around a word (outside its box) covered by dots of 3 pixels or fewer above which it is a
+#: halftone screen.
+SCREEN = 0.05
+#: Why a word is kept as the page printed it rather than redrawn (:func:`print_kinds`).
+KEPT = {
+    "handwriting": "the old text fits its ink in no face, far from it (IoU under 0.3): handwriting, mostly",
+    "unmatched": "the old text fits its ink in no face (letter-spaced capitals, small capitals, dot-matrix or "
+                 "typewritten print the faces do not match, a stamp, a word's run of print in handwriting)",
+    "vertical": "vertical print that fits no face turned either way",
+    "background": "print on a shaded, screened or dark ground, which erasing would leave as a blank patch",
+    "glyph": "characters the fonts have no glyph for (a script, a check box)",
+    "faint": "no ink to match in the box",
+}
 #: Most words of a run whose old ink its print quality is measured on (the best fitted).
 QUALITY_WORDS = 6
 
@@ -274,18 +304,54 @@ def render_words(doc: Document, indices: Iterable[int], original: Document | Non
     if not todo:
         return doc
     drawn = [i for i in todo if doc.words[i].text.strip()]
-    if styles is None:
-        styles = choose_styles(doc, drawn, original) if drawn else {}
+    turns: dict[int, int] = {}
+    if drawn and styles is None:
+        known = original if original is not None else None
+        kinds = print_kinds(doc, drawn, known) if known is not None else {}
+        kept = {i for i, kind in kinds.items() if kind.reason is not None}
+        todo = [i for i in todo if i not in kept]
+        drawn = [i for i in drawn if i not in kept]
+        turns = {i: kinds[i].turn for i in drawn if i in kinds and kinds[i].turn}
+        upright = [i for i in drawn if i not in turns]
+        styles = choose_styles(doc, upright, original) if upright else {}
+    elif styles is None:
+        styles = {}
     pixels = np.array(doc.image.to_array())  # writable copy
     boxes = np.array([w.box for w in doc.words], np.int64).reshape(-1, 4)
     for i in todo:
+        if i in turns:
+            continue
         box = doc.words[i].box
-        grow = reach(box) if margin is None else margin
-        near = np.flatnonzero((boxes[:, 0] < box[2] + grow) & (boxes[:, 2] > box[0] - grow)
-                              & (boxes[:, 1] < box[3] + grow) & (boxes[:, 3] > box[1] - grow))
-        avoid = [tuple(boxes[j].tolist()) for j in near if j != i]
-        render_box(pixels, box, doc.words[i].text, margin=margin, style=styles.get(i), avoid=avoid)
+        render_box(pixels, box, doc.words[i].text, margin=margin, style=styles.get(i),
+                   avoid=_others(boxes, i, box, reach(box) if margin is None else margin))
+    for i, k in sorted(turns.items()):  # vertical print: drawn on the page turned upright, then turned back
+        pixels = _render_turned(pixels, doc, original, i, k, margin, boxes)
     return doc.replace(image=PageImage.from_array(pixels))
+
+
+def _others(boxes: np.ndarray, i: int, box, grow: int) -> list[tuple[int, int, int, int]]:
+    """The boxes of the words other than ``i`` within ``grow`` pixels of ``box``."""
+    near = np.flatnonzero((boxes[:, 0] < box[2] + grow) & (boxes[:, 2] > box[0] - grow)
+                          & (boxes[:, 1] < box[3] + grow) & (boxes[:, 3] > box[1] - grow))
+    return [tuple(boxes[j].tolist()) for j in near if j != i]
+
+
+def _render_turned(pixels: np.ndarray, doc: Document, original: Document | None, i: int, k: int,
+                   margin: int | None, boxes: np.ndarray) -> np.ndarray:
+    """``pixels`` with word ``i`` (vertical print) redrawn as upright print on the page turned ``k`` quarter turns,
+    fitted to its own old ink alone, and turned back."""
+    height, width = pixels.shape[:2]
+    turned = np.ascontiguousarray(np.rot90(pixels, k))
+    box = _turn_box(doc.words[i].box, k, height, width)
+    word = doc.words[i]
+    one = Document(doc.id, PageImage.from_array(turned), (type(word)(word.text, box),))
+    old = None if original is None else Document(doc.id, PageImage.from_array(turned),
+                                                 (type(word)(original.words[i].text, box),))
+    style = choose_styles(one, [0], old, per="word").get(0)
+    others = np.array([_turn_box(b, k, height, width) for b in boxes.tolist()], np.int64).reshape(-1, 4)
+    render_box(turned, box, word.text, margin=margin, style=style,
+               avoid=_others(others, i, box, reach(box) if margin is None else margin))
+    return np.ascontiguousarray(np.rot90(turned, -k))
 
 
 def _todo(doc: Document, indices: Iterable[int], original: Document | None) -> list[int]:
@@ -394,8 +460,11 @@ def _choose_styles(doc: Document, todo: list[int], original: Document | None, pe
         own = fit(i)
         if own is not None:  # its own width: how wide its old text's ink was, at the run's size
             mine = own.style(face_k, edge_k)
-            styles[i] = replace(Style(mine.face, size, mine.size * mine.stretch / size,
-                                      _median([mine.baseline] + beside), mine.left, mine.edge, mine.iou), **quality)
+            own_stretch = mine.size * mine.stretch / size
+            if abs(math.log(max(own_stretch, 1e-6) / stretch)) > math.log(OWN_WIDTH):  # a fit astray (a short word)
+                own_stretch = stretch
+            styles[i] = replace(Style(mine.face, size, own_stretch, _median([mine.baseline] + beside), mine.left,
+                                      mine.edge, mine.iou), **quality)
             continue
         same_line = [s.baseline for (j, _), s in zip(fitted, fitted_styles) if _same_line(doc.words[j].box, box)]
         base = box_style(pixels, box, face=FACES[face_k], size=size)
@@ -509,6 +578,169 @@ def _stroke_stats(gray: np.ndarray, ink: np.ndarray) -> tuple[float, float, floa
     return float(np.count_nonzero(eroded)) / n_ink, mid / edge, n_ink / area
 
 
+class Kind(NamedTuple):
+    """What a word's box holds, for redrawing: ``reason`` is ``None`` for print the fonts can match, else why the
+    word is kept (a :data:`KEPT` key); ``turn`` is the quarter turns (``numpy.rot90``'s ``k``) that make its
+    print upright (0, or 1 and 3 for vertical print); ``iou`` the best fit of its old text to its ink."""
+
+    reason: str | None
+    turn: int = 0
+    iou: float | None = None
+
+
+def print_kinds(doc: Document, indices: Iterable[int], original: Document | None = None) -> dict[int, Kind]:
+    """The :class:`Kind` of words ``indices`` of ``doc``, judged on its image and the texts it shows
+    (``original``'s, else ``doc``'s own).
+
+    A word is kept, never drawn wrong, when: its box holds no ink (``faint``); its text has characters the fonts
+    lack (``glyph``); the paper around it is dark or screened (``background``); its old text fits its ink in no
+    face with an IoU of :data:`KEEP_IOU`, or its run of print (its entity's words) with an ink-weighted IoU of
+    :data:`KEEP_RUN_IOU` (at a dozen pixels a short handwritten word can fit a face by chance, its run cannot):
+    ``handwriting`` below :data:`HANDWRITING_IOU`, else ``unmatched``. A box :data:`UPRIGHT` times as tall as wide with two characters or more is fitted turned a
+    quarter each way: the better turn is its ``turn`` (or it is kept as ``vertical``). Fits come from
+    :data:`FIT_CACHE`, so redrawing the same page later refits nothing.
+    """
+    pixels = doc.image.to_array()
+    height, width = pixels.shape[:2]
+    page = FIT_CACHE.page(pixels)
+    gray = _gray(pixels)
+    todo = sorted(set(int(i) for i in indices))
+    for i in todo:
+        if not 0 <= i < len(doc.words):
+            raise IndexError(f"document {doc.id!r} has no word {i} ({len(doc.words)} words)")
+    source = original if original is not None and len(original.words) == len(doc.words) else doc
+
+    def shown(j: int) -> str:
+        return source.words[j].text
+
+    ious: dict[int, tuple[float, int] | None] = {}
+
+    def fitted(j: int) -> tuple[float, int] | None:  # best IoU and ink of word j's upright fit
+        if j not in ious:
+            box, text = _clip(doc.words[j].box, width, height), shown(j)
+            record = page.record(pixels, box, text) if text.strip() and box[2] > box[0] and box[3] > box[1] else None
+            ious[j] = None if record is None else (float(record.scores.max()), record.ink)
+        return ious[j]
+
+    entity_of: dict[int, tuple[int, ...]] = {}
+    for entity in doc.entities:
+        mates = tuple(k for k in entity.word_ids if 0 <= k < len(doc.words))
+        for j in mates:
+            entity_of.setdefault(j, mates)
+    out = {}
+    for i in todo:
+        box = _clip(doc.words[i].box, width, height)
+        text = shown(i)
+        if box[2] <= box[0] or box[3] <= box[1] or not text.strip():
+            out[i] = Kind("faint")
+            continue
+        if not drawable(text):
+            out[i] = Kind("glyph")
+            continue
+        x0, y0, x1, y1 = box
+        crop = gray[y0:y1, x0:x1]
+        threshold = ink_threshold(crop)
+        if threshold is None:
+            out[i] = Kind("faint")
+            continue
+        if _ground(gray, box, threshold) is not None:
+            out[i] = Kind("background")
+            continue
+        own = fitted(i)
+        if (y1 - y0) >= UPRIGHT * (x1 - x0) and len(text.strip()) >= 2:  # vertical print, or a short word
+            best, k = max((_turned_iou(pixels, box, text, k), k) for k in (1, 3))
+            if best > (own[0] if own else 0.0) + TURN_MARGIN:
+                out[i] = Kind(None, k, best) if best >= KEEP_IOU else Kind("vertical", 0, best)
+                continue
+        if own is None:
+            out[i] = Kind("faint")
+            continue
+        run = [f for j in sorted(entity_of.get(i, (i,)), key=lambda j: (abs(j - i), j))[:MAX_GROUP]
+               if (f := fitted(j)) is not None and not _tall(doc.words[j].box)]
+        run_iou = sum(f[0] * f[1] for f in run) / max(1, sum(f[1] for f in run)) if run else own[0]
+        if own[0] < KEEP_IOU or run_iou < KEEP_RUN_IOU:
+            out[i] = Kind("handwriting" if own[0] < HANDWRITING_IOU else "unmatched", 0, own[0])
+        else:
+            out[i] = Kind(None, 0, own[0])
+    FIT_CACHE.keep(page)
+    return out
+
+
+def _tall(box) -> bool:
+    return (box[3] - box[1]) >= UPRIGHT * (box[2] - box[0])
+
+
+def _ground(gray: np.ndarray, box: tuple[int, int, int, int], threshold: float) -> str | None:
+    """``"dark"`` or ``"grain"`` when the paper around ``box`` (its non-ink pixels, in the box grown by half its
+    height) is darker than :data:`MIN_PAPER` or rougher than :data:`MAX_GRAIN`, else ``None``."""
+    height, width = gray.shape
+    x0, y0, x1, y1 = box
+    grow = max(2, (y1 - y0) // 2)
+    region = gray[max(0, y0 - grow):min(height, y1 + grow), max(0, x0 - grow):min(width, x1 + grow)]
+    dark = region <= threshold
+    if dark.mean() > 0.5 or (gray[y0:y1, x0:x1] <= threshold).mean() > 0.5:  # light print on a dark ground
+        return "dark"
+    ink = cv2.dilate(dark.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    paper = region[~ink]
+    if paper.size < 8:
+        return "dark"
+    if float(np.median(paper)) < MIN_PAPER:
+        return "dark"
+    if float(paper.std()) > MAX_GRAIN:
+        return "grain"
+    # a halftone screen: dots as dark as the print, many and tiny (outside the box, where no glyph is)
+    outside = np.ones(region.shape, bool)
+    oy, ox = y0 - max(0, y0 - grow), x0 - max(0, x0 - grow)
+    outside[oy:oy + (y1 - y0), ox:ox + (x1 - x0)] = False
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(dark.astype(np.uint8), connectivity=8)
+    tiny = np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] <= 3) + 1
+    dots = int(np.count_nonzero(np.isin(labels[outside], tiny)))
+    if outside.any() and dots > SCREEN * np.count_nonzero(outside):
+        return "grain"
+    return None
+
+
+def _turn_box(box, k: int, height: int, width: int) -> tuple[int, int, int, int]:
+    """``box`` on a ``height`` x ``width`` page as it lies on ``numpy.rot90(page, k)``."""
+    x0, y0, x1, y1 = box
+    k %= 4
+    if k == 0:
+        return x0, y0, x1, y1
+    if k == 1:  # counter-clockwise: (y, x) -> (W - 1 - x, y)
+        return y0, width - x1, y1, width - x0
+    if k == 2:
+        return width - x1, height - y1, width - x0, height - y0
+    return height - y1, x0, height - y0, x1  # clockwise: (y, x) -> (x, H - 1 - y)
+
+
+def _turned_iou(pixels: np.ndarray, box, text: str, k: int) -> float:
+    """The best IoU of ``text`` fitted to the ink of ``box`` on the page turned ``k`` quarter turns (0 if none)."""
+    height, width = pixels.shape[:2]
+    turned = np.rot90(pixels, k)
+    page = FIT_CACHE.page(turned)
+    record = page.record(turned, _turn_box(box, k, height, width), text)
+    FIT_CACHE.keep(page)
+    return 0.0 if record is None else float(record.scores.max())
+
+
+def drawable(text: str) -> bool:
+    """Whether every character of ``text`` has a glyph in the fonts (spaces and controls aside)."""
+    return all(_has_glyph(c) for c in text if not c.isspace() and unicodedata.category(c)[0] != "C")
+
+
+@lru_cache(maxsize=4096)
+def _has_glyph(char: str) -> bool:
+    """Whether :data:`DEFAULT_FACE` draws ``char`` as its own glyph, not as the missing-glyph box (every face has
+    the same character set)."""
+    font = _font(DEFAULT_FACE, FIT_SIZE)
+    return bytes(font.getmask(char)) != _missing_mask() or char == "\U0010fffd"
+
+
+@lru_cache(maxsize=1)
+def _missing_mask() -> bytes:
+    return bytes(_font(DEFAULT_FACE, FIT_SIZE).getmask("\U0010fffd"))
+
+
 def _median(values: list[float]) -> float:
     """The median of a few floats, as :func:`numpy.median` gives it (the mean of the middle two for an even
     count), without its overhead."""
@@ -580,6 +812,105 @@ def legible(text: str, box: tuple[int, int, int, int], style: Style) -> bool:
     return text_width(text, style) * MIN_SQUEEZE * MIN_SCALE <= box[2] - box[0]
 
 
+class Redraw:
+    """What redrawing can do on one page, asked before a text shift picks its words (with ``render: true``): which
+    words it keeps as printed (:meth:`kept`) and whether a new text fits a word's box (:meth:`fits`). Every word
+    kept or text turned down is counted in :meth:`tallies` (``{"kept": {reason: n}}``, the provenance's
+    ``kept: handwriting`` and so on), so a shift that asks draws another word in its place and says why.
+
+    ``doc`` is the page before the shift: its texts are what its ink shows.
+    """
+
+    def __init__(self, doc: Document):
+        self.doc = doc
+        self.kinds: dict[int, Kind] = {}
+        self.styles: dict[int, Style | None] = {}
+        self.counts: dict[str, int] = {}
+        self._smallest: float | None = None
+
+    def kind(self, i: int) -> Kind:
+        if i not in self.kinds:
+            self.kinds.update(print_kinds(self.doc, [i], self.doc))
+        return self.kinds[i]
+
+    def kept(self, i: int) -> str | None:
+        """Why word ``i`` is kept as printed (a :data:`KEPT` key, counted), or ``None`` when it can be redrawn."""
+        reason = self.kind(i).reason
+        if reason is not None:
+            self.counts[reason] = self.counts.get(reason, 0) + 1
+        return reason
+
+    def fits(self, i: int, text: str, count: bool = True) -> bool:
+        """Whether ``text`` can be drawn in word ``i``'s box: its glyphs are in the fonts, and it fits the box
+        squeezed to :data:`MIN_SQUEEZE` of its width and drawn no smaller than the page's smallest print
+        (:meth:`smallest`). With ``count``, a text turned down is counted (``too long``, or ``glyph`` for a
+        missing glyph)."""
+        if not text.strip():
+            return True
+        if not drawable(text):
+            if count:
+                self.counts["glyph"] = self.counts.get("glyph", 0) + 1
+            return False
+        style = self.style(i)
+        if style is None:
+            return True
+        kind = self.kind(i)
+        box = self.doc.words[i].box
+        room = (box[3] - box[1]) if kind.turn else (box[2] - box[0])
+        need = text_width(text, style) * MIN_SQUEEZE
+        if need <= room:
+            return True
+        floor = min(style.size, self.smallest() or style.size)
+        if need * floor / style.size <= room:
+            return True
+        if count:
+            self.counts["too long"] = self.counts.get("too long", 0) + 1
+        return False
+
+    def style(self, i: int) -> Style | None:
+        """The style word ``i``'s new text would be drawn in (``None`` when none can be chosen)."""
+        if i not in self.styles:
+            kind = self.kind(i)
+            if kind.turn:
+                pixels = self.doc.image.to_array()
+                height, width = pixels.shape[:2]
+                turned = np.ascontiguousarray(np.rot90(pixels, kind.turn))
+                word = self.doc.words[i]
+                one = Document(self.doc.id, PageImage.from_array(turned),
+                               (type(word)(word.text, _turn_box(word.box, kind.turn, height, width)),))
+                self.styles[i] = choose_styles(one, [0], one, per="word").get(0)
+            else:
+                self.styles[i] = choose_styles(self.doc, [i], self.doc).get(i)
+        return self.styles[i]
+
+    def smallest(self) -> float | None:
+        """The page's smallest print: the 5th percentile of the font sizes its upright words fit at (words whose
+        text fits their ink with an IoU of :data:`KEEP_IOU` or more, in their best face)."""
+        if self._smallest is None:
+            pixels = self.doc.image.to_array()
+            height, width = pixels.shape[:2]
+            page = FIT_CACHE.page(pixels)
+            sizes = []
+            for word in self.doc.words:
+                box = _clip(word.box, width, height)
+                if not word.text.strip() or box[2] <= box[0] or box[3] <= box[1] or _tall(box):
+                    continue
+                record = page.record(pixels, box, word.text)
+                if record is None or record.scores.max() < KEEP_IOU:
+                    continue
+                k = int(np.argmax(record.scores.max(axis=1)))
+                _, ry0, _, ry1, _ = record.geoms[k].tolist()
+                _, y0, _, y1 = record.edges[k].tolist()
+                sizes.append(FIT_SIZE * (y1 - y0) / (ry1 - ry0))
+            FIT_CACHE.keep(page)
+            self._smallest = float(np.percentile(sizes, 5)) if sizes else 0.0
+        return self._smallest or None
+
+    def tallies(self) -> dict[str, dict[str, int]]:
+        """What was kept or turned down, by reason: ``{"kept": {reason: n}}`` (empty when nothing was)."""
+        return {"kept": dict(sorted(self.counts.items()))} if self.counts else {}
+
+
 def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, margin: int | None = None,
                style: Style | None = None, avoid: Iterable[tuple[int, int, int, int]] = ()) -> None:
     """Erase the ink in ``box`` of ``pixels`` (``HxW`` or ``HxWx3`` uint8, changed in place) and draw ``text`` there.
@@ -624,9 +955,8 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
             free = np.ones(around.shape, dtype=bool)
             for ax0, ay0, ax1, ay1 in avoid:
                 free[max(0, ay0 - ey0):max(0, ay1 - ey0), max(0, ax0 - ex0):max(0, ax1 - ex0)] = False
-            outside = mostly[labels] & free & ~inner
             around &= mostly[labels] & (inner | free)  # a stroke mostly outside is another word's: kept whole
-            allowed |= (cv2.dilate(outside.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0) & free
+            allowed |= (cv2.dilate(around.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0) & free  # and its rim
         erase = (cv2.dilate((around & ~rules).astype(np.uint8), np.ones((3, 3), np.uint8)) > 0) & ~rules
         # the rim of grey around the strokes, wider than a pixel on a blurred scan
         clear = ~(cv2.dilate((gray <= threshold).astype(np.uint8), np.ones((5, 5), np.uint8)) > 0)

@@ -418,3 +418,196 @@ def test_value_text_augment_runs_no_new_words_together(funsd_test):
     assert ValueTextAugment.joins_kept(doc, [143, 144], ["Webb-", "Group"])
     assert not ValueTextAugment.joins_kept(doc, [143, 144], ["Webb", "Group"])
     assert ValueTextAugment.joins_kept(doc, [134, 136], ["Freeman", "Ltd"])  # words apart on the page
+
+
+# --- issue 40: redrawn in the page's own hand, or kept ---------------------------------------------------------
+
+
+def scanned(draw_at_4x, size=(420, 90), ink=10, paper=252):
+    """A page as FUNSD's are: print drawn on a binary page four times the size, resized by area averaging."""
+    big = Image.new("L", (size[0] * 4, size[1] * 4), 255)
+    words = draw_at_4x(ImageDraw.Draw(big))
+    small = np.asarray(big.resize(size, Image.BOX), np.float64) / 255.0
+    pixels = np.rint(ink + (paper - ink) * small).astype(np.uint8)
+    return pixels, [Word(t, tuple(int(round(v / 4)) for v in b)) for t, b in words]
+
+
+def scanned_line(texts=("Invoice", "Number", "Total"), face="LiberationSerif-Regular", size=16, blur=0.0):
+    """A line of print in ``face`` at ``size`` page pixels, scanned (:func:`scanned`), blurred by ``blur``."""
+    font = liberation(face, size * 4)
+
+    def draw(d):
+        words, x = [], 40
+        for text in texts:
+            d.text((x, 200), text, fill=0, font=font, anchor="ls")
+            l, t, r, b = d.textbbox((x, 200), text, font=font, anchor="ls")
+            words.append((text, (l - 4, t - 4, r + 4, b + 4)))
+            x = r + 60
+        return words
+
+    pixels, words = scanned(draw)
+    if blur:
+        import cv2
+
+        pixels = cv2.GaussianBlur(pixels, (0, 0), blur)
+    entity = Entity(0, "question", tuple(range(len(words))))
+    return Document("s", PageImage.from_array(pixels), tuple(words), (entity,))
+
+
+def darker_half(crop):
+    ink = crop[crop <= render.ink_threshold(crop)]
+    return float(np.median(np.sort(ink)[:max(1, len(ink) // 2)]))
+
+
+def grey_per_edge(crop):
+    """Grey pixels (a fifth to four fifths of the way from ink to paper) per pixel of the ink's edge."""
+    return render._stroke_stats(crop, crop <= render.ink_threshold(crop))[1]
+
+
+@pytest.mark.parametrize("blur", [0.0, 0.8])
+def test_new_ink_takes_the_pages_print_quality(blur):
+    """A word redrawn with its own text on a scanned page is printed as the page's print is: as dark, with as
+    many grey pixels along its edges (more on a blurred page than on a sharp one), close to the old ink."""
+    doc = scanned_line(blur=blur)
+    out = render_words(doc, [1], styles=choose_styles(doc, [1], original=doc)).image.to_array()
+    x0, y0, x1, y1 = doc.words[1].box
+    old, new = doc.image.to_array()[y0:y1, x0:x1], out[y0:y1, x0:x1]
+    assert not np.array_equal(old, new)
+    assert abs(darker_half(new) - darker_half(old)) <= 20
+    assert abs(grey_per_edge(new) - grey_per_edge(old)) <= 0.25 * grey_per_edge(old) + 0.1
+    a, b = old <= render.ink_threshold(old), new <= render.ink_threshold(new)
+    assert (a & b).sum() / (a | b).sum() > 0.6
+
+
+def test_redrawn_print_is_blurrier_on_a_blurred_page():
+    sharp, blurred = scanned_line(), scanned_line(blur=1.0)
+    greys = []
+    for doc in (sharp, blurred):
+        new = replace_texts(doc, {1: "Amount"})
+        out = render_words(new, [1], original=doc).image.to_array()
+        x0, y0, x1, y1 = doc.words[1].box
+        greys.append(grey_per_edge(out[y0:y1, x0:x1]))
+    assert greys[1] > greys[0] + 0.2
+
+
+def scribble_page():
+    """A form line: a printed key and a handwritten-looking value (strokes no face draws)."""
+    def draw(d):
+        font = liberation("LiberationSans-Regular", 64)
+        d.text((40, 200), "Name:", fill=0, font=font, anchor="ls")
+        l, t, r, b = d.textbbox((40, 200), "Name:", font=font, anchor="ls")
+        xs = np.linspace(r + 60, r + 560, 200)
+        ys = 170 + 30 * np.sin(xs / 17.0) + 12 * np.sin(xs / 5.0)
+        d.line(list(zip(xs.tolist(), ys.tolist())), fill=0, width=9)
+        return [("Name:", (l - 4, t - 4, r + 4, b + 4)), ("Johnson", (int(r + 56), 120, int(r + 564), 222))]
+
+    pixels, words = scanned(draw, size=(260, 80))
+    return Document("h", PageImage.from_array(pixels), tuple(words), (Entity(0, "question", (0,)),
+                                                                          Entity(1, "answer", (1,))))
+
+
+def test_what_no_face_matches_is_kept_not_drawn_wrong():
+    doc = scribble_page()
+    kinds = render.print_kinds(doc, [0, 1], doc)
+    assert kinds[0].reason is None and kinds[1].reason in ("handwriting", "unmatched")
+    out = render_words(replace_texts(doc, {1: "Jonson"}), [1], original=doc)
+    assert np.array_equal(out.image.to_array(), doc.image.to_array())  # never drawn as print
+
+
+def test_a_text_shift_leaves_handwriting_as_written_and_says_so():
+    from dogood.shifts import CharacterDeletion
+
+    doc = scribble_page()
+    outcome = CharacterDeletion(fraction=1.0, render=True).apply(doc, np.random.default_rng(0))
+    assert outcome.doc.words[1].text == "Johnson"  # the handwritten value is kept, text and pixels
+    assert outcome.doc.words[0].text != "Name:"  # the printed key changes
+    assert sum(outcome.tallies["kept"].values()) == 1 and set(outcome.tallies["kept"]) <= {"handwriting", "unmatched"}
+    x0, y0, x1, y1 = doc.words[1].box
+    assert np.array_equal(outcome.doc.image.to_array()[y0:y1, x0:x1], doc.image.to_array()[y0:y1, x0:x1])
+    plain = CharacterDeletion(fraction=1.0).apply(doc, np.random.default_rng(0))
+    assert plain.doc.words[1].text != "Johnson" and not plain.tallies  # text only: every word may change
+
+
+def vertical_page(text="82250337", k=1):
+    """A Bates number printed along the page's edge: upright print turned ``k`` quarter turns."""
+    def draw(d):
+        font = liberation("LiberationSans-Regular", 64)
+        d.text((40, 120), text, fill=0, font=font, anchor="ls")
+        l, t, r, b = d.textbbox((40, 120), text, font=font, anchor="ls")
+        return [(text, (l - 4, t - 4, r + 4, b + 4))]
+
+    pixels, words = scanned(draw, size=(120, 60))
+    height, width = pixels.shape
+    turned = np.ascontiguousarray(np.rot90(pixels, k))
+    words = [Word(w.text, render._turn_box(w.box, k, height, width)) for w in words]
+    return Document("v", PageImage.from_array(turned), tuple(words))
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_vertical_print_is_redrawn_vertical(k):
+    doc = vertical_page(k=k)
+    x0, y0, x1, y1 = doc.words[0].box
+    assert y1 - y0 > 3 * (x1 - x0)
+    kinds = render.print_kinds(doc, [0], doc)
+    assert kinds[0].reason is None and kinds[0].turn == 4 - k  # turned back upright
+    out = render_words(replace_texts(doc, {0: "82250331"}), [0], original=doc).image.to_array()
+    before = doc.image.to_array()
+    assert not np.array_equal(before, out)
+    top, bottom, left, right = ink_rows(out, doc.words[0].box)
+    o_top, o_bottom, o_left, o_right = ink_rows(before, doc.words[0].box)
+    assert bottom - top >= 0.8 * (o_bottom - o_top) and right - left <= 1.3 * (o_right - o_left) + 1  # along the edge
+    # the first seven digits are the old ones, drawn where they were
+    same = slice(o_top, o_top + int(0.8 * (o_bottom - o_top))) if k == 3 else slice(o_bottom - int(0.8 * (o_bottom - o_top)), o_bottom)
+    assert ink_iou(before[same, x0:x1], out[same, x0:x1]) > 0.5
+
+
+def test_print_on_a_screened_ground_or_without_glyphs_is_kept():
+    doc = scanned_line()
+    pixels = np.array(doc.image.to_array())
+    x0, y0, x1, y1 = doc.words[0].box
+    screen = np.zeros((y1 - y0 + 8, x1 - x0 + 8), bool)
+    screen[::3, ::3] = True  # a halftone ground under the first word: a dot every third pixel
+    region = pixels[y0 - 4:y1 + 4, x0 - 4:x1 + 4]
+    region[screen & (region > 128)] = 90
+    shaded = doc.replace(image=PageImage.from_array(pixels))
+    checkbox = replace_texts(doc, {2: "\u2610"})
+    assert render.print_kinds(shaded, [0, 1], shaded)[0].reason == "background"
+    assert render.print_kinds(checkbox, [2], checkbox)[2].reason == "glyph"
+    guard = render.Redraw(doc)
+    assert guard.fits(1, "Nummer") and not guard.fits(1, "\u4e2d\u6587")
+    assert guard.tallies() == {"kept": {"glyph": 1}}
+
+
+def test_a_new_text_no_smaller_than_the_pages_smallest_print():
+    """A text too long for its box may be squeezed and drawn down to the page's smallest print, no smaller."""
+    small = ("Invoice", "Number", "Total")
+    doc = scanned_line(small, size=16)
+    guard = render.Redraw(doc)
+    width = doc.words[1].box[2] - doc.words[1].box[0]
+    assert guard.fits(1, "Numbers")  # a letter more: squeezed
+    assert not guard.fits(1, "Numbernumbernumber")  # three times as long: would be smaller than any print here
+    assert guard.tallies() == {"kept": {"too long": 1}}
+    assert 14 <= guard.smallest() <= 18 and width > 0
+
+
+def test_every_piece_of_the_old_word_goes_and_rules_stay_whole():
+    """A tight box cuts the old word's strokes and its comma: all of them are erased; a 2-pixel underline (one
+    of its rows broken by a lighter pixel) is left without a notch; the hyphen of the next word is kept."""
+    def draw(d):
+        font = liberation("LiberationSerif-Regular", 64)
+        d.text((40, 200), "Caron,", fill=0, font=font, anchor="ls")
+        l, t, r, b = d.textbbox((40, 200), "Caron,", font=font, anchor="ls")
+        d.text((r + 30, 200), "-8", fill=0, font=font, anchor="ls")
+        l2, t2, r2, b2 = d.textbbox((r + 30, 200), "-8", font=font, anchor="ls")
+        d.rectangle((0, 224, 1679, 231), fill=0)  # an underline, 2 page pixels thick
+        return [("Caron,", (l + 4, t + 8, r - 4, 216)), ("-8", (l2 + 26, t2, r2, b2))]  # tight: cuts C and the comma
+
+    pixels, words = scanned(draw)
+    pixels[57, 30] = 150  # one lighter pixel in the underline's lower row
+    doc = Document("c", PageImage.from_array(pixels), tuple(words))
+    out = render_words(replace_texts(doc, {0: ""}), [0], original=doc).image.to_array()
+    x0, y0, x1, y1 = doc.words[0].box
+    assert out[y0 - 6:y1 - 1, x0 - 6:x1 + 4].min() > 200  # no sliver of C, n or the comma beside the box
+    assert (out[56, :300] < 128).all() and (out[57, :300] < 160).all()  # the underline, whole
+    hx0 = doc.words[1].box[0]
+    assert np.array_equal(out[y0:y1, hx0 - 8:hx0 + 1], pixels[y0:y1, hx0 - 8:hx0 + 1])  # the hyphen, whole

@@ -23,7 +23,7 @@ from dogood.core.document import Document
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
 from dogood.language.budget import change_words
-from dogood.language.edits import with_texts
+from dogood.language.edits import kept_tallies, redraw_guard, with_texts
 from dogood.language.selection import BACKGROUND_LABELS, background_words
 from dogood.language.words import MAX_WORD_LENGTH
 
@@ -57,17 +57,20 @@ class BackgroundWordShift(Shift):
         raise NotImplementedError
 
     def change_some(self, doc: Document, rng: np.random.Generator, words: Sequence[int],
-                    change: Callable[[str, np.random.Generator], str | None]) -> tuple[dict[int, str], dict[str, int]]:
-        """Change ``round(fraction * len(words))`` of ``words`` with ``change(old text, rng)``; changes and counts."""
+                    change: Callable[[str, np.random.Generator], str | None], guard=None
+                    ) -> tuple[dict[int, str], dict[str, int]]:
+        """Change ``round(fraction * len(words))`` of ``words`` with ``change(old text, rng)``; changes and counts
+        (``guard``: :func:`~dogood.language.edits.redraw_guard`, with ``render``)."""
         def one(i: int, r: np.random.Generator) -> str | None:
             old = doc.words[i].text
             return change(old, r) if len(old) <= self.max_word_length else None
 
-        return change_words(doc, rng, self.fraction, one, words)
+        return change_words(doc, rng, self.fraction, one, words, guard)
 
     def apply(self, doc: Document, rng: np.random.Generator) -> Outcome:
         if not doc.words:
             raise SkipDocument("no words")
         self.prepare()
-        changes, counts = self.change_some(doc, rng, background_words(doc, self.labels), self.change)
-        return Outcome(with_texts(doc, changes, self.render), counts)
+        guard = redraw_guard(doc, self.render)
+        changes, counts = self.change_some(doc, rng, background_words(doc, self.labels), self.change, guard)
+        return Outcome(with_texts(doc, changes, self.render), counts, kept_tallies(guard))

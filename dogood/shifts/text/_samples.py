@@ -53,7 +53,7 @@ from dogood.core.document import Document
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
 from dogood.language.budget import budget, draw_until
-from dogood.language.edits import Edits, apply_edits, redraw_edits
+from dogood.language.edits import Edits, apply_edits, kept_tallies, redraw_edits, redraw_guard
 from dogood.language.selection import text_samples
 from dogood.language.words import MAX_WORD_LENGTH, core_problem, split_word
 
@@ -76,6 +76,7 @@ def perturb_samples(
     perturb: Callable[[Sequence[int], int, np.random.Generator, Edits], int],
     max_word_length: int,
     count_problems: bool = True,
+    guard=None,
 ) -> tuple[Edits, dict[str, int]]:
     """Perturb samples, drawn in random order, until ``round(fraction * eligible words)`` words are changed.
 
@@ -86,6 +87,8 @@ def perturb_samples(
     the next one takes its place. A word counts as changed once, whatever
     happened to it (new text, deleted, repeated, moved). ``count_problems``: count the words of drawn samples
     that are left alone for their text (``number``, ``symbol``...; not in ``style: paper``, which has no such rule).
+    ``guard`` (:func:`~dogood.language.edits.redraw_guard`, for a shift that redraws its words): a sample's words
+    the guard keeps as printed are left out of it, and a new text it cannot draw is undone.
     """
     samples = text_samples(doc, labels)
     eligible = sum(len(s) for s in samples)
@@ -100,8 +103,18 @@ def perturb_samples(
             problem = core_problem(split_word(doc.words[i].text)[1], max_word_length)
             if problem:
                 counts[problem] += 1
+        if guard is not None:
+            sample = [i for i in sample if guard.kept(i) is None]
+            if not sample:
+                return False
         k = min(per_sample, target - len(edits.touched()))
+        before = dict(edits.replace)
         made = perturb(sample, k, rng, edits)
+        if guard is not None:
+            for i, text in list(edits.replace.items()):
+                if before.get(i) != text and not guard.fits(i, text):
+                    del edits.replace[i]
+                    made -= 1
         if made:
             counts["perturbed_samples"] += 1
             counts["perturbations"] += made
@@ -188,16 +201,21 @@ class SamplePerturbation(Shift):
 
     def apply(self, doc: Document, rng: np.random.Generator) -> Outcome:
         self.prepare()
+        guard = redraw_guard(doc, self.render and self.draws())
         edits, counts = perturb_samples(
             doc, rng, fraction=self.fraction, per_sample=self.per_sample, labels=self.labels,
             perturb=lambda sample, k, rng, edits: self.perturb(doc, sample, k, rng, edits),
-            max_word_length=self.max_word_length, count_problems=self.style != "paper",
+            max_word_length=self.max_word_length, count_problems=self.style != "paper", guard=guard,
         )
         counts.update(self.extra_counts(edits))
         out, changed = apply_edits(doc, edits)
         if self.render:
             out = redraw_edits(out, doc, edits, changed)
-        return Outcome(out, counts)
+        return Outcome(out, counts, kept_tallies(guard))
+
+    def draws(self) -> bool:
+        """Whether the kind draws new text on the page (with ``render``); one that only erases words does not."""
+        return True
 
     def extra_counts(self, edits: Edits) -> dict[str, int]:
         """Counts a subclass adds from the edits (none by default)."""

@@ -24,7 +24,7 @@ from dogood.core.document import Document
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
 from dogood.language.budget import change_fraction
-from dogood.language.edits import with_texts
+from dogood.language.edits import kept_tallies, redraw_guard, with_texts
 from dogood.language.lexicons import import_textattack
 from dogood.language.words import MAX_WORD_LENGTH, is_latin, split_word
 
@@ -73,7 +73,8 @@ class WordSwapShift(Shift):
 
     def apply(self, doc: Document, rng: np.random.Generator) -> Outcome:
         self.prepare()
+        guard = redraw_guard(doc, self.render)
         changes, counts = change_fraction(
-            doc, rng, self.fraction, lambda i, r: self.change_word(doc.words[i].text, r), self.labels
+            doc, rng, self.fraction, lambda i, r: self.change_word(doc.words[i].text, r), self.labels, guard
         )
-        return Outcome(with_texts(doc, changes, self.render), counts)
+        return Outcome(with_texts(doc, changes, self.render), counts, kept_tallies(guard))

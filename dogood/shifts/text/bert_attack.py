@@ -96,7 +96,7 @@ from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
 from dogood.language.budget import budget, change_fraction
-from dogood.language.edits import with_texts
+from dogood.language.edits import kept_tallies, redraw_guard, with_texts
 from dogood.language.lexicons import require, stopwords
 from dogood.language.selection import eligible_words
 from dogood.language.words import case_like, is_latin, split_word
@@ -374,8 +374,10 @@ class BertAttack(Shift):
         # they are batched. Only speed depends on this guess: a word outside it is computed when drawn.
         order = [eligible[int(i)] for i in copy.deepcopy(rng).permutation(len(eligible))]
         plan.expect(order, budget(self.fraction, len(eligible)))
-        changes, counts = change_fraction(doc, rng, self.fraction, plan.change, self.labels)
-        return Outcome(with_texts(doc, changes, self.render), {**counts, **{r: plan.reasons[r] for r in REASONS}})
+        guard = redraw_guard(doc, self.render)
+        changes, counts = change_fraction(doc, rng, self.fraction, plan.change, self.labels, guard)
+        return Outcome(with_texts(doc, changes, self.render), {**counts, **{r: plan.reasons[r] for r in REASONS}},
+                       kept_tallies(guard))
 
 
 class _Planner:

@@ -9,7 +9,7 @@ from dogood.core.document import Document
 from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, SkipDocument
-from dogood.language.edits import with_texts
+from dogood.language.edits import kept_tallies, redraw_guard, with_texts
 from dogood.shifts.text._form_attack import BackgroundWordShift
 from dogood.language.lexicons import require
 from dogood.language.selection import background_words, value_neighbours
@@ -59,9 +59,10 @@ class BackgroundAdversarial(BackgroundWordShift):
         background = background_words(doc, self.labels)
         words = [i for i in background if i not in protected]
         fake = faker_for(rng)
-        changes, counts = self.change_some(doc, rng, words, lambda _w, g: random_value(g, fake))
+        guard = redraw_guard(doc, self.render)
+        changes, counts = self.change_some(doc, rng, words, lambda _w, g: random_value(g, fake), guard)
         counts["protected"] = len(background) - len(words)
-        return Outcome(with_texts(doc, changes, self.render), counts)
+        return Outcome(with_texts(doc, changes, self.render), counts, kept_tallies(guard))
 
     def card_notes(self, schema: str = "funsd") -> list[str]:
         return [faker_note(self.name)]

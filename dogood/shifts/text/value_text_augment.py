@@ -12,7 +12,7 @@ from dogood.core.document import Document
 from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
-from dogood.language.edits import with_texts
+from dogood.language.edits import kept_tallies, redraw_guard, with_texts
 from dogood.language.words import MAX_WORD_LENGTH
 from dogood.language.lexicons import require
 from dogood.language.values import (
@@ -55,12 +55,15 @@ class ValueTextAugment(Shift):
     old token word (:func:`dogood.language.values.split_into`, cutting after ``/``, ``-``, ``$`` as
     OCR does: ``March 17, 1995`` -> ``03/`` ``17/`` ``05``); a value whose
     new text would change type when cut, or is too short, stays unchanged.
-    The new text always has the old type. With ``render`` the new value must
-    also read where it is drawn, in each piece's own box at the size of the
-    old print (:func:`dogood.page.render.legible`; twelve digits do not fit
-    where a ``3`` was), and new words must not run together where the old
-    token words were one printed word (:meth:`joins_kept`): one that fails
-    is drawn again, so boxes stay the words' own. Counts are per entity:
+    The new text always has the old type. With ``render`` a value whose
+    words' print cannot be matched (handwriting: :class:`dogood.page.render.Redraw`)
+    is left as written, counted unchangeable and tallied ``kept`` by reason;
+    the new value must also read where it is drawn, in each piece's own box
+    no smaller than the page's smallest print (:meth:`dogood.page.render.Redraw.fits`;
+    twelve digits do not fit where a ``3`` was), and new words must not run
+    together where the old token words were one printed word
+    (:meth:`joins_kept`): one that fails is drawn again, so boxes stay the
+    words' own. Counts are per entity:
     ``eligible``, ``changed``, ``unchangeable`` (``unfit``: of those, values
     for which only new values that would not read were drawn), and
     ``changed_<type>``.
@@ -102,9 +105,13 @@ class ValueTextAugment(Shift):
         fake = faker_for(rng)
         changes: dict[int, str] = {}
         counts = {"eligible": len(values), "changed": 0, "unchangeable": 0}
-        fits = self.legible_in(doc, [i for e in picked for i in e.word_ids]) if self.render else None
+        guard = redraw_guard(doc, self.render)
+        fits = (lambda i, text: guard.fits(i, text, count=False)) if guard is not None else None
         for ent in picked:
             ids = [i for i in ent.word_ids if doc.words[i].text.strip()]
+            if guard is not None and any([guard.kept(i) is not None for i in ids]):  # handwriting: left as written
+                counts["unchangeable"] += 1
+                continue
             old = [doc.words[i].text for i in ids]
             linked = {b if a == ent.id else a for a, b in ent.links if ent.id in (a, b)} - {ent.id}
             key_text = " ".join(doc.entity_text(by_id[k]) for k in sorted(linked)
@@ -128,19 +135,10 @@ class ValueTextAugment(Shift):
             changes.update(zip(ids, new))
             counts["changed"] += 1
             counts[f"changed_{kind}"] = counts.get(f"changed_{kind}", 0) + 1
-        return Outcome(with_texts(doc, changes, self.render), counts)
+        return Outcome(with_texts(doc, changes, self.render), counts, kept_tallies(guard))
 
     def card_notes(self, schema: str = "funsd") -> list[str]:
         return [faker_note(self.name)]
-
-    @staticmethod
-    def legible_in(doc: Document, indices: list[int]):
-        """``fits(i, text)``: whether ``text`` drawn in word ``i``'s box, in the style of its old print, reads
-        (:func:`dogood.page.render.legible`: not below 80% of its size)."""
-        from dogood.page.render import choose_styles, legible
-
-        styles = choose_styles(doc, [i for i in indices if doc.words[i].text.strip()], original=doc)
-        return lambda i, text: i not in styles or legible(text, doc.words[i].box, styles[i])
 
     @staticmethod
     def joins_kept(doc: Document, ids: list[int], texts: list[str]) -> bool:

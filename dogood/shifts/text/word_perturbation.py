@@ -265,6 +265,9 @@ class WordPerturbation(SamplePerturbation):
     def extra_counts(self, edits: Edits) -> dict[str, int]:
         return {"added": sum(len(v) for v in edits.insert.values()), "deleted": len(edits.delete)}
 
+    def draws(self) -> bool:
+        return self.kind != "deletion"
+
     # -- kinds: each records at most k perturbations of one sample and returns how many ------
     def _deletion(self, doc: Document, sample: Sequence[int], k: int, rng: np.random.Generator, edits: Edits) -> int:
         k = min(k, len(sample) - 1)  # keep one word: the entity and its links stay
