@@ -18,16 +18,22 @@ given against the median of the word's nearest neighbours of about its
 height (``_vs_near``): a word crisper or darker than the print around it.
 
 :func:`redrawn_word_cue` compares redrawn words with words nobody touched,
-on the same pages: ``against="original"`` (the default) pairs each redrawn
-word with the same word as the source page printed it (same box, same
-print, same neighbours), so what the shift picked (numbers, long words)
-cannot pass for a cue; ``against="untouched"`` takes the words on the
-shifted pages whose pixels did not change. A gradient-boosting and a
-logistic-regression classifier (scikit-learn) are trained and scored by
-cross-validation with the folds split by page (a page's words never sit on
-both sides), and the cue is the higher of their out-of-fold AUROCs: 0.5 is
-no cue, 1.0 a word that gives itself away. Each feature's own AUROC says
-which look gives it away.
+on the same pages. A word is redrawn when pixels in its box changed. By
+default (``against="matched"``) each redrawn word is compared with the
+untouched word of its page most like it in text and box (length, share of
+digits and capitals, height; each used once), taken from the print the
+shift could have redrawn (:func:`dogood.page.render.print_kinds`: not the
+handwriting it keeps), so that what the shift picks (numbers, long words)
+cannot pass for a cue; ``against="untouched"`` takes every such untouched
+word, and ``against="original"`` the same word as the source page printed
+it (same box: its old text in its own print). How the new text fills the
+box it kept (the gap at its right, the share of the width its ink spans:
+:data:`FILL`) follows from the text, not the drawing, and is scored apart
+(``fill``). A gradient-boosting and a logistic-regression classifier
+(scikit-learn) are trained and scored by cross-validation with the folds
+split by page (a page's words never sit on both sides), and the cue is the
+higher of their out-of-fold AUROCs: 0.5 is no cue, 1.0 a word that gives
+itself away. Each feature's own AUROC says which look gives it away.
 
 Written by hand: no library describes the print style of word crops; the
 classifiers and the AUROC are scikit-learn's.
@@ -56,6 +62,8 @@ RELATIVE = ("ink_level", "paper_level", "stroke_width", "core_share", "edge_grey
 FEATURES = RAW + tuple(f"{name}_vs_near" for name in RELATIVE)
 #: Neighbours a word is compared with.
 NEIGHBOURS = 8
+#: What redrawn words are compared with (:func:`redrawn_word_cue`).
+AGAINST = ("matched", "original", "untouched")
 #: Fewest redrawn and untouched words (each) for a cue figure.
 MIN_WORDS = 20
 #: A box whose grey levels span less than this holds no ink (it is left out).
@@ -203,28 +211,36 @@ def redrawn_words(original: Document, shifted: Document) -> tuple[list[int], lis
     return redrawn, untouched
 
 
-def style_samples(pages: Iterable[tuple[Document, Document]], *, against: str = "original"
+def style_samples(pages: Iterable[tuple[Document, Document]], *, against: str = "matched"
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Features, labels (1 redrawn, 0 untouched) and page numbers of the words :func:`redrawn_word_cue` compares,
-    from ``(original, shifted)`` page pairs."""
-    if against not in ("original", "untouched"):
-        raise ValueError(f"against must be 'original' or 'untouched', got {against!r}")
+    from ``(original, shifted)`` page pairs (``against``: see :func:`redrawn_word_cue`)."""
+    if against not in AGAINST:
+        raise ValueError(f"against must be one of {', '.join(AGAINST)}, got {against!r}")
     xs, ys, groups = [], [], []
     for page, (original, shifted) in enumerate(pages):
         redrawn, untouched = redrawn_words(original, shifted)
         if not redrawn:
             continue
-        feats, ok = word_features(shifted, redrawn)
+        feats, ok = word_features(shifted)
+        pos_ids = [i for i in redrawn if ok[i]]
+        where = {tuple(w.box): j for j, w in enumerate(original.words) if w.text.strip()}
         if against == "original":  # the same word as the source page printed it: same box
-            where = {tuple(w.box): j for j, w in enumerate(original.words) if w.text.strip()}
-            keep = [n for n, i in enumerate(redrawn) if ok[n] and tuple(shifted.words[i].box) in where]
-            base, base_ok = word_features(original, [where[tuple(shifted.words[redrawn[n]].box)] for n in keep])
-            keep_both = [k for k, n in enumerate(keep) if base_ok[k]]
-            pos, neg = feats[[keep[k] for k in keep_both]], base[keep_both]
+            base, base_ok = word_features(original)
+            pairs = [(i, where[tuple(shifted.words[i].box)]) for i in pos_ids if tuple(shifted.words[i].box) in where]
+            pairs = [(i, j) for i, j in pairs if base_ok[j]]
+            pos, neg = feats[[i for i, _ in pairs]], base[[j for _, j in pairs]]
         else:
-            pos = feats[ok]
-            base, base_ok = word_features(shifted, untouched)
-            neg = base[base_ok]
+            pool = [i for i in untouched if ok[i]]
+            if pool:  # print the shift could have redrawn: what the renderer would keep is no fair comparison
+                from dogood.page.render import print_kinds
+
+                mapped = {i: where[tuple(shifted.words[i].box)] for i in pool if tuple(shifted.words[i].box) in where}
+                kinds = print_kinds(original, sorted(set(mapped.values())), original)
+                pool = [i for i in pool if i in mapped and kinds[mapped[i]].reason is None]
+            pos = feats[pos_ids]
+            chosen = pool if against == "untouched" else _matched(shifted, pos_ids, pool)
+            neg = feats[chosen] if chosen else np.zeros((0, feats.shape[1]))
         for block, label in ((pos, 1), (neg, 0)):
             if len(block):
                 xs.append(block)
@@ -233,6 +249,33 @@ def style_samples(pages: Iterable[tuple[Document, Document]], *, against: str = 
     if not xs:
         return np.zeros((0, len(FEATURES) + len(FILL))), np.zeros(0, int), np.zeros(0, int)
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(groups)
+
+
+def _describe(doc: Document, i: int) -> np.ndarray:
+    """What a word's text and box are like, for matching: length, share of digits, share of capitals, height."""
+    text = doc.words[i].text.strip()
+    n = max(1, len(text))
+    x0, y0, x1, y1 = doc.words[i].box
+    return np.array([len(text) / 3.0, sum(c.isdigit() for c in text) / n, sum(c.isupper() for c in text) / n,
+                     float(y1 - y0)])
+
+
+def _matched(doc: Document, redrawn: Sequence[int], pool: Sequence[int]) -> list[int]:
+    """For each redrawn word, the untouched word of ``pool`` most like it (:func:`_describe`; heights compared
+    relatively), each used once while any is left."""
+    if not pool:
+        return []
+    left = list(pool)
+    described = {i: _describe(doc, i) for i in list(redrawn) + list(pool)}
+    out = []
+    for i in redrawn:
+        if not left:
+            left = list(pool)
+        a = described[i]
+        cost = [float(np.abs(a[:3] - described[j][:3]).sum() + abs(a[3] - described[j][3]) / max(a[3], 1.0))
+                for j in left]
+        out.append(left.pop(int(np.argmin(cost))))
+    return out
 
 
 def cue_auroc(x: np.ndarray, y: np.ndarray, groups: np.ndarray, *, folds: int = 5, seed: int = 0
@@ -264,9 +307,12 @@ def cue_auroc(x: np.ndarray, y: np.ndarray, groups: np.ndarray, *, folds: int = 
     return out[0], out[1]
 
 
-def redrawn_word_cue(pages: Iterable[tuple[Document, Document]], *, against: str = "original", folds: int = 5,
+def redrawn_word_cue(pages: Iterable[tuple[Document, Document]], *, against: str = "matched", folds: int = 5,
                      seed: int = 0) -> WordCue:
-    """The redrawn-word cue of ``(original, shifted)`` page pairs (see the module docstring)."""
+    """The redrawn-word cue of ``(original, shifted)`` page pairs: pages before and after a text shift with
+    ``render: true`` (see the module docstring). ``against``: ``matched`` (default), ``untouched`` or
+    ``original``; ``folds``: cross-validation folds (split by page); ``seed``: the folds' shuffle. NaN figures
+    when fewer than :data:`MIN_WORDS` words of either kind or fewer than two pages hold them."""
     from sklearn.metrics import roc_auc_score
 
     pages = list(pages)

@@ -244,7 +244,8 @@ class Style:
     binary scan resized to the page was; ``0``: coverage drawn directly,
     ``edge`` bending it); ``blur``, the sigma (page pixels) of the Gaussian
     blur of the resized print (a resize filter wider than a pixel, or a grey
-    scanner's optics); ``ink``, the ink's colour at full coverage (``None``:
+    scanner's optics); ``grain``, the standard deviation (grey levels) of the
+    noise in the ink's strokes; ``ink``, the ink's colour at full coverage (``None``:
     the old ink's, :func:`ink_colour`); ``noise``, the standard deviation of
     the paper's grain added to the pixels redrawn.
     """
@@ -261,6 +262,7 @@ class Style:
     ink: tuple[int, ...] | int | None = None
     noise: float = 0.0
     blur: float = 0.0
+    grain: float = 0.0
 
 
 def render_words(doc: Document, indices: Iterable[int], original: Document | None = None, *,
@@ -542,6 +544,39 @@ def print_quality(pixels: np.ndarray, words: list[tuple[tuple[int, int, int, int
     if colours:
         colour = np.rint(np.median(np.array(colours), axis=0)).astype(int)
         out["ink"] = int(colour[0]) if pixels.ndim == 2 else tuple(int(v) for v in colour)
+        # the strokes' unevenness: what the old ink's cores vary by beyond what the drawing's do
+        grains = []
+        level = float(np.mean(colour))
+        cross = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], np.uint8)
+        for n, (box, _, _, ink, paper, _) in enumerate(measured):
+            x0, y0, x1, y1 = box
+            old_core = cv2.erode(ink.astype(np.uint8), cross) > 0
+            drawn = paper - (paper - level) * covers[(n,) + best]
+            threshold = ink_threshold(np.rint(drawn).astype(np.uint8))
+            if threshold is None or old_core.sum() < 4:
+                continue
+            new_core = cv2.erode((drawn <= threshold).astype(np.uint8), cross) > 0
+            if new_core.sum() < 4:
+                continue
+            seen, got = float(gray[y0:y1, x0:x1][old_core].std()), float(drawn[new_core].std())
+            grains.append(math.sqrt(max(0.0, seen * seen - got * got)))
+        if grains:
+            out["grain"] = grain = float(np.median(grains))
+            # noise on black ink can only lighten it: darken the ink by what the noise lightens the darker half
+            shifts = []
+            for n, (box, text, _, ink, paper, _) in enumerate(measured):
+                cover = covers[(n,) + best]
+                drawn = paper - (paper - level) * cover
+                drawn = np.clip(drawn + _noise((text, box, "grain"), cover.shape) * np.float32(grain) * (cover > 0.5),
+                                0, 255)
+                threshold = ink_threshold(np.rint(drawn).astype(np.uint8))
+                if threshold is None:
+                    continue
+                values = np.sort(drawn[drawn <= threshold])
+                shifts.append(float(np.median(values[:max(1, len(values) // 2)])) - darkness[n][0])
+            if shifts:
+                darker = np.clip(colour - max(0.0, float(np.median(shifts))), 0, 255).astype(int)
+                out["ink"] = int(darker[0]) if pixels.ndim == 2 else tuple(int(v) for v in darker)
     return out
 
 
@@ -967,18 +1002,44 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
         _inpaint(pixels, (ex0, ey0, ex1, ey1), erase, threshold)
     if not text.strip():
         return
-    a = text_cover(text, (x0, y0, x1, y1), style)
+    a = text_cover(text, (x0, y0, x1, y1), style, spill=margin)
+    if margin:  # glyph parts beyond the box: on the page, never on another word's box
+        keep = np.zeros(a.shape, bool)
+        keep[margin:margin + (y1 - y0), margin:margin + (x1 - x0)] = True
+        ax0, ay0 = x0 - margin, y0 - margin
+        free = np.ones(a.shape, bool)
+        for bx0, by0, bx1, by1 in avoid:
+            free[max(0, by0 - ay0):max(0, by1 - ay0), max(0, bx0 - ax0):max(0, bx1 - ax0)] = False
+        a = np.where(keep | free, a, 0.0)
+        cy0, cx0 = max(0, -ay0), max(0, -ax0)
+        a = a[cy0:cy0 + min(height, y1 + margin) - max(0, ay0), cx0:cx0 + min(width, x1 + margin) - max(0, ax0)]
+        gx0, gy0 = max(0, ax0), max(0, ay0)
+    else:
+        gx0, gy0 = x0, y0
     if not a.any():
         return
     if style.ink is not None:
         colour = style.ink if pixels.ndim == 3 or isinstance(style.ink, int) else int(np.mean(style.ink))
         if pixels.ndim == 3 and isinstance(colour, int):
             colour = (colour,) * pixels.shape[2]
-    region = pixels[y0:y1, x0:x1].astype(np.float32)
+    gy1, gx1 = gy0 + a.shape[0], gx0 + a.shape[1]
+    region = pixels[gy0:gy1, gx0:gx1].astype(np.float32)
+    if style.grain > 0:  # the ink's own unevenness (toner, the scan's noise), where there is ink
+        region_noise = _noise((text, (x0, y0, x1, y1), "grain"), a.shape) * np.float32(style.grain) * (a > 0.5)
+    else:
+        region_noise = None
     if region.ndim == 3:
         a = a[..., None]
     blended = region * (1.0 - a) + np.asarray(colour, np.float32) * a
-    pixels[y0:y1, x0:x1] = np.clip(np.rint(blended), 0, 255).astype(np.uint8)
+    if region_noise is not None:
+        blended = blended + (region_noise[..., None] if blended.ndim == 3 else region_noise)
+    pixels[gy0:gy1, gx0:gx1] = np.clip(np.rint(blended), 0, 255).astype(np.uint8)
+
+
+def _noise(key, shape: tuple[int, int]) -> np.ndarray:
+    """Standard normal noise of ``shape`` from a generator seeded by ``key`` (the same word, the same noise)."""
+    seed = hashlib.blake2b(repr(key).encode(), digest_size=8).digest()
+    return np.random.default_rng(int.from_bytes(seed, "little")).standard_normal(shape).astype(np.float32)
 
 
 def reach(box: tuple[int, int, int, int]) -> int:
@@ -1695,11 +1756,13 @@ def text_alpha(text: str, box: tuple[int, int, int, int], style: Style) -> np.nd
     return np.rint(text_cover(text, box, style) * 255).astype(np.uint8)
 
 
-def text_cover(text: str, box: tuple[int, int, int, int], style: Style) -> np.ndarray:
-    """Coverage (float32, 0-1, box-sized) of ``text`` drawn in ``style`` and kept inside ``box``."""
+def text_cover(text: str, box: tuple[int, int, int, int], style: Style, spill: int = 0) -> np.ndarray:
+    """Coverage (float32, 0-1) of ``text`` drawn in ``style`` and placed inside ``box``: box-sized, or, with
+    ``spill``, the box grown by that many pixels on each side, where the parts of glyphs that reach out of the
+    box (as a tight box cuts the old print's) are drawn rather than cut."""
     x0, y0, x1, y1 = box
     box_w, box_h = x1 - x0, y1 - y0
-    out = np.zeros((max(0, box_h), max(0, box_w)), dtype=np.float32)
+    out = np.zeros((max(0, box_h + 2 * spill), max(0, box_w + 2 * spill)), dtype=np.float32)
     if box_w <= 0 or box_h <= 0 or not text.strip():
         return out
     scan = max(1.0, style.scan)
@@ -1725,12 +1788,13 @@ def text_cover(text: str, box: tuple[int, int, int, int], style: Style) -> np.nd
             sx, sy, width = sx * shrink, sy * shrink, box_w
         left = 0.0
     top, bottom = baseline + (ry0 - base) * sy, baseline + (ry1 - base) * sy
-    spill = OVERHANG * (bottom - top)  # tight boxes cut ascenders and descenders on the scan too
-    if top < -spill:
-        baseline -= top + spill
-    elif bottom > box_h + spill:
-        baseline -= bottom - box_h - spill
-    ox, oy = left - rx0 * sx, baseline - base * sy
+    over = OVERHANG * (bottom - top)  # tight boxes cut ascenders and descenders on the scan too
+    if top < -over:
+        baseline -= top + over
+    elif bottom > box_h + over:
+        baseline -= bottom - box_h - over
+    ox, oy = left - rx0 * sx + spill, baseline - base * sy + spill
+    box_h, box_w = out.shape
     if style.scan <= 0:
         drawn = _warp(cover, sx, sy, ox, oy, (box_h, box_w))
         if style.edge != 0.5:
