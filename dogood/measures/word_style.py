@@ -9,11 +9,14 @@ to teach. This module measures it.
 
 :func:`word_features` describes each word box by what a vision model could
 exploit in its style, not its text (:data:`FEATURES`): ink darkness and the
-paper's level, stroke width and boldness, edge blur (grey pixels per edge
-pixel, edge steepness), noise on the paper and inside the strokes, specks,
-where the ink sits in the box (top, bottom, left and right gaps, the band
-holding most of the ink: an x-height), slant, ink outside the box joined
-to the word's strokes and ink cut by the box's edge. Each feature is also
+paper's level, how densely the ink fills its bounding box, stroke width and
+boldness, edge blur (grey pixels per edge pixel, edge steepness), noise on
+the paper and inside the strokes, specks, where the ink sits in the box
+(top, bottom and left gaps, the band holding most of the ink: an x-height,
+its height), slant, ink outside the box joined to the word's strokes or not,
+and ink cut by the box's edge. The ink is the box's pixels darker than its
+Otsu threshold, without form rules (runs longer than a glyph's stroke),
+which are the form's, not the word's print. Each feature is also
 given against the median of the word's nearest neighbours of about its
 height (``_vs_near``): a word crisper or darker than the print around it.
 
@@ -107,12 +110,16 @@ def _raw(gray: np.ndarray, box) -> np.ndarray | None:
     if hi - lo < MIN_CONTRAST:
         return None
     threshold, _ = cv2.threshold(np.ascontiguousarray(crop), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    ink_ctx = ctx <= threshold
+    dark = (ctx <= threshold).astype(np.uint8)
+    # form rules and underlines (runs too long for a glyph stroke) are the form's, not the word's print
+    rules = (cv2.morphologyEx(dark, cv2.MORPH_OPEN, np.ones((1, max(15, int(1.5 * h))), np.uint8))
+             | cv2.morphologyEx(dark, cv2.MORPH_OPEN, np.ones((max(6, int(1.5 * h)), 1), np.uint8))) > 0
+    ink_ctx = (dark > 0) & ~rules
     ink = ink_ctx[by0:by0 + h, bx0:bx0 + w]
     n_ink = int(ink.sum())
     if n_ink < 4:
         return None
-    near_ink = cv2.dilate(ink_ctx.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
+    near_ink = cv2.dilate(dark, np.ones((5, 5), np.uint8)) > 0
     paper_px = ctx[~near_ink]
     paper = float(np.median(paper_px)) if paper_px.size else float(hi)
     values = np.sort(crop[ink].astype(np.float64))
@@ -125,7 +132,7 @@ def _raw(gray: np.ndarray, box) -> np.ndarray | None:
     mid = (norm > 0.2) & (norm < 0.8)
     gy, gx = np.gradient(norm)
     steep = float(np.hypot(gx, gy)[mid].mean()) if mid.any() else 1.0
-    far = ~(cv2.dilate(ink.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0)
+    far = ~(cv2.dilate(dark[by0:by0 + h, bx0:bx0 + w], np.ones((5, 5), np.uint8)) > 0)
     paper_noise = float(crop[far].std()) / contrast if far.sum() >= 4 else 0.0
     core = crop[eroded]
     ink_noise = float(core.std()) / contrast if core.size >= 4 else 0.0

@@ -218,7 +218,7 @@ KEPT = {
     "faint": "no ink to match in the box",
 }
 #: Most words of a run whose old ink its print quality is measured on (the best fitted).
-QUALITY_WORDS = 6
+QUALITY_WORDS = 4
 
 
 class FontError(DogoodError):
@@ -370,7 +370,7 @@ def _todo(doc: Document, indices: Iterable[int], original: Document | None) -> l
 
 
 def choose_styles(doc: Document, indices: Iterable[int], original: Document | None = None, *,
-                  per: str = "entity") -> dict[int, Style]:
+                  per: str = "entity", quality: bool = True) -> dict[int, Style]:
     """The :class:`Style` each of words ``indices`` is drawn in, fitted to the ink of ``doc``'s image.
 
     ``original`` gives the texts the ink shows (default: ``doc``'s own texts
@@ -378,7 +378,9 @@ def choose_styles(doc: Document, indices: Iterable[int], original: Document | No
     unknown text). ``per="entity"`` chooses face and edge level per entity
     (or, for a word in no entity, with the words beside it on its line);
     ``per="word"`` chooses them from the word alone. Words with empty boxes
-    are left out. Raises :class:`FontError` when the fonts are missing.
+    are left out. ``quality=False`` leaves the print quality out (:func:`print_quality`: the styles draw as
+    the coverage of the faces' outlines), for a caller that needs only sizes and widths. Raises
+    :class:`FontError` when the fonts are missing.
     """
     if per not in ("entity", "word"):
         raise ValueError(f"per must be 'entity' or 'word', got {per!r}")
@@ -392,16 +394,16 @@ def choose_styles(doc: Document, indices: Iterable[int], original: Document | No
     if FIT_CACHE.whole_pages and original is not None and not page.whole and per == "entity" and todo:
         page.whole = True  # first: every run of print on the page, fitted and refined once for all later choices
         known = [j for j in range(min(len(doc.words), len(original.words))) if original.words[j].text.strip()]
-        _choose_styles(doc, known, original, per, page, pixels)  # runs chosen after others (their refinements)
+        _choose_styles(doc, known, original, per, page, pixels, False)  # runs chosen after others (refinements)
         for j in known:  # and each run chosen first, before any other
-            _choose_styles(doc, [j], original, per, page, pixels)
-    styles = _choose_styles(doc, todo, original, per, page, pixels)
+            _choose_styles(doc, [j], original, per, page, pixels, False)
+    styles = _choose_styles(doc, todo, original, per, page, pixels, quality)
     FIT_CACHE.keep(page)
     return styles
 
 
 def _choose_styles(doc: Document, todo: list[int], original: Document | None, per: str, page: _PageFits,
-                   pixels: np.ndarray) -> dict[int, Style]:
+                   pixels: np.ndarray, quality: bool = True) -> dict[int, Style]:
     height, width = pixels.shape[:2]
     changing = set(todo)
 
@@ -450,10 +452,13 @@ def _choose_styles(doc: Document, todo: list[int], original: Document | None, pe
         face_k, edge_k = chosen[group]
         fitted_styles = [f.style(face_k, edge_k) for _, f in fitted]
         good = [s for s in fitted_styles if s.iou >= MIN_FIT_IOU] or fitted_styles
-        if group not in qualities:
-            qualities[group] = print_quality(pixels, [(doc.words[j].box, shown(j), s) for (j, _), s in
-                                                      zip(fitted, fitted_styles)])
-        quality = qualities[group]
+        if not quality:
+            run_quality = {}
+        elif group not in qualities:
+            run_quality = qualities[group] = page.quality(pixels, [(tuple(doc.words[j].box), shown(j), s) for
+                                                                   (j, _), s in zip(fitted, fitted_styles)])
+        else:
+            run_quality = qualities[group]
         size = _median([s.size for s in good])  # one size for the whole run of print
         stretch = _median([s.size * s.stretch for s in good]) / size
         # the baseline of the run's line: its words beside it (a digit or two place their baseline loosely)
@@ -466,12 +471,13 @@ def _choose_styles(doc: Document, todo: list[int], original: Document | None, pe
             if abs(math.log(max(own_stretch, 1e-6) / stretch)) > math.log(OWN_WIDTH):  # a fit astray (a short word)
                 own_stretch = stretch
             styles[i] = replace(Style(mine.face, size, own_stretch, _median([mine.baseline] + beside), mine.left,
-                                      mine.edge, mine.iou), **quality)
+                                      mine.edge, mine.iou), **run_quality)
             continue
         same_line = [s.baseline for (j, _), s in zip(fitted, fitted_styles) if _same_line(doc.words[j].box, box)]
         base = box_style(pixels, box, face=FACES[face_k], size=size)
         baseline = _median(same_line) if same_line else base.baseline
-        styles[i] = replace(Style(FACES[face_k], size, stretch, baseline, base.left, EDGES[edge_k], None), **quality)
+        styles[i] = replace(Style(FACES[face_k], size, stretch, baseline, base.left, EDGES[edge_k], None),
+                            **run_quality)
     return styles
 
 
@@ -511,8 +517,11 @@ def print_quality(pixels: np.ndarray, words: list[tuple[tuple[int, int, int, int
     best, best_cost, covers = (CUTS[0], BLURS[0]), math.inf, {}
     costs = dict.fromkeys([(cut, blur) for cut in CUTS for blur in BLURS], 0.0)
     for n, (box, text, style, _, _, seen) in enumerate(measured):
+        drawn_at = replace(style, scan=SCAN, roughness=ROUGHNESS, blur=0.0)
+        fine = text_cover(text, box, drawn_at, cut=False)  # drawn once, cut at each level
+        shape = (box[3] - box[1], box[2] - box[0])
         for cut in CUTS:
-            sharp = text_cover(text, box, replace(style, scan=SCAN, edge=cut, roughness=ROUGHNESS, blur=0.0))
+            sharp = _cut(fine, replace(drawn_at, edge=cut), shape) if fine.shape != shape else fine
             for blur in BLURS:
                 cover = covers[n, cut, blur] = cv2.GaussianBlur(sharp, (0, 0), blur) if blur > 0 else sharp
                 drawn = np.rint((1.0 - cover) * 255).astype(np.uint8)
@@ -913,9 +922,9 @@ class Redraw:
                 word = self.doc.words[i]
                 one = Document(self.doc.id, PageImage.from_array(turned),
                                (type(word)(word.text, _turn_box(word.box, kind.turn, height, width)),))
-                self.styles[i] = choose_styles(one, [0], one, per="word").get(0)
+                self.styles[i] = choose_styles(one, [0], one, per="word", quality=False).get(0)
             else:
-                self.styles[i] = choose_styles(self.doc, [i], self.doc).get(i)
+                self.styles[i] = choose_styles(self.doc, [i], self.doc, quality=False).get(i)
         return self.styles[i]
 
     def smallest(self) -> float | None:
@@ -1575,12 +1584,23 @@ class FitCache:
 class _PageFits:
     """One page's records, by (box, text), and its runs' choices (``cache``: ``None`` for a page not kept)."""
 
-    __slots__ = ("cache", "key", "records", "whole", "choices", "dirty", "contexts")
+    __slots__ = ("cache", "key", "records", "whole", "choices", "dirty", "contexts", "qualities")
 
     def __init__(self, cache: FitCache | None, key: bytes = b""):
         self.cache, self.key, self.records, self.whole, self.dirty = cache, key, {}, False, False
         self.choices: dict[bytes, tuple[int, int, list[int]]] = {}
         self.contexts: dict[tuple, list[int]] = {}
+        self.qualities: dict[bytes, dict] = {}
+
+    def quality(self, pixels: np.ndarray, words: list) -> dict:
+        """:func:`print_quality` of a run's ``words``, kept: it depends on nothing but the page and them."""
+        key = hashlib.blake2b(repr(words).encode(), digest_size=16).digest()
+        found = self.qualities.get(key)
+        if found is None:
+            if len(self.qualities) > MAX_CHOICES:
+                self.qualities.clear()
+            found = self.qualities[key] = print_quality(pixels, words)
+        return found
 
     def context(self, layout: bytes, group: tuple[int, ...], find) -> list[int]:
         """The words around run ``group`` (``find()``), kept by the page's word boxes and known texts
@@ -1756,10 +1776,12 @@ def text_alpha(text: str, box: tuple[int, int, int, int], style: Style) -> np.nd
     return np.rint(text_cover(text, box, style) * 255).astype(np.uint8)
 
 
-def text_cover(text: str, box: tuple[int, int, int, int], style: Style, spill: int = 0) -> np.ndarray:
+def text_cover(text: str, box: tuple[int, int, int, int], style: Style, spill: int = 0,
+               cut: bool = True) -> np.ndarray:
     """Coverage (float32, 0-1) of ``text`` drawn in ``style`` and placed inside ``box``: box-sized, or, with
     ``spill``, the box grown by that many pixels on each side, where the parts of glyphs that reach out of the
-    box (as a tight box cuts the old print's) are drawn rather than cut."""
+    box (as a tight box cuts the old print's) are drawn rather than cut. ``cut=False`` (with ``style.scan``):
+    the spread and roughened coverage at the scan's resolution, before :func:`_cut` (``None`` without ink)."""
     x0, y0, x1, y1 = box
     box_w, box_h = x1 - x0, y1 - y0
     out = np.zeros((max(0, box_h + 2 * spill), max(0, box_w + 2 * spill)), dtype=np.float32)
@@ -1800,22 +1822,29 @@ def text_cover(text: str, box: tuple[int, int, int, int], style: Style, spill: i
         if style.edge != 0.5:
             drawn = drawn ** (math.log(0.5) / math.log(style.edge))
         return drawn.astype(np.float32)
-    # as a binary scan resized to the page: drawn at the scan's resolution, cut at the edge level (the edges
-    # roughened), then reduced to the page by area averaging
+    # as a binary scan resized to the page: drawn at the scan's resolution, spread and roughened, cut at the edge
+    # level, then reduced to the page by area averaging
     shape = (int(math.ceil(box_h * scan)), int(math.ceil(box_w * scan)))
     fine = _warp(cover, sx * scan, sy * scan, ox * scan, oy * scan, shape)
     fine = cv2.GaussianBlur(fine, (0, 0), SPREAD * scan)  # ink spread and the scanner's optics: where to cut
     if style.roughness > 0:
-        near = (fine > style.edge / 2) & (fine < (1 + style.edge) / 2)  # the edges: no speck where no stroke is
+        near = (fine > 0.1) & (fine < 0.9)  # the edges: no speck where no stroke is
         fine = fine + _roughness(text, box, style, shape) * near
+    return _cut(fine, style, (box_h, box_w)) if cut else fine
+
+
+def _cut(fine: np.ndarray, style: Style, shape: tuple[int, int]) -> np.ndarray:
+    """The coverage ``fine`` (at the scan's resolution) cut at ``style.edge``, reduced to the page's ``shape`` by area
+    averaging and blurred by ``style.blur``; with roughened edges, pieces under a page pixel's area go (specks)."""
+    scan = max(1.0, style.scan)
     cut = (fine >= style.edge).astype(np.uint8)
-    if style.roughness > 0:  # roughened edges, not specks: pieces under a page pixel's area go
+    if style.roughness > 0:
         count, labels, stats, _ = cv2.connectedComponentsWithStats(cut, connectivity=8)
         small = stats[:, cv2.CC_STAT_AREA] < scan * scan
         small[0] = False
         if small.any():
             cut[small[labels]] = 0
-    drawn = _warp(cut.astype(np.float32), 1 / scan, 1 / scan, 0.0, 0.0, (box_h, box_w))
+    drawn = _warp(cut.astype(np.float32), 1 / scan, 1 / scan, 0.0, 0.0, shape)
     return cv2.GaussianBlur(drawn, (0, 0), style.blur) if style.blur > 0 else drawn
 
 
@@ -1824,7 +1853,7 @@ def _roughness(text: str, box, style: Style, shape: tuple[int, int]) -> np.ndarr
     edges ragged as a scanner's are; drawn from a generator seeded by the text, box and style, so the same word
     is drawn the same way every time."""
     seed = hashlib.blake2b(repr((text, tuple(box), style.face, style.size, style.stretch, style.baseline,
-                                 style.left, style.edge, style.scan)).encode(), digest_size=8).digest()
+                                 style.left, style.scan)).encode(), digest_size=8).digest()
     rng = np.random.default_rng(int.from_bytes(seed, "little"))
     noise = rng.standard_normal(shape).astype(np.float32)
     noise = cv2.GaussianBlur(noise, (0, 0), 0.6)

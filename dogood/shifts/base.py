@@ -39,6 +39,12 @@ class Outcome(NamedTuple):
     tallies: Mapping[str, Mapping[str, int]] = {}
 
 
+#: The tally of a text shift that redraws its words (``render: true``; :class:`dogood.page.render.Redraw`).
+KEPT_HELP = ("with render: true, words passed over because they cannot be redrawn as the page printed them, by why: "
+             "handwriting, unmatched (print no face matches), vertical, background (a screened or dark ground), glyph "
+             "(characters the fonts lack), faint (no ink), too long (smaller than the page's smallest print)")
+
+
 class Shift:
     """Base class of all shifts.
 

@@ -21,7 +21,7 @@ from pydantic import AliasChoices, Field
 
 from dogood.core.document import Document
 from dogood.shifts import params
-from dogood.shifts.base import Outcome, Shift, SkipDocument
+from dogood.shifts.base import KEPT_HELP, Outcome, Shift, SkipDocument
 from dogood.language.budget import change_words
 from dogood.language.edits import kept_tallies, redraw_guard, with_texts
 from dogood.language.selection import BACKGROUND_LABELS, background_words
@@ -37,6 +37,7 @@ class BackgroundWordShift(Shift):
     """
 
     family = "text"
+    tallies_help: ClassVar[dict[str, str]] = {"kept": KEPT_HELP}
     factors = frozenset({"text"})
     max_word_length: ClassVar[int] = MAX_WORD_LENGTH
     #: Severity levels (:mod:`dogood.shifts.levels`): the share of background words changed; measured by the share

@@ -51,7 +51,7 @@ from pydantic import Field
 
 from dogood.core.document import Document
 from dogood.shifts import params
-from dogood.shifts.base import Outcome, Shift
+from dogood.shifts.base import KEPT_HELP, Outcome, Shift
 from dogood.language.budget import budget, draw_until
 from dogood.language.edits import Edits, apply_edits, kept_tallies, redraw_edits, redraw_guard
 from dogood.language.selection import text_samples
@@ -150,6 +150,7 @@ class SamplePerturbation(Shift):
     """
 
     family = "text"
+    tallies_help: ClassVar[dict[str, str]] = {"kept": KEPT_HELP}
     factors = frozenset({"text"})
     max_word_length: ClassVar[int] = MAX_WORD_LENGTH
     #: Severity levels (:mod:`dogood.shifts.levels`): the share of eligible words changed, and the perturbations a

@@ -22,7 +22,7 @@ from pydantic import Field
 
 from dogood.core.document import Document
 from dogood.shifts import params
-from dogood.shifts.base import Outcome, Shift
+from dogood.shifts.base import KEPT_HELP, Outcome, Shift
 from dogood.language.budget import change_fraction
 from dogood.language.edits import kept_tallies, redraw_guard, with_texts
 from dogood.language.lexicons import import_textattack
@@ -38,6 +38,7 @@ class WordSwapShift(Shift):
     """
 
     family = "text"
+    tallies_help: ClassVar[dict[str, str]] = {"kept": KEPT_HELP}
     factors = frozenset({"text"})
     max_word_length: ClassVar[int] = MAX_WORD_LENGTH
     uses_textattack: ClassVar[bool] = True

@@ -94,7 +94,7 @@ from dogood.core.document import Document
 from dogood.core.errors import ModelError
 from dogood.core.papers import Cites
 from dogood.shifts import params
-from dogood.shifts.base import Outcome, Shift
+from dogood.shifts.base import KEPT_HELP, Outcome, Shift
 from dogood.language.budget import budget, change_fraction
 from dogood.language.edits import kept_tallies, redraw_guard, with_texts
 from dogood.language.lexicons import require, stopwords
@@ -321,6 +321,7 @@ class BertAttack(Shift):
         "no_candidate": "drawn words for which the masked LM proposed no replacement that passed the checks",
     }
     family = "text"
+    tallies_help: ClassVar[dict[str, str]] = {"kept": KEPT_HELP}
     factors = frozenset({"text"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the share of eligible words changed, as the other word swaps;
     #: measured by the share of words whose text changed.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from itertools import pairwise
+from typing import ClassVar
 
 import numpy as np
 from pydantic import AliasChoices, Field
@@ -11,7 +12,7 @@ from pydantic import AliasChoices, Field
 from dogood.core.document import Document
 from dogood.core.papers import Cites
 from dogood.shifts import params
-from dogood.shifts.base import Outcome, Shift, SkipDocument
+from dogood.shifts.base import KEPT_HELP, Outcome, Shift, SkipDocument
 from dogood.language.edits import kept_tallies, redraw_guard, with_texts
 from dogood.language.words import MAX_WORD_LENGTH
 from dogood.language.lexicons import require
@@ -75,6 +76,7 @@ class ValueTextAugment(Shift):
     reported_counts = ("eligible", "changed", "unchangeable", *(f"changed_{kind}" for kind in (
         "date", "money", "number", "digits", "other", "company", "address", "city", "name")))
     family = "text"
+    tallies_help: ClassVar[dict[str, str]] = {"kept": KEPT_HELP}
     factors = frozenset({"text"})
     papers = (Cites("form-attacks", "form-level transformations, Field-value augmentation: Value Text Augment "
                                     "(SROIE values with Faker); parameters in Implementation Details"),)

@@ -1,0 +1,172 @@
+"""Can a classifier tell redrawn words from printed ones? The redrawn-word cue of funsd-t with ``render: true``.
+
+    DOGOOD_DATA_DIR=../shared/data NLTK_DATA=../shared/data/nltk_data \
+        python bench/measure_word_cue.py [--docs 50] [--configs char_deletion number_swap ...]
+        [--save DIR] [--pages DIR] [--build-only] [--crops DIR]
+
+Every config of ``recipes/funsd-t.yaml`` whose chain redraws words (a text shift with a ``render`` parameter that
+draws new text; not ``bert_attack``, whose masked LM is not offline, nor the kinds that only erase) is applied to
+the FUNSD test forms with ``render: true``, each step seeded as a build seeds it
+(:func:`dogood.core.seeds.step_seed`, recipe seed 0). :func:`dogood.measures.word_style.redrawn_word_cue` then
+scores, per config, how well a small classifier tells the redrawn words from untouched print on the same pages
+(AUROC, 0.5 = no cue), against matched untouched words (the default) and against the same words as the source
+printed them (``original``); ``fill`` is how the new text fills its box (its length, not its look), apart; the
+words kept as printed are summed from the provenance (``kept: handwriting``...).
+
+``--save DIR`` keeps the shifted pages (one pickle per config) and ``--build-only`` stops there, so that pages
+built by another checkout (the code before a change) are measured by this one's measure with ``--pages DIR``:
+before and after, one yardstick. ``--crops DIR`` writes, per config, PNG sheets of the redrawn words before and
+after (the 24 the classifier finds most telling, and 24 at random).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Shifts whose configs draw no new text with render (they erase), or need what is not offline.
+SKIP = {"key_drop", "bert_attack"}
+
+
+def redrawing_configs(names=None) -> dict[str, list[dict]]:
+    """The funsd-t configs that redraw words, each chain with ``render: true``."""
+    import yaml
+
+    recipe = yaml.safe_load((ROOT / "recipes" / "funsd-t.yaml").read_text(encoding="utf-8"))
+    out = {}
+    for name, chain in recipe["configs"].items():
+        if names and name not in names:
+            continue
+        if any(step["shift"] in SKIP or step.get("kind") == "deletion" and step["shift"] == "word_perturbation"
+               for step in chain):
+            continue
+        out[name] = [dict(step, render=True) for step in chain]
+    return out
+
+
+def build(chain: list[dict], docs) -> tuple[list, Counter, float]:
+    """Each doc shifted by ``chain`` (seeded as a build with recipe seed 0 seeds it), the kept tallies summed and
+    the seconds it took."""
+    import dogood
+    from dogood.core.seeds import step_seed
+
+    shifts = [dogood.make_shift(step) for step in chain]
+    for shift in shifts:
+        shift.prepare()
+    kept: Counter = Counter()
+    out = []
+    start = time.perf_counter()
+    for doc in docs:
+        shifted = doc
+        for k, shift in enumerate(shifts):
+            shifted = shift(shifted, step_seed(0, doc.id, k, shift.seed_key()))
+        for record in shifted.provenance[len(doc.provenance):]:
+            kept.update((getattr(record, "tallies", None) or {}).get("kept", {}))
+        out.append(shifted)
+    return out, kept, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=50)
+    parser.add_argument("--configs", nargs="*")
+    parser.add_argument("--save", type=Path)
+    parser.add_argument("--pages", type=Path)
+    parser.add_argument("--build-only", action="store_true")
+    parser.add_argument("--crops", type=Path)
+    parser.add_argument("--json", type=Path, help="write the figures here too")
+    args = parser.parse_args()
+
+    from dogood.sources.funsd import FunsdSource
+
+    source = FunsdSource(split="test")
+    docs = [source.load(i) for i in source.ids()[:args.docs]]
+    configs = redrawing_configs(args.configs)
+    rows = {}
+    print("config | cue (matched) | cue (original) | fill | redrawn | kept as printed | seconds")
+    print("---|---:|---:|---:|---:|---|---:")
+    for name, chain in configs.items():
+        if args.pages:
+            with open(args.pages / f"{name}.pkl", "rb") as f:
+                shifted, kept, seconds = pickle.load(f)
+            shifted = [s for s in shifted if s is not None]
+        else:
+            shifted, kept, seconds = build(chain, docs)
+        if args.save:
+            args.save.mkdir(parents=True, exist_ok=True)
+            with open(args.save / f"{name}.pkl", "wb") as f:
+                pickle.dump((shifted, kept, seconds), f)
+        if args.build_only:
+            print(f"{name} | built | | | | {dict(kept)} | {seconds:.0f}", flush=True)
+            continue
+        from dogood.measures.word_style import redrawn_word_cue
+
+        pairs = list(zip(docs, shifted))
+        matched = redrawn_word_cue(pairs)
+        original = redrawn_word_cue(pairs, against="original")
+        rows[name] = {"matched": matched._asdict(), "original": original._asdict(), "kept": dict(kept),
+                      "seconds": seconds}
+        top = ", ".join(f"{k} {v:.2f}" for k, v in list(matched.by_feature.items())[:3])
+        kept_text = ", ".join(f"{k} {v}" for k, v in sorted(kept.items())) or "-"
+        print(f"{name} | {matched.auroc:.3f} ({top}) | {original.auroc:.3f} | {original.fill:.3f} | "
+              f"{matched.redrawn} | {kept_text} | {seconds:.0f}", flush=True)
+        if args.crops:
+            crops(args.crops / name, pairs)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1, default=float), encoding="utf-8")
+
+
+def crops(folder: Path, pairs) -> None:
+    """PNG sheets of redrawn words, before beside after: at random, and those whose look is most unlike."""
+    from PIL import Image, ImageDraw
+
+    from dogood.measures.word_style import redrawn_words
+
+    folder.mkdir(parents=True, exist_ok=True)
+    items = []
+    for original, shifted in pairs:
+        for i in redrawn_words(original, shifted)[0]:
+            if i < len(original.words) and original.words[i].box == shifted.words[i].box:
+                items.append((original, shifted, i))
+    rng = np.random.default_rng(0)
+    pick = [items[int(j)] for j in rng.choice(len(items), min(24, len(items)), replace=False)] if items else []
+    sheet(pick, folder / "random.png")
+
+
+def sheet(items, path: Path, pad: int = 6, scale: int = 4) -> None:
+    from PIL import Image, ImageDraw
+
+    tiles = []
+    for original, shifted, i in items:
+        x0, y0, x1, y1 = original.words[i].box
+        pair = []
+        for doc in (original, shifted):
+            a = doc.image.to_array()
+            h, w = a.shape[:2]
+            tile = Image.fromarray(a[max(0, y0 - pad):min(h, y1 + pad), max(0, x0 - pad):min(w, x1 + pad)])
+            pair.append(tile.resize((tile.width * scale, tile.height * scale), Image.NEAREST).convert("RGB"))
+        tiles.append((pair, f"{original.words[i].text} -> {shifted.words[i].text}"))
+    if not tiles:
+        return
+    width = max(a.width + b.width for (a, b), _ in tiles) + 30
+    height = sum(max(a.height, b.height) + 16 for (a, b), _ in tiles)
+    out = Image.new("RGB", (width, height), "white")
+    draw = ImageDraw.Draw(out)
+    y = 0
+    for (a, b), label in tiles:
+        draw.text((2, y), label, fill=(200, 0, 0))
+        out.paste(a, (0, y + 14))
+        out.paste(b, (a.width + 20, y + 14))
+        y += max(a.height, b.height) + 16
+    out.save(path)
+
+
+if __name__ == "__main__":
+    main()
