@@ -237,16 +237,23 @@ def style_samples(pages: Iterable[tuple[Document, Document]], *, against: str = 
             pairs = [(i, where[tuple(shifted.words[i].box)]) for i in pos_ids if tuple(shifted.words[i].box) in where]
             pairs = [(i, j) for i, j in pairs if base_ok[j]]
             pos, neg = feats[[i for i, _ in pairs]], base[[j for _, j in pairs]]
-        else:
-            pool = [i for i in untouched if ok[i]]
-            if pool:  # print the shift could have redrawn: what the renderer would keep is no fair comparison
-                from dogood.page.render import print_kinds
+        else:  # print the shift could have redrawn: what the renderer keeps as printed is no fair comparison
+            from dogood.page.render import print_kinds
 
-                mapped = {i: where[tuple(shifted.words[i].box)] for i in pool if tuple(shifted.words[i].box) in where}
-                kinds = print_kinds(original, sorted(set(mapped.values())), original)
-                pool = [i for i in pool if i in mapped and kinds[mapped[i]].reason is None]
+            pool = [i for i in untouched if ok[i] and tuple(shifted.words[i].box) in where]
+            kinds: dict[int, bool] = {}
+
+            def printed(i: int) -> bool:
+                if i not in kinds:
+                    j = where[tuple(shifted.words[i].box)]
+                    kinds[i] = print_kinds(original, [j], original)[j].reason is None
+                return kinds[i]
+
             pos = feats[pos_ids]
-            chosen = pool if against == "untouched" else _matched(shifted, pos_ids, pool)
+            if against == "untouched":
+                chosen = [i for i in pool if printed(i)]
+            else:
+                chosen = _matched(shifted, pos_ids, pool, printed)
             neg = feats[chosen] if chosen else np.zeros((0, feats.shape[1]))
         for block, label in ((pos, 1), (neg, 0)):
             if len(block):
@@ -267,9 +274,10 @@ def _describe(doc: Document, i: int) -> np.ndarray:
                      float(y1 - y0)])
 
 
-def _matched(doc: Document, redrawn: Sequence[int], pool: Sequence[int]) -> list[int]:
+def _matched(doc: Document, redrawn: Sequence[int], pool: Sequence[int], allowed) -> list[int]:
     """For each redrawn word, the untouched word of ``pool`` most like it (:func:`_describe`; heights compared
-    relatively), each used once while any is left."""
+    relatively) that ``allowed`` lets in, each used once while any is left (``allowed`` is asked nearest first,
+    so only the few nearest words of each are looked at)."""
     if not pool:
         return []
     left = list(pool)
@@ -279,9 +287,14 @@ def _matched(doc: Document, redrawn: Sequence[int], pool: Sequence[int]) -> list
         if not left:
             left = list(pool)
         a = described[i]
-        cost = [float(np.abs(a[:3] - described[j][:3]).sum() + abs(a[3] - described[j][3]) / max(a[3], 1.0))
-                for j in left]
-        out.append(left.pop(int(np.argmin(cost))))
+        cost = np.array([float(np.abs(a[:3] - described[j][:3]).sum() + abs(a[3] - described[j][3]) / max(a[3], 1.0))
+                         for j in left])
+        for n in np.argsort(cost, kind="stable").tolist():
+            if allowed(left[n]):
+                out.append(left.pop(n))
+                break
+        else:
+            left = []  # nothing left that is print
     return out
 
 
@@ -295,6 +308,7 @@ def cue_auroc(x: np.ndarray, y: np.ndarray, groups: np.ndarray, *, folds: int = 
     from sklearn.model_selection import StratifiedGroupKFold
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
+    from threadpoolctl import threadpool_limits
 
     folds = min(folds, len(np.unique(groups)))
     split = StratifiedGroupKFold(n_splits=folds, shuffle=True, random_state=seed)
@@ -305,12 +319,13 @@ def cue_auroc(x: np.ndarray, y: np.ndarray, groups: np.ndarray, *, folds: int = 
                                                                                class_weight="balanced")),
     }
     out = []
-    for make in made.values():
-        scores = np.zeros(len(y))
-        for train, test in split.split(x, y, groups):
-            model = make().fit(x[train], y[train])
-            scores[test] = model.predict_proba(x[test])[:, 1]
-        out.append(float(roc_auc_score(y, scores)))
+    with threadpool_limits(limits=1):  # a few thousand words: one thread is fastest, and the same everywhere
+        for make in made.values():
+            scores = np.zeros(len(y))
+            for train, test in split.split(x, y, groups):
+                model = make().fit(x[train], y[train])
+                scores[test] = model.predict_proba(x[test])[:, 1]
+            out.append(float(roc_auc_score(y, scores)))
     return out[0], out[1]
 
 

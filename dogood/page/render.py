@@ -207,6 +207,8 @@ MAX_GRAIN = 24
 #: Share of the paper around a word (outside its box) covered by dots of 3 pixels or fewer above which it is a
 #: halftone screen.
 SCREEN = 0.05
+#: A box whose grey levels span less than this is blank paper (drawn as its run says), not faint ink (kept).
+BLANK = 8
 #: Why a word is kept as the page printed it rather than redrawn (:func:`print_kinds`).
 KEPT = {
     "handwriting": "the old text fits its ink in no face, far from it (IoU under 0.3): handwriting, mostly",
@@ -215,7 +217,7 @@ KEPT = {
     "vertical": "vertical print that fits no face turned either way",
     "background": "print on a shaded, screened or dark ground, which erasing would leave as a blank patch",
     "glyph": "characters the fonts have no glyph for (a script, a check box)",
-    "faint": "no ink to match in the box",
+    "faint": "ink too faint, or too little of it, to match",
 }
 #: Most words of a run whose old ink its print quality is measured on (the best fitted).
 QUALITY_WORDS = 4
@@ -636,8 +638,8 @@ def print_kinds(doc: Document, indices: Iterable[int], original: Document | None
     """The :class:`Kind` of words ``indices`` of ``doc``, judged on its image and the texts it shows
     (``original``'s, else ``doc``'s own).
 
-    A word is kept, never drawn wrong, when: its box holds no ink (``faint``); its text has characters the fonts
-    lack (``glyph``); the paper around it is dark or screened (``background``); its old text fits its ink in no
+    A word is kept, never drawn wrong, when its box holds ink too faint or too little to match (``faint``; blank
+    paper is drawn on, as its run says); its text has characters the fonts lack (``glyph``); the paper around it is dark or screened (``background``); its old text fits its ink in no
     face with an IoU of :data:`KEEP_IOU`, or its run of print (its entity's words) with an ink-weighted IoU of
     :data:`KEEP_RUN_IOU` (at a dozen pixels a short handwritten word can fit a face by chance, its run cannot):
     ``handwriting`` below :data:`HANDWRITING_IOU`, else ``unmatched``. A box :data:`UPRIGHT` times as tall as wide with two characters or more is fitted turned a
@@ -676,7 +678,7 @@ def print_kinds(doc: Document, indices: Iterable[int], original: Document | None
         box = _clip(doc.words[i].box, width, height)
         text = shown(i)
         if box[2] <= box[0] or box[3] <= box[1] or not text.strip():
-            out[i] = Kind("faint")
+            out[i] = Kind(None)  # nothing to match (an empty box draws nothing)
             continue
         if not drawable(text):
             out[i] = Kind("glyph")
@@ -684,8 +686,8 @@ def print_kinds(doc: Document, indices: Iterable[int], original: Document | None
         x0, y0, x1, y1 = box
         crop = gray[y0:y1, x0:x1]
         threshold = ink_threshold(crop)
-        if threshold is None:
-            out[i] = Kind("faint")
+        if threshold is None:  # blank paper draws as the box and its run say; ink too faint to match is kept
+            out[i] = Kind(None) if int(crop.max()) - int(crop.min()) < BLANK else Kind("faint")
             continue
         if _ground(gray, box, threshold) is not None:
             out[i] = Kind("background")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest  # noqa: F401
+from dogood.page.render import reach
 
 from ocr_level_support import *  # noqa: F403 (imports, data and fixtures these tests share)
 
@@ -52,8 +53,17 @@ def test_render_inpaints_only_the_dropped_words(name, pages):
     assert dropped and len(dropped) == counts["changed"]
     before, after = doc.image.to_array(), out.image.to_array()
     mask = np.zeros(before.shape, dtype=bool)
-    for i in dropped:
+    grown = np.zeros(before.shape, dtype=bool)
+    for i in dropped:  # strokes that a tight box cuts are erased whole, up to reach beyond it
         x0, y0, x1, y1 = doc.words[i].box
         mask[y0:y1, x0:x1] = True
-    assert np.array_equal(before[~mask], after[~mask])
+        grow = reach((x0, y0, x1, y1))
+        grown[max(0, y0 - grow):y1 + grow, max(0, x0 - grow):x1 + grow] = True
+    assert np.array_equal(before[~grown], after[~grown])
+    others = np.zeros(before.shape, dtype=bool)
+    for i in kept_indices(doc, out):
+        x0, y0, x1, y1 = doc.words[i].box
+        others[y0:y1, x0:x1] = True
+    others &= ~mask
+    assert np.array_equal(before[others], after[others])  # never a kept word's pixel
     assert (after[mask] < 100).sum() < (before[mask] < 100).sum() // 4  # the ink is gone

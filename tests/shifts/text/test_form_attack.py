@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest  # noqa: F401
+from dogood.page.render import print_kinds, reach
 
 from form_text_support import *  # noqa: F403 (imports, data and fixtures these tests share)
 
@@ -43,13 +44,25 @@ def test_render_changes_pixels_inside_changed_boxes_only(cls, pages):
     idx = changed_words(doc, out)
     assert idx
     mask = np.zeros(before.shape, dtype=bool)
+    others = np.zeros(before.shape, dtype=bool)
+    for i, word in enumerate(doc.words):
+        x0, y0, x1, y1 = word.box
+        others[y0:y1, x0:x1] = i not in idx
+    for i in idx:  # strokes that a tight box cuts are erased (and drawn) up to reach beyond it
+        x0, y0, x1, y1 = doc.words[i].box
+        grow = reach((x0, y0, x1, y1))
+        mask[max(0, y0 - grow):y1 + grow, max(0, x0 - grow):x1 + grow] = True
     for i in idx:
         x0, y0, x1, y1 = doc.words[i].box
-        mask[y0:y1, x0:x1] = True
+        others[y0:y1, x0:x1] = False
     assert np.array_equal(before[~mask], after[~mask])
+    assert np.array_equal(before[others], after[others])  # never another word's pixel
     assert not np.array_equal(before[mask], after[mask])
     plain, _, _ = cls(p=0.5).apply(doc, np.random.default_rng(0))
-    assert plain.words == out.words and plain.image is doc.image
+    assert plain.image is doc.image and [w.box for w in plain.words] == [w.box for w in out.words]
+    # with render, only words whose print can be redrawn change (handwriting is left as written, and tallied)
+    assert all(kind.reason is None for kind in print_kinds(doc, idx, doc).values())
+    assert changed_words(doc, plain) != idx
 
 
 @settings(max_examples=40, deadline=None)
