@@ -10,13 +10,14 @@ the FUNSD test forms with ``render: true``, each step seeded as a build seeds it
 (:func:`dogood.core.seeds.step_seed`, recipe seed 0). :func:`dogood.measures.word_style.redrawn_word_cue` then
 scores, per config, how well a small classifier tells the redrawn words from untouched print on the same pages
 (AUROC, 0.5 = no cue), against matched untouched words (the default) and against the same words as the source
-printed them (``original``); ``fill`` is how the new text fills its box (its length, not its look), apart; the
+printed them (``original``); ``placement`` is where the new text sits in its box and how it fills it (its
+length more than its look), apart; the
 words kept as printed are summed from the provenance (``kept: handwriting``...).
 
 ``--save DIR`` keeps the shifted pages (one pickle per config) and ``--build-only`` stops there, so that pages
 built by another checkout (the code before a change) are measured by this one's measure with ``--pages DIR``:
 before and after, one yardstick. ``--crops DIR`` writes, per config, PNG sheets of the redrawn words before and
-after (the 24 the classifier finds most telling, and 24 at random).
+after (24 at random).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def main() -> None:
     docs = [source.load(i) for i in source.ids()[:args.docs]]
     configs = redrawing_configs(args.configs)
     rows = {}
-    print("config | cue (matched) | cue (original) | fill | redrawn | kept as printed | seconds")
+    print("config | cue (matched) | cue (original) | placement (matched) | redrawn | kept as printed | seconds")
     print("---|---:|---:|---:|---:|---|---:")
     for name, chain in configs.items():
         if args.pages:
@@ -106,16 +107,16 @@ def main() -> None:
         if args.build_only:
             print(f"{name} | built | | | | {dict(kept)} | {seconds:.0f}", flush=True)
             continue
-        from dogood.measures.word_style import redrawn_word_cue
+        from dogood.measures.word_style import FEATURES, redrawn_word_cue
 
         pairs = list(zip(docs, shifted))
         matched = redrawn_word_cue(pairs)
         original = redrawn_word_cue(pairs, against="original")
         rows[name] = {"matched": matched._asdict(), "original": original._asdict(), "kept": dict(kept),
                       "seconds": seconds}
-        top = ", ".join(f"{k} {v:.2f}" for k, v in list(matched.by_feature.items())[:3])
+        top = ", ".join(f"{k} {v:.2f}" for k, v in [kv for kv in matched.by_feature.items() if kv[0] in FEATURES][:3])
         kept_text = ", ".join(f"{k} {v}" for k, v in sorted(kept.items())) or "-"
-        print(f"{name} | {matched.auroc:.3f} ({top}) | {original.auroc:.3f} | {original.fill:.3f} | "
+        print(f"{name} | {matched.auroc:.3f} ({top}) | {original.auroc:.3f} | {matched.placement:.3f} | "
               f"{matched.redrawn} | {kept_text} | {seconds:.0f}", flush=True)
         if args.crops:
             crops(args.crops / name, pairs)
@@ -124,9 +125,7 @@ def main() -> None:
 
 
 def crops(folder: Path, pairs) -> None:
-    """PNG sheets of redrawn words, before beside after: at random, and those whose look is most unlike."""
-    from PIL import Image, ImageDraw
-
+    """A PNG sheet of 24 redrawn words at random, before beside after."""
     from dogood.measures.word_style import redrawn_words
 
     folder.mkdir(parents=True, exist_ok=True)

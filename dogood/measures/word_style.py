@@ -8,17 +8,21 @@ words by their look instead of reading them: a cue the shift was not meant
 to teach. This module measures it.
 
 :func:`word_features` describes each word box by what a vision model could
-exploit in its style, not its text (:data:`FEATURES`): ink darkness and the
-paper's level, how densely the ink fills its bounding box, stroke width and
-boldness, edge blur (grey pixels per edge pixel, edge steepness), noise on
-the paper and inside the strokes, specks, where the ink sits in the box
-(top, bottom and left gaps, the band holding most of the ink: an x-height,
-its height), slant, ink outside the box joined to the word's strokes or not,
-and ink cut by the box's edge. The ink is the box's pixels darker than its
-Otsu threshold, without form rules (runs longer than a glyph's stroke),
-which are the form's, not the word's print. Each feature is also
-given against the median of the word's nearest neighbours of about its
-height (``_vs_near``): a word crisper or darker than the print around it.
+exploit in its style, not its text (:data:`STYLE`, the list of issue 40):
+ink darkness and the paper's level, stroke width and boldness (the share
+of stroke core), x-height (the band of rows holding most of the ink), slant,
+edge blur (grey pixels per edge pixel, edge steepness), noise on the paper
+and inside the strokes, specks, and ink around the box that belongs to no
+stroke of the word (old ink left beside the new). Each is also given
+against the median of the word's nearest neighbours of about its height
+(``_vs_near``): a word crisper or darker than the print around it. The ink
+is the box's pixels darker than its Otsu threshold, without form rules
+(runs longer than a glyph's stroke), which are the form's, not the word's
+print. Where the ink sits in its box and how it fills it (the gaps at each
+side, its width, height and density, strokes crossing the box's edge:
+:data:`PLACEMENT`) mostly follows from the new text's length in the box the
+shift kept, not from the drawing (a deleted letter leaves room at the right,
+an inserted one needs squeezing), and is scored apart (``placement``).
 
 :func:`redrawn_word_cue` compares redrawn words with words nobody touched,
 on the same pages. A word is redrawn when pixels in its box changed. By
@@ -29,10 +33,7 @@ shift could have redrawn (:func:`dogood.page.render.print_kinds`: not the
 handwriting it keeps), so that what the shift picks (numbers, long words)
 cannot pass for a cue; ``against="untouched"`` takes every such untouched
 word, and ``against="original"`` the same word as the source page printed
-it (same box: its old text in its own print). How the new text fills the
-box it kept (the gap at its right, the share of the width its ink spans:
-:data:`FILL`) follows from the text, not the drawing, and is scored apart
-(``fill``). A gradient-boosting and a logistic-regression classifier
+it (same box: its old text in its own print). A gradient-boosting and a logistic-regression classifier
 (scikit-learn) are trained and scored by cross-validation with the folds
 split by page (a page's words never sit on both sides), and the cue is the
 higher of their out-of-fold AUROCs: 0.5 is no cue, 1.0 a word that gives
@@ -52,17 +53,20 @@ import numpy as np
 
 from dogood.core.document import Document
 
-#: Raw style features of a word box, in column order (see the module docstring).
-RAW = ("ink_level", "paper_level", "ink_density", "stroke_width", "core_share", "edge_grey", "edge_steepness",
-       "paper_noise", "ink_noise", "specks", "gap_top", "gap_bottom", "gap_left", "ink_band", "ink_height", "slant",
-       "ink_out_joined", "ink_out_free", "ink_cut")
-#: How the ink fills the box's width (not style: a shorter or longer text in the box it had), reported apart.
-FILL = ("gap_right", "ink_width")
-#: Features also compared with the word's neighbours (the median of :data:`NEIGHBOURS` nearest words).
-RELATIVE = ("ink_level", "paper_level", "stroke_width", "core_share", "edge_grey", "edge_steepness", "paper_noise",
-            "ink_noise", "specks", "ink_band", "ink_height", "slant", "ink_out_joined", "ink_cut")
-#: Every feature column :func:`word_features` gives.
-FEATURES = RAW + tuple(f"{name}_vs_near" for name in RELATIVE)
+#: What :func:`_raw` measures of a word box, in its order.
+MEASURED = ("ink_level", "paper_level", "ink_density", "stroke_width", "core_share", "edge_grey", "edge_steepness",
+            "paper_noise", "ink_noise", "specks", "gap_top", "gap_bottom", "gap_left", "ink_band", "ink_height", "slant",
+            "ink_out_joined", "ink_out_free", "ink_cut", "gap_right", "ink_width")
+#: The style a vision model could tell a redrawn word by (issue 40's list: ink darkness, stroke width, x-height,
+#: slant, edge blur, noise inside the box, ink outside the new glyphs), each also against the word's neighbours.
+STYLE = ("ink_level", "paper_level", "stroke_width", "core_share", "edge_grey", "edge_steepness", "paper_noise",
+         "ink_noise", "specks", "ink_band", "slant", "ink_out_free")
+#: Where the ink sits in its box and how it fills it: mostly the new text's length in the box the shift kept (a
+#: deleted letter leaves room at the right, an inserted one needs squeezing), scored apart.
+PLACEMENT = ("ink_density", "gap_top", "gap_bottom", "gap_left", "gap_right", "ink_width", "ink_height",
+             "ink_out_joined", "ink_cut")
+#: The style columns :func:`word_features` gives first (the cue's), then :data:`PLACEMENT`.
+FEATURES = STYLE + tuple(f"{name}_vs_near" for name in STYLE)
 #: Neighbours a word is compared with.
 NEIGHBOURS = 8
 #: What redrawn words are compared with (:func:`redrawn_word_cue`).
@@ -75,14 +79,15 @@ MIN_CONTRAST = 40
 
 class WordCue(NamedTuple):
     """The cue of redrawn words: ``auroc`` (the higher of the two classifiers'; NaN with too few words),
-    ``boosting`` and ``logistic`` (each classifier's out-of-fold AUROC), ``fill`` (the same on :data:`FILL`
-    alone: how the new text fills the box it kept), ``redrawn`` and ``untouched`` (words
-    compared), ``pages``, and ``by_feature`` (each feature's own AUROC, folded above 0.5, strongest first)."""
+    ``boosting`` and ``logistic`` (each classifier's out-of-fold AUROC), ``placement`` (the higher of the two on
+    :data:`PLACEMENT` alone: where the new text sits in the box it kept, and how it fills it), ``redrawn`` and
+    ``untouched`` (words compared), ``pages``, and ``by_feature`` (each feature's own AUROC, folded above 0.5,
+    strongest first)."""
 
     auroc: float
     boosting: float
     logistic: float
-    fill: float
+    placement: float
     redrawn: int
     untouched: int
     pages: int
@@ -94,7 +99,7 @@ def _gray(pixels: np.ndarray) -> np.ndarray:
 
 
 def _raw(gray: np.ndarray, box) -> np.ndarray | None:
-    """The :data:`RAW` features of ``box`` on page ``gray``, or ``None`` for a box without ink."""
+    """The :data:`MEASURED` features of ``box`` on page ``gray``, or ``None`` for a box without ink."""
     height, width = gray.shape
     x0, y0, x1, y1 = (int(v) for v in box)
     x0, y0, x1, y1 = max(0, x0), max(0, y0), min(width, x1), min(height, y1)
@@ -162,39 +167,41 @@ def _raw(gray: np.ndarray, box) -> np.ndarray | None:
 
 
 def word_features(doc: Document, indices: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """:data:`FEATURES` then :data:`FILL` of words ``indices`` of ``doc`` (default: all), and which have ink.
+    """:data:`FEATURES` then :data:`PLACEMENT` of words ``indices`` of ``doc`` (default: all), and which have ink.
 
-    Returns ``(features, ok)``: an ``(n, len(FEATURES) + len(FILL))`` array (rows of words without ink are NaN)
-    and a boolean mask of the words with ink. The ``_vs_near`` columns compare a word with the
+    Returns ``(features, ok)``: an ``(n, len(FEATURES) + len(PLACEMENT))`` array (rows of words without ink are
+    NaN) and a boolean mask of the words with ink. The ``_vs_near`` columns compare a word with the
     :data:`NEIGHBOURS` words nearest to it (of box height within a factor 1.5) among all of the page's words
     with ink.
     """
     gray = _gray(doc.image.to_array())
     boxes = np.array([w.box for w in doc.words], np.float64).reshape(-1, 4)
-    raw = np.full((len(doc.words), len(RAW) + len(FILL)), np.nan)
+    raw = np.full((len(doc.words), len(MEASURED)), np.nan)
     for j, word in enumerate(doc.words):
         found = _raw(gray, word.box) if word.text.strip() else None
         if found is not None:
             raw[j] = found
     has = ~np.isnan(raw[:, 0])
     wanted = list(range(len(doc.words))) if indices is None else [int(i) for i in indices]
-    out = np.full((len(wanted), len(FEATURES) + len(FILL)), np.nan)
-    rel = [RAW.index(name) for name in RELATIVE]
+    out = np.full((len(wanted), len(FEATURES) + len(PLACEMENT)), np.nan)
+    style = [MEASURED.index(name) for name in STYLE]
+    placement = [MEASURED.index(name) for name in PLACEMENT]
     centres = np.c_[(boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2]
     heights = np.maximum(boxes[:, 3] - boxes[:, 1], 1)
     others = np.flatnonzero(has)
+    n = len(STYLE)
     for row, i in enumerate(wanted):
         if not has[i]:
             continue
-        out[row, :len(RAW)] = raw[i, :len(RAW)]
-        out[row, len(FEATURES):] = raw[i, len(RAW):]
+        out[row, :n] = raw[i, style]
+        out[row, len(FEATURES):] = raw[i, placement]
         pool = others[(others != i) & (heights[others] <= 1.5 * heights[i]) & (heights[others] >= heights[i] / 1.5)]
         if not pool.size:
-            out[row, len(RAW):len(FEATURES)] = 0.0
+            out[row, n:len(FEATURES)] = 0.0
             continue
         d = np.hypot(centres[pool, 0] - centres[i, 0], 2 * (centres[pool, 1] - centres[i, 1]))
         near = pool[np.argsort(d, kind="stable")[:NEIGHBOURS]]
-        out[row, len(RAW):len(FEATURES)] = raw[i, rel] - np.median(raw[near][:, rel], axis=0)
+        out[row, n:len(FEATURES)] = raw[i, style] - np.median(raw[near][:, style], axis=0)
     return out, has[wanted] if len(wanted) else np.zeros(0, bool)
 
 
@@ -261,7 +268,7 @@ def style_samples(pages: Iterable[tuple[Document, Document]], *, against: str = 
                 ys.append(np.full(len(block), label))
                 groups.append(np.full(len(block), page))
     if not xs:
-        return np.zeros((0, len(FEATURES) + len(FILL))), np.zeros(0, int), np.zeros(0, int)
+        return np.zeros((0, len(FEATURES) + len(PLACEMENT))), np.zeros(0, int), np.zeros(0, int)
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(groups)
 
 
@@ -346,10 +353,10 @@ def redrawn_word_cue(pages: Iterable[tuple[Document, Document]], *, against: str
         return WordCue(nan, nan, nan, nan, n_pos, n_neg, n_pages, {})
     style = len(FEATURES)
     boosting, logistic = cue_auroc(x[:, :style], y, groups, folds=folds, seed=seed)
-    fill = max(cue_auroc(x[:, style:], y, groups, folds=folds, seed=seed))
+    placement = max(cue_auroc(x[:, style:], y, groups, folds=folds, seed=seed))
     by_feature = {}
-    for k, name in enumerate(FEATURES + FILL):
+    for k, name in enumerate(FEATURES + PLACEMENT):
         auc = float(roc_auc_score(y, x[:, k]))
         by_feature[name] = max(auc, 1 - auc)
     by_feature = dict(sorted(by_feature.items(), key=lambda kv: -kv[1]))
-    return WordCue(max(boosting, logistic), boosting, logistic, fill, n_pos, n_neg, n_pages, by_feature)
+    return WordCue(max(boosting, logistic), boosting, logistic, placement, n_pos, n_neg, n_pages, by_feature)

@@ -115,6 +115,9 @@ from dogood.core.errors import DogoodError
 CONTEXT = 6
 #: A box whose grey levels span less than this has no ink.
 MIN_CONTRAST = 40
+#: Narrowest squeeze that keeps a text a little too wide for its box starting where the old print started; past it
+#: the text moves left.
+ROOM_SQUEEZE = 0.9
 #: Narrowest horizontal squeeze (of the fitted width) before the font gets smaller instead.
 MIN_SQUEEZE = 0.75
 #: Smallest share of its style's size a text is drawn at and still reads (:func:`legible`).
@@ -1802,6 +1805,10 @@ def text_cover(text: str, box: tuple[int, int, int, int], style: Style, spill: i
         shrink = box_h / ((ry1 - ry0) * sy)
         sx, sy = sx * shrink, sy * shrink
     width = (rx1 - rx0) * sx
+    room = box_w - max(0.0, min(left, box_w / 4))  # from where the old print started to the box's end
+    if width > room:  # a little too wide: squeezed a little, its left margin kept
+        squeeze = max(ROOM_SQUEEZE, room / width)
+        sx, width = sx * squeeze, width * squeeze
     if left + width > box_w:
         left = max(0.0, box_w - width)
     if width > box_w:  # too wide: squeeze, then smaller

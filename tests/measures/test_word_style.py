@@ -8,7 +8,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from dogood.core.document import Document, Entity, PageImage, Word
-from dogood.measures.word_style import FEATURES, FILL, redrawn_word_cue, redrawn_words, word_features
+from dogood.measures.word_style import FEATURES, PLACEMENT, redrawn_word_cue, redrawn_words, word_features
 from dogood.page import render
 
 WORDS = ("Invoice", "Number", "Total", "Amount", "Date", "Name", "Address", "Phone", "Account", "Order",
@@ -71,7 +71,7 @@ def test_redrawn_words_are_those_whose_pixels_changed():
     redrawn, untouched = redrawn_words(original, shifted)
     assert len(redrawn) == 8 and len(untouched) == 16 and not set(redrawn) & set(untouched)
     features, ok = word_features(shifted)
-    assert features.shape == (24, len(FEATURES) + len(FILL)) and ok.all()
+    assert features.shape == (24, len(FEATURES) + len(PLACEMENT)) and ok.all()
 
 
 @pytest.mark.parametrize("against", ["matched", "original"])
