@@ -181,13 +181,15 @@ MIN_INK = 6
 MAX_CHOICES = 4096
 #: Pixels of the binary scan per page pixel that redrawn print is drawn at (:func:`print_quality`): FUNSD's and
 #: RVL-CDIP's pages are binary scans of about 300 dpi resized to about 90 dpi.
-SCAN = 4.0
+SCAN = 2.5
 #: How far (page pixels, a Gaussian's sigma) the print's edges are spread before they are cut, so that the cut
 #: level makes strokes bolder or thinner by up to about that much on each side.
 SPREAD = 0.4
 #: Standard deviation of the noise that roughens the cut edges of redrawn print (coverage units, at the scan's
 #: resolution).
 ROUGHNESS = 0.1
+#: Pieces of a roughened cut smaller than this many page pixels are specks the roughening made, and go.
+SPECK = 3
 #: Coverage levels at which the scan's print is cut (:func:`print_quality` picks the one whose strokes look like
 #: the old ink's): below 0.5 bolder than the font, above thinner.
 CUTS = (0.15, 0.25, 0.35, 0.45, 0.55, 0.65)
@@ -222,6 +224,12 @@ KEPT = {
     "glyph": "characters the fonts have no glyph for (a script, a check box)",
     "faint": "ink too faint, or too little of it, to match",
 }
+#: Shares of the measured grain tried, strongest first, until the ink stays as dark as the old (within
+#: :data:`DARK_SLACK` grey levels).
+GRAIN_SHARES = (1.0, 0.5, 0.25, 0.0)
+#: The most grain (grey levels) given to new ink: more is the old ink's thin strokes, not noise.
+MAX_GRAIN_INK = 20.0
+DARK_SLACK = 3.0
 #: Most words of a run whose old ink its print quality is measured on (the best fitted).
 QUALITY_WORDS = 4
 
@@ -539,7 +547,7 @@ def print_quality(pixels: np.ndarray, words: list[tuple[tuple[int, int, int, int
                 # as dark as the old ink, with ink no darker than black?
                 level, paper = darkness[n]
                 reach = paper * (1.0 - _depth(cover))
-                costs[cut, blur] += (max(0.0, reach - level) / max(paper - level, 1.0) / 0.08) ** 2
+                costs[cut, blur] += (max(0.0, reach - level) / max(paper - level, 1.0) / DARK_SCALE) ** 2
     for key, cost in costs.items():
         if cost < best_cost - 1e-12:
             best, best_cost = key, cost
@@ -575,22 +583,27 @@ def print_quality(pixels: np.ndarray, words: list[tuple[tuple[int, int, int, int
             seen, got = float(gray[y0:y1, x0:x1][old_core].std()), float(drawn[new_core].std())
             grains.append(math.sqrt(max(0.0, seen * seen - got * got)))
         if grains:
-            out["grain"] = grain = float(np.median(grains))
-            # noise on black ink can only lighten it: darken the ink by what the noise lightens the darker half
-            shifts = []
-            for n, (box, text, _, ink, paper, _) in enumerate(measured):
-                cover = covers[(n,) + best]
-                drawn = paper - (paper - level) * cover
-                drawn = np.clip(drawn + _noise((text, box, "grain"), cover.shape) * np.float32(grain) * (cover > 0.5),
-                                0, 255)
-                threshold = ink_threshold(np.rint(drawn).astype(np.uint8))
-                if threshold is None:
-                    continue
-                values = np.sort(drawn[drawn <= threshold])
-                shifts.append(float(np.median(values[:max(1, len(values) // 2)])) - darkness[n][0])
-            if shifts:
-                darker = np.clip(colour - max(0.0, float(np.median(shifts))), 0, 255).astype(int)
-                out["ink"] = int(darker[0]) if pixels.ndim == 2 else tuple(int(v) for v in darker)
+            # noise on black ink can only lighten it: the ink is darkened by what the noise lightens its darker
+            # half, and where it cannot be (black already) the noise is weakened until the ink is as dark as the old
+            full = min(MAX_GRAIN_INK, float(np.median(grains)))
+            for share in GRAIN_SHARES:
+                grain = full * share
+                shifts = []
+                for n, (box, text, _, ink, paper, _) in enumerate(measured):
+                    cover = covers[(n,) + best]
+                    drawn = np.clip(paper - (paper - level) * cover + _noise((text, box, "grain"), cover.shape)
+                                    * np.float32(grain) * (cover > 0.5), 0, 255)
+                    threshold = ink_threshold(np.rint(drawn).astype(np.uint8))
+                    if threshold is None:
+                        continue
+                    values = np.sort(drawn[drawn <= threshold])
+                    shifts.append(float(np.median(values[:max(1, len(values) // 2)])) - darkness[n][0])
+                shift = max(0.0, float(np.median(shifts))) if shifts else 0.0
+                if shift <= level + DARK_SLACK or not grain:
+                    break
+            darker = np.clip(colour - shift, 0, 255).astype(int)
+            out["ink"] = int(darker[0]) if pixels.ndim == 2 else tuple(int(v) for v in darker)
+            out["grain"] = grain
     return out
 
 
@@ -603,6 +616,9 @@ def _depth(cover: np.ndarray) -> float:
     return float(np.median(values[:max(1, len(values) // 2)]))
 
 
+#: How far (a share of the contrast) a drawing may fall short of the old ink's darkness for the same cost as a
+#: typical difference in :func:`_stroke_stats`.
+DARK_SCALE = 0.03
 #: Typical spreads of :func:`_stroke_stats` over a page's words, which weigh their differences.
 STAT_SCALES = (0.08, 0.15, 0.08)
 
@@ -1844,12 +1860,12 @@ def text_cover(text: str, box: tuple[int, int, int, int], style: Style, spill: i
 
 def _cut(fine: np.ndarray, style: Style, shape: tuple[int, int]) -> np.ndarray:
     """The coverage ``fine`` (at the scan's resolution) cut at ``style.edge``, reduced to the page's ``shape`` by area
-    averaging and blurred by ``style.blur``; with roughened edges, pieces under a page pixel's area go (specks)."""
+    averaging and blurred by ``style.blur``; with roughened edges, pieces under :data:`SPECK` page pixels go."""
     scan = max(1.0, style.scan)
     cut = (fine >= style.edge).astype(np.uint8)
     if style.roughness > 0:
         count, labels, stats, _ = cv2.connectedComponentsWithStats(cut, connectivity=8)
-        small = stats[:, cv2.CC_STAT_AREA] < scan * scan
+        small = stats[:, cv2.CC_STAT_AREA] < SPECK * scan * scan
         small[0] = False
         if small.any():
             cut[small[labels]] = 0
@@ -1873,9 +1889,9 @@ def _inpaint(pixels: np.ndarray, box: tuple[int, int, int, int], erase: np.ndarr
     """Fill ``erase`` (a mask over ``box``) by Telea inpainting from the paper around it, in place.
 
     Every ink pixel near the box (darker than ``threshold``: neighbouring
-    words, form rules, strokes beyond the box) is masked too, so only paper
-    feeds the fill and no dark stroke is smeared into the hole; only the
-    ``erase`` pixels are written.
+    words, form rules, strokes beyond the box), and the grey rim around it,
+    is masked too, so only paper feeds the fill and no stroke is smeared
+    into the hole; only the ``erase`` pixels are written.
     """
     height, width = pixels.shape[:2]
     x0, y0, x1, y1 = box
@@ -1884,11 +1900,27 @@ def _inpaint(pixels: np.ndarray, box: tuple[int, int, int, int], erase: np.ndarr
     region = np.ascontiguousarray(pixels[cy0:cy1, cx0:cx1])
     hole = np.zeros(region.shape[:2], dtype=np.uint8)
     hole[y0 - cy0:y1 - cy0, x0 - cx0:x1 - cx0] = erase
-    dark = cv2.dilate((_gray(region) <= threshold).astype(np.uint8), np.ones((3, 3), np.uint8))
+    gray = _gray(region)
+    ink = (gray <= threshold).astype(np.uint8)
+    dark = cv2.dilate(ink, np.ones((3, 3), np.uint8))
+    clean = (dark == 0) & (hole == 0)
+    if clean.any():  # the grey rim around ink (a blurred scan's) is no paper either: it would tint the fill
+        paper = float(np.median(gray[clean]))
+        rim = (gray < paper - max(4.0, RIM * (paper - threshold))) & (cv2.dilate(ink, np.ones((5, 5), np.uint8)) > 0)
+        dark = dark | rim.astype(np.uint8)
     mask = hole | dark
     if mask.mean() > 0.9:  # hardly any paper in sight: fill from whatever is there
         mask = hole
     filled = cv2.inpaint(region, mask, 3, cv2.INPAINT_TELEA)
+    clean = (mask == 0)
+    if clean.sum() >= 8:  # on flat paper (a binarised scan's), the fill is that paper, not a grey level off it
+        paper = region[clean]
+        level = np.median(paper, axis=0)
+        if float(np.abs(paper.astype(np.float32) - level).mean()) < 0.5:
+            near = np.abs(filled.astype(np.int16) - level.astype(np.int16)) <= 3
+            if filled.ndim == 3:
+                near = near.all(axis=2, keepdims=True)
+            filled = np.where(near, level.astype(np.uint8), filled)
     inside = erase if pixels.ndim == 2 else erase[..., None]
     pixels[y0:y1, x0:x1] = np.where(inside, filled[y0 - cy0:y1 - cy0, x0 - cx0:x1 - cx0], pixels[y0:y1, x0:x1])
 
