@@ -1029,7 +1029,18 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
         rim = gray < paper - RIM * max(paper - threshold, 1.0)
         erase |= (cv2.dilate(erase.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0) & rim & ~rules
         erase &= allowed & ~((gray <= threshold) & ~around & ~rules)  # never another word's ink
+        # the old ink's tones, darkest first: what the new ink's pixels will take, rank for rank
+        inked = erase & rim
+        below = paper - RIM * max(paper - threshold, 1.0)
+        if int(inked.sum()) >= MIN_INK:
+            region = pixels[ey0:ey1, ex0:ex1]
+            order = np.argsort(gray[inked], kind="stable")
+            tones = region[inked][order]
+        else:
+            tones = None
         _inpaint(pixels, (ex0, ey0, ex1, ey1), erase, threshold)
+    else:
+        tones = None
     if not text.strip():
         return
     a = text_cover(text, (x0, y0, x1, y1), style, spill=margin)
@@ -1058,12 +1069,35 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
         region_noise = _noise((text, (x0, y0, x1, y1), "grain"), a.shape) * np.float32(style.grain) * (a > 0.5)
     else:
         region_noise = None
+    cover = a
     if region.ndim == 3:
         a = a[..., None]
     blended = region * (1.0 - a) + np.asarray(colour, np.float32) * a
     if region_noise is not None:
         blended = blended + (region_noise[..., None] if blended.ndim == 3 else region_noise)
-    pixels[gy0:gy1, gx0:gx1] = np.clip(np.rint(blended), 0, 255).astype(np.uint8)
+    blended = np.clip(np.rint(blended), 0, 255)
+    if tones is not None:  # the new ink in the old ink's own tones (darkness, grey edges, grain), rank for rank
+        _take_tones(blended, cover, tones, below, (text, (x0, y0, x1, y1), "tones"))
+    pixels[gy0:gy1, gx0:gx1] = blended.astype(np.uint8)
+
+
+def _take_tones(blended: np.ndarray, cover: np.ndarray, tones: np.ndarray, below: float, key) -> None:
+    """Give the drawn ink (the pixels of ``blended`` the text covers, darker than ``below`` as the old ink's were
+    chosen) the old
+    ink's ``tones`` (its pixels' values, darkest first) by rank, in place: the most covered pixel takes the
+    darkest tone, the least the lightest, ties ordered by noise seeded by ``key``; so the new ink is as dark, as
+    grey at its edges and as grainy as the old."""
+    gray = blended if blended.ndim == 2 else blended.mean(axis=2)
+    drawn = (gray < below) & (cover > 0)
+    n = int(drawn.sum())
+    if not n:
+        return
+    jitter = _noise(key, cover.shape)[drawn] * np.float32(1e-3)
+    order = np.argsort(-(cover[drawn] + jitter), kind="stable")
+    picks = np.minimum((np.arange(n) * len(tones)) // n, len(tones) - 1)  # the rank's share of the old tones
+    values = np.empty((n,) + tones.shape[1:], np.float32)
+    values[order] = tones[picks]
+    blended[drawn] = values
 
 
 def _noise(key, shape: tuple[int, int]) -> np.ndarray:
