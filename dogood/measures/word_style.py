@@ -71,6 +71,11 @@ FEATURES = STYLE + tuple(f"{name}_vs_near" for name in STYLE)
 NEIGHBOURS = 8
 #: What redrawn words are compared with (:func:`redrawn_word_cue`).
 AGAINST = ("matched", "original", "untouched")
+#: Weights of length (in threes of characters), share of digits and share of capitals when matching words (a
+#: number is matched with a number first).
+MATCH_WEIGHTS = np.array([1.0, 3.0, 1.0])
+#: What using an untouched word once more adds to its distance (each is used about once where the page has enough).
+REUSE_COST = 0.5
 #: Fewest redrawn and untouched words (each) for a cue figure.
 MIN_WORDS = 20
 #: A box whose grey levels span less than this holds no ink (it is left out).
@@ -281,27 +286,31 @@ def _describe(doc: Document, i: int) -> np.ndarray:
                      float(y1 - y0)])
 
 
+def _kind(described: np.ndarray) -> tuple[bool, bool]:
+    """A word's kind of characters: mostly digits, mostly capitals (a number is matched with a number first)."""
+    return bool(described[1] > 0.5), bool(described[2] > 0.5)
+
+
 def _matched(doc: Document, redrawn: Sequence[int], pool: Sequence[int], allowed) -> list[int]:
-    """For each redrawn word, the untouched word of ``pool`` most like it (:func:`_describe`; heights compared
-    relatively) that ``allowed`` lets in, each used once while any is left (``allowed`` is asked nearest first,
-    so only the few nearest words of each are looked at)."""
+    """For each redrawn word, the untouched word of ``pool`` most like it that ``allowed`` lets in: of the same kind
+    (:func:`_kind`) whenever the page has one, then nearest in length, shares of digits and capitals and height
+    (:func:`_describe`, heights compared relatively), a word used before counting as a little less like it
+    (``allowed`` is asked nearest first, so only the few nearest words of each are looked at)."""
     if not pool:
         return []
-    left = list(pool)
     described = {i: _describe(doc, i) for i in list(redrawn) + list(pool)}
+    uses = dict.fromkeys(pool, 0)
     out = []
     for i in redrawn:
-        if not left:
-            left = list(pool)
         a = described[i]
-        cost = np.array([float(np.abs(a[:3] - described[j][:3]).sum() + abs(a[3] - described[j][3]) / max(a[3], 1.0))
-                         for j in left])
+        cost = np.array([float((np.abs(a[:3] - described[j][:3]) * MATCH_WEIGHTS).sum()
+                               + abs(a[3] - described[j][3]) / max(a[3], 1.0)
+                               + 10.0 * (_kind(a) != _kind(described[j])) + REUSE_COST * uses[j]) for j in pool])
         for n in np.argsort(cost, kind="stable").tolist():
-            if allowed(left[n]):
-                out.append(left.pop(n))
+            if allowed(pool[n]):
+                uses[pool[n]] += 1
+                out.append(pool[n])
                 break
-        else:
-            left = []  # nothing left that is print
     return out
 
 
