@@ -61,6 +61,17 @@ def _tools(embedding: str, vocab_size: int | None, max_candidates: int) -> _Tool
     return _Tools(transformation, unit, index, frozenset(StopwordModification().stopwords))
 
 
+#: TextAttack's ``WordSwapEmbedding()`` default, which Do-GOOD's scripts used.
+REPO_CANDIDATES = 15
+
+
+@lru_cache(maxsize=2)
+def _repo_transformation(embedding: str, vocab_size: int | None):
+    from textattack.transformations import CompositeTransformation
+
+    return CompositeTransformation([_tools(embedding, vocab_size, REPO_CANDIDATES).transformation])
+
+
 class EmbeddingSwap(WordSwapShift):
     """Swap words for near neighbours in counter-fitted vectors (Do-GOOD 3.2, Word Swap 1; Table 4 "Embedding").
 
@@ -107,6 +118,15 @@ class EmbeddingSwap(WordSwapShift):
 
     def prepare(self) -> None:
         self._tools = _tools(self.embedding, self.vocab_size, self.max_candidates)
+
+    def repo_transformation(self, rng: np.random.Generator):
+        """``style: repo``: TextAttack's ``WordSwapEmbedding()`` as Do-GOOD's scripts built it: its 15 nearest
+        neighbours, no similarity constraint, over this shift's ``embedding``."""
+        return _repo_transformation(self.embedding, self.vocab_size)
+
+    def repo_differences(self, schema: str) -> str:
+        return (f"the vectors are `{self.embedding}` (the scripts: TextAttack's paragramcf download, which "
+                "`embedding: paragramcf` uses); the words are the source's words.")
 
     def swap(self, core: str, rng: np.random.Generator) -> str | None:
         tools = self._tools
