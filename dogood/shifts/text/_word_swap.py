@@ -112,27 +112,8 @@ class WordSwapShift(Shift):
 
     def repo_change_word(self, text: str, rng: np.random.Generator) -> str | None:
         """``style: repo``: the word's text after TextAttack's augmentation loop, or ``None`` when it did not change."""
-        if self.max_chars is not None and len(text) > self.max_chars:
-            return None
-        from textattack.shared import AttackedText
-
-        transformation = self.repo_transformation(rng)
-        constraints = _repo_constraints()
-        current = AttackedText(text)
-        target = max(int(self.pct_words_to_swap * len(current.words)), 1)
-        swapped = 0
-        while swapped < target:
-            options = transformation(current, constraints)
-            if not options:
-                break
-            current = _pick_text(options, rng, self.repo_random_one)
-            swapped = max(len(current.attack_attrs["modified_indices"]), swapped + 1)
-        new = current.printable_text()
-        return new if new != text and new.strip() else None
-
-    def swap(self, core: str, rng: np.random.Generator) -> str | None:
-        """The new text of a word core (Latin, non-empty), or ``None`` when it cannot change."""
-        raise NotImplementedError
+        return repo_augment(text, self.repo_transformation(rng), rng, self.pct_words_to_swap, self.max_chars,
+                            self.repo_random_one)
 
     def change_word(self, text: str, rng: np.random.Generator) -> str | None:
         """The new text of a whole word (punctuation kept), or ``None`` when it cannot change."""
@@ -177,3 +158,27 @@ def _pick_text(options: list, rng: np.random.Generator, per_word: bool):
     words = sorted(by_word)
     chosen = by_word[words[int(rng.integers(len(words)))]]
     return chosen[int(rng.integers(len(chosen)))]
+
+
+def repo_augment(text: str, transformation, rng: np.random.Generator, pct_words_to_swap: float = 1.0,
+                 max_chars: int | None = None, per_word: bool = False) -> str | None:
+    """One word through TextAttack's augmentation loop as Do-GOOD's scripts run it (``Augmenter.augment`` with
+    RepeatModification and StopwordModification), the draws from ``rng``: the new text, or ``None`` when it did
+    not change (or is longer than ``max_chars``). ``per_word``: ``transformation`` offers every candidate of a word
+    where the scripts' drew one (``random_one``)."""
+    if max_chars is not None and len(text) > max_chars:
+        return None
+    from textattack.shared import AttackedText
+
+    constraints = _repo_constraints()
+    current = AttackedText(text)
+    target = max(int(pct_words_to_swap * len(current.words)), 1)
+    swapped = 0
+    while swapped < target:
+        options = transformation(current, constraints)
+        if not options:
+            break
+        current = _pick_text(options, rng, per_word)
+        swapped = max(len(current.attack_attrs["modified_indices"]), swapped + 1)
+    new = current.printable_text()
+    return new if new != text and new.strip() else None
