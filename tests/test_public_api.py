@@ -41,7 +41,8 @@ def test_import_dogood_is_light():
 def test_make_shift_takes_a_name_and_parameters_or_a_recipe_entry():
     a = dogood.make_shift("merge", lambda_x=20, level="entity")
     b = dogood.make_shift({"shift": "merge", "lambda_x": 20, "level": "entity"})
-    assert a.params() == b.params() == {"lambda_x": 20, "lambda_y": 5, "level": "entity", "until_stable": True}
+    assert a.params() == b.params() == {"lambda_x": 20, "lambda_y": 5, "level": "entity", "until_stable": True,
+                                        "rule": "dogood", "units": "pixels"}
     with pytest.raises(dogood.core.errors.RecipeError, match="has no parameter lambda_z"):
         dogood.make_shift("merge", lambda_z=1)
 

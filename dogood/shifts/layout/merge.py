@@ -280,7 +280,11 @@ class MergeBoxes(Shift):
             merged = _unions(boxes, group)
         final = unit_boxes.copy()
         final[active] = merged[group]
-        return with_boxes(doc, final[unit_of_word])
+        new = final[unit_of_word]
+        if self.level == "entity":  # a blank word is no token: it keeps its box
+            blank = [i for i, w in enumerate(doc.words) if not w.text.strip()]
+            new[blank] = doc.boxes[blank]
+        return with_boxes(doc, new)
 
 
 def _unions(boxes: np.ndarray, group: np.ndarray) -> np.ndarray:
@@ -300,9 +304,8 @@ def _entity_units(doc: Document) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Map words to units (entities in document order, then loose words); the unit boxes; which units are shown.
 
     An entity's unit box is the union of its non-blank words (the segment box of
-    :func:`dogood.core.schema.token_boxes`); its blank words take the unit's merged box too. An entity whose
-    words are all blank has no token in the output and takes no part in merging (its words keep the union of
-    their boxes); so do loose blank words.
+    :func:`dogood.core.schema.token_boxes`). An entity whose words are all blank has no token in the output and
+    takes no part in merging; neither do loose blank words. (Blank words keep their own boxes.)
     """
     boxes = doc.boxes
     unit_of_word = np.full(len(doc.words), -1, dtype=np.int64)
