@@ -114,14 +114,14 @@ PINNED = {
     "merge / segment-array-RGB": "0b92dbe21589c82a6bd6af33",
     "merge / segment-array-L": "f2e4ceac7af107b8d1211757",
     "merge / segment-cell": "1bd47946b3eb58fcfda92b85",
-    "merge / dogood-segment": "d843b9fce670d2e85ec91fdd",
+    "merge / dogood-segment": "5323251df6094492048696fa",  # issue 38: entity units leave blank words out
     "merge / word-L": "910d72f7229f6dbc239ed60f",
     "merge / word-RGB": "00919f71fad804cf7aadad2c",
     "merge / word-tinted": "fc1b41cf3d6704bdb4bc3109",
     "merge / word-array-RGB": "54a7b6ee155c734707c7f0d8",
     "merge / word-array-L": "4bb53222a77e86fb0aab0beb",
     "merge / word-cell": "cae1c6f0944a58b2e44ed5dc",
-    "merge / dogood-word": "d843b9fce670d2e85ec91fdd",
+    "merge / dogood-word": "5323251df6094492048696fa",  # issue 38: entity units leave blank words out
     "center_shift / segment-L": "error DogoodError",
     "center_shift / segment-RGB": "error DogoodError",
     "center_shift / segment-tinted": "error DogoodError",
