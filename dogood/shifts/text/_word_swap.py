@@ -102,7 +102,7 @@ class WordSwapShift(Shift):
         cap = f"; words over {self.max_chars} characters left alone" if self.max_chars is not None else ""
         return [f"`{self.name}`, style `repo`: as Do-GOOD's scripts (MAEHCM/Do-GOOD) attack text: each word alone "
                 f"through TextAttack's augmenter (pct_words_to_swap {self.pct_words_to_swap}, RepeatModification and "
-                f"StopwordModification){cap}, on {self.fraction:.0%} of the words (the scripts: every word). "
+                f"StopwordModification), on {self.fraction:.0%} of the words (the scripts: every word){cap}. "
                 "Differs in: draws from the config's seed (not the global random state), and "
                 + self.repo_differences(schema)]
 

@@ -368,8 +368,8 @@ class BertAttack(Shift):
             return [f"`bert_attack`, style `repo`: as Do-GOOD's scripts (MAEHCM/Do-GOOD) do it: each word alone "
                     f"through TextAttack's augmenter with `WordSwapMaskedLM()`'s defaults (BAE: the word masked "
                     f"with no context, 50 candidates of confidence 5e-4 or more) on `{self.params()['model']}` "
-                    f"(pct_words_to_swap {self.pct_words_to_swap}, RepeatModification and StopwordModification)"
-                    f"{cap}, on {self.fraction:.0%} of the words (the scripts: every word). Differs in: draws from "
+                    f"(pct_words_to_swap {self.pct_words_to_swap}, RepeatModification and StopwordModification), on "
+                    f"{self.fraction:.0%} of the words (the scripts: every word){cap}. Differs in: draws from "
                     "the config's seed; the words are the source's words."]
         where = "the page's reading order" if self.context == "page" else "its entity's text"
         return [f"`bert_attack`: each word is masked in its context ({where}, {self.window} words around it) and "
