@@ -345,20 +345,27 @@ def _licences(credits: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def _result_table(report: dict[str, Any], configs: set[str] | None = None) -> dict[str, Any]:
-    """One ``dogood eval`` report as rows for the card: dataset, split, score, change from ID.
+    """One ``dogood eval`` report as rows for the card: dataset, split, score and change from ID, in percent as the
+    report prints them (a config whose measured changes the model does not see says so beside its name).
 
-    With ``configs``, OOD rows of configs this dataset does not publish (``name/config``) are left out.
+    With ``configs``, OOD rows of configs this dataset does not publish (``name/config``) are left out. Reports of
+    dogood versions before one scale (fractions, ``drop`` positive for a loss) are read as they meant.
     """
     metric = report.get("metric", "score")
+    percent = report.get("scale") == "percent"  # as dogood.eval.formats.report_row reads it (pipeline imports no eval)
     rows = []
     for d in report.get("datasets", []):
         if configs is not None and d.get("role") == "ood" and str(d.get("dataset", "")).rpartition("/")[2] not in configs:
             continue
-        value = d.get("value")
+        value, change, note = d.get("value"), d.get("change") if percent else d.get("drop"), d.get("note")
+        if not percent:
+            value = None if value is None else 100.0 * value
+            change = None if change is None else -100.0 * change
         rows.append({
-            "dataset": d.get("dataset"), "role": d.get("role"), "split": d.get("split"),
-            "value": None if value is None else round(100 * value, 2),
-            "change": None if d.get("drop") is None else round(-100 * d["drop"], 2) + 0.0,
+            "dataset": d.get("dataset") if not note else f"{d.get('dataset')} (changes only what the model does not see)",
+            "role": d.get("role"), "split": d.get("split"),
+            "value": None if value is None else round(value, 2),
+            "change": None if change is None else round(change, 2) + 0.0,
         })
     return {"model": report.get("model", "model"), "metric": metric, "rows": rows, "box_level": report.get("box_level")}
 
