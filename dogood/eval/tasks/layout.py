@@ -208,7 +208,14 @@ class LayoutTask(Task):
                 continue
             pages = [(context.id_set.source.load(i), d.source.load(i)) for i in pair.docs]
             levels[d.config or d.name] = {"mAP": row["value"], **rodla.level_effects(pages)}
-        return {"rodla": {"levels": levels, **rodla.summarise(levels)}} if levels else {}
+        if not levels:
+            return {}
+        out = {"levels": levels, **rodla.summarise(levels)}
+        from dogood.core.extras import have, install_line
+
+        if not have("pyrtools"):
+            out["cw_ssim_note"] = f"1 − CW-SSIM needs pyrtools: {install_line('rodla')}"
+        return {"rodla": out}
 
     def sections(self, report: Any) -> list[str]:
         from dogood.eval.formats import fmt_pct, fmt_ratio
@@ -218,7 +225,8 @@ class LayoutTask(Task):
         if not rob:
             return []
         names = {"ms_ssim": "1 − MS-SSIM", "cw_ssim": "1 − CW-SSIM", "mean": "their mean"}
-        lines = ["", "## RoDLA robustness (reconstructed)", "", rob["note"], "",
+        lines = ["", "## RoDLA robustness (reconstructed)", "", rob["note"]
+                 + (f" {rob['cw_ssim_note']}." if rob.get("cw_ssim_note") else ""), "",
                  "| Config | Pages | mAP | 1 − MS-SSIM | 1 − CW-SSIM |", "|---|---:|---:|---:|---:|"]
         for name, lv in rob["levels"].items():
             lines.append(f"| {name} | {lv['pages']} | {fmt_pct(lv['mAP'])} | {fmt_ratio(lv['ms_ssim'])} | "

@@ -323,3 +323,112 @@ def test_quads_export_as_segmentation_polygons(coco_folder, tmp_path):
     assert any(len({round(v) for v in a["segmentation"][0][1::2]}) > 2 for a in turned["annotations"])  # sloped
 
 
+
+
+# -- what a user can get wrong: one `dogood: error:` line naming the file and the field ---------------------------
+
+def _run_layout(built, preds, out, capsys, *extra):
+    code = main(["eval", "--task", "layout", "--id", f"{built}:original", "--ood", f"{built}:rotate",
+                 "--predictions", str(preds), "--out", str(out), "--bootstrap", "0", "--quiet", *extra])
+    err = capsys.readouterr().err
+    return code, err
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"image_id": 1, "category_id": 1, "bbox": [1, 2, "x", 4], "score": 0.5}, "entry 0: bbox must be"),
+    ({"image_id": 1, "category_id": 1, "bbox": [1, 2, 3], "score": 0.5}, "entry 0: bbox must be"),
+    ({"image_id": 1, "category_id": 1, "bbox": [1, 2, -3, 4], "score": 0.5}, "entry 0: bbox [1, 2, -3, 4] has a negative"),
+    ({"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "score": "high"}, "entry 0: score must be a finite number"),
+    ({"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "score": float("nan")}, "entry 0: score must be a finite"),
+    ({"image_id": 1, "category_id": "1", "bbox": [1, 2, 3, 4], "score": 0.5}, "entry 0: category_id must be an integer"),
+    ({"image_id": 1, "category_id": True, "bbox": [1, 2, 3, 4], "score": 0.5}, "entry 0: category_id must be an integer"),
+    ({"image_id": 1.0, "category_id": 1, "bbox": [1, 2, 3, 4], "score": 0.5}, "entry 0: image_id must be an integer"),
+    ({"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4]}, "entry 0: no score"),
+    ({"image_id": 99, "category_id": 1, "bbox": [1, 2, 3, 4], "score": 0.5}, "image_id 99 is not one of"),
+    ({"image_id": 1, "category_id": 7, "bbox": [1, 2, 3, 4], "score": 0.5},
+     "category_id 7 is not one of the dataset's categories (1..4: header, question, answer, other)"),
+])
+def test_bad_detections_are_refused_naming_the_file_and_the_field(built, tmp_path, capsys, entry, message):
+    """Each was a raw traceback, or (an unknown or string category_id) a silent mAP of 0.000."""
+    preds, _, _ = _layout_predictions(built, tmp_path)
+    bad = json.loads((preds / "rotate.json").read_text())
+    (preds / "rotate.json").write_text(json.dumps([entry] + bad))
+    out = tmp_path / "report"
+    code, err = _run_layout(built, preds, out, capsys)
+    assert code == 1 and err.count("dogood: error:") == 1 and "Traceback" not in err
+    assert str(preds / "rotate.json") in err and message in err
+    assert not out.exists()  # nothing was written
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"images": [], "annotations": [], "categories": []}', "a COCO annotation file (images, annotations, categories), "
+                                                          "not a results list"),
+    ('{"a": 1}', "expected a list of {image_id, category_id, bbox, score} (COCO results), not a JSON dict"),
+    ("[1, 2]", "entry 0: not an object"),
+    ("[{", "not valid JSON"),
+    (b"\xff\xfe[]", "not UTF-8 text"),
+])
+def test_results_files_of_the_wrong_shape_are_refused(built, tmp_path, capsys, content, message):
+    preds, _, _ = _layout_predictions(built, tmp_path)
+    target = preds / "original.json"
+    target.write_bytes(content if isinstance(content, bytes) else content.encode())
+    code, err = _run_layout(built, preds, tmp_path / "report", capsys)
+    assert code == 1 and err.count("dogood: error:") == 1 and "Traceback" not in err
+    assert str(target) in err and message in err
+
+
+def test_a_negative_bootstrap_is_a_usage_error(built, tmp_path, capsys):
+    preds, _, _ = _layout_predictions(built, tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "--task", "layout", "--id", f"{built}:original", "--ood", f"{built}:rotate", "--predictions",
+              str(preds), "--bootstrap", "-1", "--quiet"])
+    assert exc.value.code == 2 and "--bootstrap: must be 0 or more, got -1" in capsys.readouterr().err
+    from dogood.eval import EvalError, evaluate
+
+    with pytest.raises(EvalError, match="bootstrap resamples must be 0 or more, got -1"):
+        evaluate(str(preds), f"{built}:original", f"{built}:rotate", task="layout", resamples=-1)
+
+
+def test_duplicate_category_ids_are_refused(coco_folder, tmp_path, capsys):
+    """Two categories with id 2 relabelled one's regions as the other's, without a word."""
+    shutil.copytree(coco_folder, tmp_path / "coco")
+    data = json.loads((tmp_path / "coco" / "test.json").read_text())
+    data["categories"].append({"id": 2, "name": "signature"})
+    (tmp_path / "coco" / "test.json").write_text(json.dumps(data))
+    from dogood.core.errors import SourceError
+
+    with pytest.raises(SourceError, match=r"test.json: category id 2 is given twice \('question', 'signature'\)"):
+        CocoLayoutSource(root=tmp_path / "coco", split="test")
+
+
+def test_tiny_pages_are_scored_without_the_measures_they_are_too_small_for(tmp_path, capsys):
+    """Pages of 40 x 30 pixels: too small for MS-SSIM's five scales and CW-SSIM's four levels; scored, the RoDLA
+    effects shown as unmeasured, no traceback."""
+    from PIL import Image
+
+    root = tmp_path / "tiny"
+    (root / "test").mkdir(parents=True)
+    images, annotations = [], []
+    for k in range(3):
+        Image.new("L", (40, 30), 255).save(root / "test" / f"p{k}.png")
+        images.append({"id": k + 1, "file_name": f"p{k}.png", "width": 40, "height": 30})
+        annotations.append({"id": k + 1, "image_id": k + 1, "category_id": 1, "bbox": [5, 5, 20, 10], "area": 200,
+                            "iscrowd": 0})
+    (root / "test.json").write_text(json.dumps({"images": images, "annotations": annotations,
+                                                "categories": [{"id": 1, "name": "text"}]}))
+    out = tmp_path / "built"
+    build(parse_recipe(RECIPE), out, source_path=root, progress=False, configs=["original", "rotate"])
+    preds = tmp_path / "preds"
+    preds.mkdir()
+    for config in ("original", "rotate"):
+        (preds / f"{config}.json").write_text(json.dumps(
+            [{"image_id": k + 1, "category_id": 1, "bbox": [5, 5, 20, 10], "score": 0.9} for k in range(3)]))
+    code = main(["eval", "--task", "layout", "--id", f"{out}:original", "--ood", f"{out}:rotate", "--predictions",
+                 str(preds), "--out", str(tmp_path / "report"), "--bootstrap", "20", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0 and "Traceback" not in err
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert report["datasets"][0]["mAP"] == pytest.approx(100.0)
+    level = report["summaries"]["rodla"]["levels"]["rotate"]
+    assert level["ms_ssim"] is None and level["cw_ssim"] is None
+    assert report["summaries"]["rodla"]["mRD"]["ms_ssim"]["ratio_of_means"] is None
