@@ -71,25 +71,31 @@ def evaluate(model: Any, id_dataset: Any, ood_datasets: Any = (), *, split: str 
 
     Parameters
     ----------
-    model : a model object (``name``, ``task``, ``predict``; optionally ``sees``, the inputs it is given, and
-        ``ablations``) or what :func:`dogood.models.load_model` takes (``"baseline"``: the CRF baseline of the data's
-        box convention, trained on FUNSD train on first use; a model file or folder; a predictions file).
-    id_dataset, ood_datasets : each an :class:`EvalDataset`, a built folder (all its configs), ``folder:config``, a
-        Hub id, a FUNSD-layout folder, ``funsd`` / ``rvl_cdip``, or a ``datasets.Dataset``; ``ood_datasets`` one
-        of these or a list (empty only with ``ablate``).
-    split : the split read from names and ``DatasetDict`` objects.
-    limit : only the first ``limit`` ID documents (and their OOD counterparts; of an unpaired set, its first).
-    batch_size, progress : documents per ``predict`` call; a progress bar.
-    require_same_ids : refuse OOD sets whose documents differ from the ID set's (instead of a warning).
-    resamples, seed, confidence : the bootstrap (:func:`~dogood.eval.bootstrap.bootstrap_weights`; 0: no
-        intervals).
-    kieval : KIEval entity-level scores (the ``token`` task).
-    anls_official : ANLS as the official DocVQA/RRC scorer (the ``qa`` task; default the paper's formula).
-    reference, reference_note : the model the corruption errors of severity configs (``<config>@<s>``) are divided
-        by (:mod:`dogood.eval.robustness`); without one, the note says why there are none.
-    task : a registered task (:data:`dogood.eval.tasks.TASKS`): ``ocr`` (an OCR engine against the pages' words),
-        ``layout`` (region detections, COCO mAP); default: the datasets' own.
-    ablate : inputs to remove, one ablation row each (``image``, ``layout``, ``text`` or ``+``-joined sets).
+    model
+        A model object (``name``, ``task``, ``predict``; optionally ``sees``, ``ablations``) or what
+        :func:`dogood.models.load_model` takes: ``"baseline"`` (the CRF baseline of the data's box convention,
+        trained on FUNSD train on first use), a model file or folder, a predictions file or folder.
+    id_dataset, ood_datasets
+        Each a built folder (all its configs), ``folder:config``, a Hub id, a FUNSD-layout folder, ``funsd`` /
+        ``rvl_cdip``, a ``datasets.Dataset`` or an :class:`EvalDataset`; ``ood_datasets`` one or a list.
+    split
+        The split read from names and ``DatasetDict`` objects.
+    limit
+        Only the first ``limit`` ID documents (and their OOD counterparts; of an unpaired set, its first).
+    batch_size, progress
+        Documents per ``predict`` call; a progress bar.
+    require_same_ids
+        Refuse OOD sets whose documents differ from the ID set's (instead of a warning).
+    resamples, seed, confidence
+        The bootstrap over documents (0 resamples: no intervals).
+    kieval, anls_official
+        KIEval entity scores (``token`` task); ANLS as the official DocVQA scorer (``qa`` task).
+    reference, reference_note
+        The model the corruption errors of severity configs (``<config>@<s>``) are divided by; without one, why.
+    task
+        A registered task (:data:`dogood.eval.tasks.TASKS`): ``ocr``, ``layout``; default: the datasets' own.
+    ablate
+        Inputs to remove, one ablation row each: ``image``, ``layout``, ``text`` or ``+``-joined sets.
     """
     id_set, ood_sets = _resolve_sets(id_dataset, ood_datasets, split)
     job = make_task(task or id_set.task, kieval=kieval, anls_official=anls_official)
