@@ -10,12 +10,20 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dogood.pipeline.build import build
 from dogood.cli import main
-from dogood.eval import (EvalError, EvalReport, as_datasets, blind_spot, bootstrap_values, evaluate, families_of,
-                             percentile_interval)
+from dogood.eval import (
+    EvalError,
+    EvalReport,
+    as_datasets,
+    blind_spot,
+    bootstrap_values,
+    evaluate,
+    families_of,
+    percentile_interval,
+)
 from dogood.measures.factors import FACTORS
 from dogood.models.predictions import Prediction
+from dogood.pipeline.build import build
 from dogood.pipeline.recipe import load_recipe
 
 # -- an image-shift config against the full ID set: a pixel-blind model drops exactly 0 ---------------------

@@ -9,13 +9,21 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dogood.pipeline.build import build
 from dogood.cli import main
-from dogood.eval import evaluate
-from dogood.pipeline.recipe import load_recipe
 from dogood.core.schema import iob_tags
-from dogood.eval.robustness import (REFERENCE_FLOOR, corruption_error, floor_note, mean_relative_change,
-                                    reference_degradation, relative_corruption_error, split_severity, sweep_family)
+from dogood.eval import evaluate
+from dogood.eval.robustness import (
+    REFERENCE_FLOOR,
+    corruption_error,
+    floor_note,
+    mean_relative_change,
+    reference_degradation,
+    relative_corruption_error,
+    split_severity,
+    sweep_family,
+)
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import load_recipe
 
 # -- the formulas, by hand -------------------------------------------------------------------------------------
 

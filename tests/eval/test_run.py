@@ -9,15 +9,16 @@ import json
 import numpy as np
 import pytest
 from PIL import Image
-from seqeval.metrics import f1_score
 
-from dogood.pipeline.build import build
 from dogood.cli import main
+from dogood.core.schema import iob_tags
 from dogood.eval import EvalError, evaluate, resolve_datasets
 from dogood.models import ModelError, PredictionsFile
 from dogood.models.predictions import Prediction
+from dogood.pipeline.build import build
 from dogood.pipeline.recipe import load_recipe
-from dogood.core.schema import iob_tags
+
+f1_score = pytest.importorskip("seqeval.metrics").f1_score  # the test extra
 
 LIMIT = 8
 

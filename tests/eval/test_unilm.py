@@ -107,7 +107,11 @@ def unilm_evaluate(model, tokenizer, examples):
 def tiny_layoutlmv3(funsd_dir, tmp_path_factory):
     """A 1-layer LayoutLMv3 token classifier (random weights, seeded) with a byte-level BPE fitted to FUNSD."""
     from tokenizers import ByteLevelBPETokenizer
-    from transformers import LayoutLMv3Config, LayoutLMv3ForTokenClassification, LayoutLMv3TokenizerFast
+    from transformers import (
+        LayoutLMv3Config,
+        LayoutLMv3ForTokenClassification,
+        LayoutLMv3TokenizerFast,
+    )
 
     words = [w["text"] for split in ("training_data", "testing_data")
              for f in sorted((funsd_dir / split / "annotations").glob("*.json"))

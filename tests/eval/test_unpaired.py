@@ -10,6 +10,7 @@ import shutil
 import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
+from test_paired import GOLD, Scripted, _hub_funsd, _micro_f1
 
 from dogood.cli import main
 from dogood.core.schema import iob_tags
@@ -17,7 +18,6 @@ from dogood.eval import EvalError, evaluate
 from dogood.eval.calibration import expected_calibration_error
 from dogood.eval.metrics import entity_scores
 from dogood.models.predictions import Prediction
-from test_paired import GOLD, Scripted, _hub_funsd, _micro_f1
 
 
 @pytest.fixture(scope="module")
