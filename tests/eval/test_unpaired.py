@@ -99,6 +99,8 @@ def test_cli_scores_a_folder_of_other_forms_unpaired_with_detection_equal_to_skl
     md = (out / "report.md").read_text()
     assert "## OOD detection and calibration" in md and "| funsd-train20 | unpaired | " in md
     assert "| funsd-train20 | – | 20 (ID 50) | " in md
+    # the ID column of an unpaired row is on all ID documents, and says so (it was headed "paired: on the same docs")
+    assert "(all ID docs) |" in md and "paired: on the same docs" not in md
 
 
 def test_unpaired_interval_equals_a_hand_computation():
