@@ -101,7 +101,8 @@ def test_the_readme_evaluate_works_after_a_build_alone(built, funsd_dir, tmp_pat
 
     monkeypatch.setenv("DOGOOD_CACHE", str(tmp_path / "cache"))
     real = baseline.train_baseline
-    monkeypatch.setattr(baseline, "train_baseline", lambda docs, **kw: real(list(docs)[:5], max_iterations=10, **kw))
+    monkeypatch.setattr(baseline, "train_baseline",
+                        lambda docs, **kw: real(list(docs)[:5], **{"max_iterations": 10, **kw}))
     report = dogood.evaluate("baseline", "funsd", f"{built}:merge", limit=2, resamples=0)
     assert report.model == "dogood-crf-baseline" and 0 <= report.id["value"] <= 100
     assert (tmp_path / "cache" / "models" / "funsd-baseline-segment.dogood-model").is_file()

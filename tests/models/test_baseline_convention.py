@@ -110,7 +110,8 @@ def test_train_baseline_and_eval_pick_the_data_convention(built, funsd_dir, tmp_
     import dogood.models.baseline as baseline
 
     real = baseline.train_baseline
-    monkeypatch.setattr(baseline, "train_baseline", lambda docs, **kw: real(list(docs)[:8], max_iterations=10, **kw))
+    monkeypatch.setattr(baseline, "train_baseline",
+                        lambda docs, **kw: real(list(docs)[:8], **{"max_iterations": 10, **kw}))
     args = ["eval", "--id", f"{built['segment']}:original", "--ood", f"{built['funsd-l']}:merge", "--quiet",
             "--bootstrap", "0"]
     assert main([*args, "--out", str(tmp_path / "a")]) == 0
