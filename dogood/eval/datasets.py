@@ -14,11 +14,6 @@ from dogood.core.errors import DogoodError, SourceError
 SCHEMA_TASKS = {"funsd": "token", "rvl_cdip": "document", "docvqa": "qa"}
 
 
-#: The headline metric of each task, as Do-GOOD's Table 2 reports it.
-TASK_METRICS = {"token": ("f1", "entity F1"), "document": ("accuracy", "accuracy"), "qa": ("anls", "ANLS"),
-                "ocr": ("recall", "word recall")}
-
-
 SOURCE_KINDS = ("funsd", "rvl_cdip")
 
 

@@ -12,9 +12,6 @@ from pathlib import Path
 
 import numpy as np
 
-#: What a model must see for a shift family to reach it: (modality in ``Model.sees``, what to call it).
-FAMILY_INPUT = {"image": ("image", "pixels"), "text": ("text", "words"), "layout": ("layout", "boxes")}
-
 FAMILIES = ("image", "text", "layout")
 
 

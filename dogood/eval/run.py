@@ -99,7 +99,7 @@ def evaluate(model: Any, id_dataset: Any, ood_datasets: Any = (), *, split: str 
     """
     id_set, ood_sets = _resolve_sets(id_dataset, ood_datasets, split)
     job = make_task(task or id_set.task, kieval=kieval, anls_official=anls_official)
-    model = resolve_model(model, [id_set, *ood_sets], job)
+    model, reference = (resolve_model(m, [id_set, *ood_sets], job) for m in (model, reference))
     combos = abl.parse_ablations(ablate)
     _check_request(job, model, reference, id_set, ood_sets, combos, resamples, confidence)
     warnings: list[str] = []
@@ -129,7 +129,7 @@ def evaluate(model: Any, id_dataset: Any, ood_datasets: Any = (), *, split: str 
         model_description=getattr(model, "description", None), model_options=getattr(model, "options", None) or None)
     ctx = Context(model, job, id_set, ood_sets, pairs, scored_ids, id_scored, ood_scored, report, *boot, **kw)
     report.aggregate_ci = _aggregate_intervals(ctx)
-    report.robustness = severity_sweeps(ctx, resolve_model(reference, [id_set, *ood_sets], job), reference_note)
+    report.robustness = severity_sweeps(ctx, reference, reference_note)
     report.summaries = job.summaries(ctx)
     return report
 
@@ -197,7 +197,7 @@ def _check_request(task: Task, model: Any, reference: Any, id_set: EvalDataset, 
     if combos:
         abl.check_supported(model, combos)
     refuse_other_boxes(model, [id_set, *ood_sets])
-    if reference is not None and reference is not model and not isinstance(reference, (str, Path)):
+    if reference is not None and reference is not model:
         refuse_other_boxes(reference, [id_set, *ood_sets])
 
 
