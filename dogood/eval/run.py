@@ -155,9 +155,11 @@ def resolve_model(model: Any, datasets: Sequence[EvalDataset], task: Task, **opt
         return model
     from dogood.models import load_model
 
-    if str(model) == "baseline" and task.name == "token":
-        options.setdefault("box_level", data_box_level(datasets) or "segment")
-        _train_missing_baseline(options["box_level"])
+    if str(model) == "baseline":
+        _, extra = task.reference_spec(data_box_level(datasets))
+        options = {**extra, **options}
+        if options.get("box_level"):  # a CRF baseline, of a box convention: FUNSD train is there to train it
+            _train_missing_baseline(options["box_level"])
     return load_model(model, task=task.model_task, **options)
 
 
