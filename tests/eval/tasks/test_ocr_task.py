@@ -213,3 +213,26 @@ def test_configs_whose_words_were_re_read_by_ocr_are_left_out(funsd_dir, tmp_pat
     assert 0 < report.ood[0]["value"] < 100  # the distorted page against its exact, re-projected words
     with pytest.raises(EvalError, match="re-read by OCR"):
         evaluate(engine, f"{out}:distort_reocr", str(out), task="ocr", resamples=0)
+
+
+def test_engine_options_are_passed_and_written_in_the_report(tmp_path, capsys):
+    from dogood.models.ocr_engine import load_engine
+
+    out = tmp_path / "r"
+    common = ["eval", "--task", "ocr", "--id", "funsd", "--ablate", "image", "--limit", "1", "--bootstrap", "0",
+              "--quiet"]
+    assert main([*common, "--model", "tesseract", "--ocr-option", "psm=6", "--out", str(out)]) == 0
+    data = json.loads((out / "report.json").read_text())
+    assert data["model_options"] == {"psm": "6"} and "config --psm 6" in data["model_description"]
+    assert "Model options: psm=6." in (out / "report.md").read_text()
+    capsys.readouterr()
+    assert main([*common, "--model", "tesseract", "--ocr-option", "psm"]) == 1
+    assert "dogood: error: --ocr-option 'psm': write KEY=VALUE" in capsys.readouterr().err
+    assert main(common) == 1  # the default model is a tagger: say what to give
+    assert "give --model tesseract or rapidocr" in capsys.readouterr().err
+    with pytest.raises(ModelError, match="a key and a value without spaces or quotes"):
+        load_engine("tesseract", psm="6 -c x=1")  # no flags smuggled through a value
+    with pytest.raises(ModelError, match="Tesseract's --psm takes a number"):
+        load_engine("tesseract", psm="six")
+    with pytest.raises(ModelError, match="RapidOCR takes no option psm"):
+        load_engine("rapidocr", psm="6")
