@@ -125,6 +125,17 @@ def trained_baseline(funsd_train, tmp_path_factory):
     return BaselineTagger.load(path)
 
 
+@pytest.fixture(scope="session")
+def document_baseline():
+    """dogood's document baseline trained once per test session on 160 synthetic train pages (RVL-CDIP's 16
+    classes): every test that needs a trained page classifier shares it."""
+    from dogood.models.doc_baseline import train_document_baseline
+    from dogood.sources.synthetic import SyntheticSource
+
+    source = SyntheticSource(pages=160, split="train")
+    return train_document_baseline(source.load(i) for i in source.ids())
+
+
 @pytest.fixture
 def copy_funsd_forms(funsd_dir):
     """``copy(dest, n=4)``: the first ``n`` forms of each FUNSD split, copied in the official layout under ``dest``."""

@@ -8,17 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
 from dogood.core.errors import DogoodError, SourceError
-
 
 #: The task each dataset schema / source kind asks of a model.
 SCHEMA_TASKS = {"funsd": "token", "rvl_cdip": "document", "docvqa": "qa"}
-
-
-#: The headline metric of each task, as Do-GOOD's Table 2 reports it.
-TASK_METRICS = {"token": ("f1", "entity F1"), "document": ("accuracy", "accuracy"), "qa": ("anls", "ANLS"),
-                "ocr": ("recall", "word recall")}
 
 
 SOURCE_KINDS = ("funsd", "rvl_cdip")
@@ -65,9 +58,25 @@ def resolve_datasets(spec: str, split: str = "test") -> list[EvalDataset]:
         return [_hf_dataset(str(path), path.name, c, split) for c in configs]
     if path.exists() or base.startswith((".", "/", "~")):
         if not path.exists():
-            raise EvalError(f"dataset {spec!r}: {path} does not exist")
+            raise EvalError(f"dataset {spec!r}: {path} does not exist{_near(path)}")
         return [_hf_dataset(str(path), path.stem, config, split)]
+    if "/" in base and path.parent.is_dir() and str(path.parent) not in (".", ""):
+        # "out/funsd-ll": a local folder's parent exists, so this names a folder that is not there, not a Hub id
+        raise EvalError(f"dataset {spec!r}: no folder {path} (the folder {path.parent} exists; a Hub id would not "
+                        f"name a local folder){_near(path)}")
     return [_hf_dataset(base, base, config, split)]
+
+
+def _near(path: Path) -> str:
+    """``"; did you mean X?"`` naming the entries of ``path``'s folder closest to its name, or nothing."""
+    import difflib
+
+    try:
+        names = [p.name for p in path.parent.iterdir()] if path.parent.is_dir() else []
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(str(path.parent / c) for c in close)}?" if close else ""
 
 
 def _funsd_layout(path: Path) -> bool:
@@ -116,7 +125,16 @@ def _folder_configs(folder: Path, split: str) -> list[str]:
     data = folder / "data"
     if not data.is_dir():
         return []
-    return sorted(d.name for d in data.iterdir() if d.is_dir() and any(d.glob(f"{split}-*.parquet")))
+    return sorted((d.name for d in data.iterdir() if d.is_dir() and any(d.glob(f"{split}-*.parquet"))),
+                  key=natural_key)
+
+
+def natural_key(name: str) -> list:
+    """Sort key reading runs of digits as numbers: ``merge_x0_y5`` before ``merge_x0_y10`` (a sweep of a parameter
+    in the order of its values)."""
+    import re
+
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
 
 
 def _hf_dataset(location: str, label: str, config: str | None, split: str) -> EvalDataset:
@@ -278,7 +296,8 @@ def read_documents(spec: Any, split: str = "test", *, source_path: str | Path | 
     ``source_path`` or where dogood finds it), a built folder (all its configs, one after another; ``folder:config``
     for one), a Hub id, or a ``datasets.Dataset``. ``limit``: the first ``limit`` documents of each dataset.
     """
-    from dogood.sources import SOURCE_KINDS as KINDS, open_source
+    from dogood.sources import SOURCE_KINDS as KINDS
+    from dogood.sources import open_source
 
     if isinstance(spec, str) and spec in KINDS and spec != "hf" and not Path(spec).exists():
         sources = [open_source({"kind": spec}, split, source_path)]

@@ -722,6 +722,7 @@ def train_baseline(
         "num_documents": len(ids),
         "num_words": n_words,
         "train_ids_sha256": hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest(),
+        "train_ids": list(ids),  # dogood eval warns of an OOD set holding them
         "dogood_version": __version__,
         "crfsuite": "python-crfsuite " + _crfsuite_version(),
     }

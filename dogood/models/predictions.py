@@ -49,6 +49,9 @@ class Prediction:
     answers: dict[str, str] | None = None
     #: OCR: ``(text, (x0, y0, x1, y1), confidence or None)`` per word read, pixel boxes.
     words: tuple[tuple[str, tuple[int, int, int, int], float | None], ...] | None = None
+    #: Layout: ``(category id, (x0, y0, x1, y1), score)`` per detected region, pixel boxes
+    #: (:class:`dogood.models.coco_results.CocoResults`).
+    regions: tuple[tuple[int, tuple[float, float, float, float], float], ...] | None = None
 
 
 def read_predictions(path: str | Path, task: str) -> dict[str, Prediction]:

@@ -179,7 +179,7 @@ def render_card(
         tag_names=list(features["ner_tags"].feature.names) if schema == "funsd" else [],
         shared_draws={c: {o: n for o, n in (shared_draws or {}).get(c, {}).items() if o in chains} for c in chains},
         severity_rows=_severity_rows(chains, stats, levels or {}),
-        factors=_factor_context(chains, chain_params, stats),
+        factors=_factor_context(chains, chain_params, stats, box_level),
         quads=quads,
     )
     return str(DatasetCard(body))
@@ -305,10 +305,11 @@ def _severity_rows(chains, stats, levels: dict[str, list]) -> list[dict[str, Any
     return rows
 
 
-def _factor_context(chains, chain_params, stats) -> dict[str, Any]:
+def _factor_context(chains, chain_params, stats, box_level: str | None = None) -> dict[str, Any]:
     """The card's factor table (:mod:`dogood.pipeline.factor_table`): its heads, rows of cell texts, and the
-    undeclared changes; empty rows for a build recorded before factors were measured."""
-    from dogood.measures.factors import FACTOR_HELP, FACTORS, TOLERANCE, UNITS
+    undeclared changes; empty rows for a build recorded before factors were measured. Box factors measured on the
+    ``bboxes`` column say so in the legend, at the build's ``box_level``."""
+    from dogood.measures.factors import FACTORS, TOLERANCE, UNITS
     from dogood.pipeline.factor_table import cell_text, factor_rows, warnings
 
     steps = {config: (chain_params or {}).get(config, chains[config]) for config in chains}
@@ -319,9 +320,20 @@ def _factor_context(chains, chain_params, stats) -> dict[str, Any]:
         "heads": [FACTORS[k].replace("_", " ") for k in shown],
         "rows": [{"config": r["config"], "cells": [cell_text(r["cells"][k]) for k in shown]} for r in rows],
         "warnings": warnings(rows),
-        "legend": [{"name": FACTORS[k], "what": FACTOR_HELP[FACTORS[k]], "unit": UNITS[FACTORS[k]],
+        "legend": [{"name": FACTORS[k], "what": _factor_help(FACTORS[k], rows, k, box_level), "unit": UNITS[FACTORS[k]],
                     "tolerance": f"{100 * TOLERANCE[FACTORS[k]]:g}%"} for k in shown],
     }
+
+
+def _factor_help(name: str, rows: list[dict[str, Any]], k: int, box_level: str | None) -> str:
+    """A factor's legend text; a box factor measured on the ``bboxes`` column says which share comes first."""
+    from dogood.measures.factors import FACTOR_HELP
+
+    if not any("column" in r["cells"][k] for r in rows):
+        return FACTOR_HELP[name]
+    return (f"{FACTOR_HELP[name]}, first in the `bboxes` column as built ({box_level or 'its'} level: the boxes a "
+            "model reading that column is given, over its paired tokens, on the 0-1000 grid), then in brackets on "
+            "the record's own word boxes (the `dogood` column)")
 
 
 def _signed(value: float) -> str:
@@ -345,20 +357,27 @@ def _licences(credits: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def _result_table(report: dict[str, Any], configs: set[str] | None = None) -> dict[str, Any]:
-    """One ``dogood eval`` report as rows for the card: dataset, split, score, change from ID.
+    """One ``dogood eval`` report as rows for the card: dataset, split, score and change from ID, in percent as the
+    report prints them (a config whose measured changes the model does not see says so beside its name).
 
-    With ``configs``, OOD rows of configs this dataset does not publish (``name/config``) are left out.
+    With ``configs``, OOD rows of configs this dataset does not publish (``name/config``) are left out. Reports of
+    dogood versions before one scale (fractions, ``drop`` positive for a loss) are read as they meant.
     """
     metric = report.get("metric", "score")
+    percent = report.get("scale") == "percent"  # as dogood.eval.formats.report_row reads it (pipeline imports no eval)
     rows = []
     for d in report.get("datasets", []):
         if configs is not None and d.get("role") == "ood" and str(d.get("dataset", "")).rpartition("/")[2] not in configs:
             continue
-        value = d.get("value")
+        value, change, note = d.get("value"), d.get("change") if percent else d.get("drop"), d.get("note")
+        if not percent:
+            value = None if value is None else 100.0 * value
+            change = None if change is None else -100.0 * change
         rows.append({
-            "dataset": d.get("dataset"), "role": d.get("role"), "split": d.get("split"),
-            "value": None if value is None else round(100 * value, 2),
-            "change": None if d.get("drop") is None else round(-100 * d["drop"], 2) + 0.0,
+            "dataset": d.get("dataset") if not note else f"{d.get('dataset')} (changes only what the model does not see)",
+            "role": d.get("role"), "split": d.get("split"),
+            "value": None if value is None else round(value, 2),
+            "change": None if change is None else round(change, 2) + 0.0,
         })
     return {"model": report.get("model", "model"), "metric": metric, "rows": rows, "box_level": report.get("box_level")}
 

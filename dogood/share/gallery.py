@@ -372,10 +372,14 @@ def _read_report(folder: Path) -> dict[str, Any]:
     uri = None
     if plot.is_file():
         uri = "data:image/png;base64," + base64.b64encode(plot.read_bytes()).decode("ascii")
+    from dogood.eval.formats import report_row
+
     rows = []
     for r in data["datasets"]:
         if isinstance(r, dict):
-            rows.append({k: r.get(k) for k in ("dataset", "role", "documents", "value", "drop", "location")})
+            value, change, note = report_row(data, r)
+            rows.append({**{k: r.get(k) for k in ("dataset", "role", "documents", "location")}, "value": value,
+                         "change": change, "note": note})
     return {"folder": folder, "model": data.get("model"), "metric": data.get("metric"), "rows": rows, "plot": uri,
             "hidden": 0}
 
@@ -467,9 +471,10 @@ body:has(#toggle-large:checked) figure { flex-basis: auto; width: min(100%, var(
 </nav>
 {% for report in reports %}
 <h2 id="eval-{{ loop.index }}">Eval: {{ report.model }} ({{ report.metric }})</h2>
-<table><tr><th>dataset</th><th>role</th><th>documents</th><th>{{ report.metric }}</th><th>change</th></tr>
+<p class="note">{{ report.metric }} in percent; change from the ID set in points (negative: worse).</p>
+<table><tr><th>dataset</th><th>role</th><th>documents</th><th>{{ report.metric }}</th><th>change</th><th>note</th></tr>
 {% for r in report.rows %}<tr><td>{{ r.dataset }}</td><td>{{ r.role }}</td><td class="n">{{ r.documents }}</td>
-<td class="n">{{ pct(r.value) }}</td><td class="n">{{ signed(r.drop) }}</td></tr>
+<td class="n">{{ pct(r.value) }}</td><td class="n">{{ signed(r.change) }}</td><td>{{ r.note or "" }}</td></tr>
 {% endfor %}</table>
 {% if report.hidden %}<p class="note">{{ report.hidden }} other dataset(s) of this report (not of this build) are left out of the table; the plot shows them all.</p>{% endif %}
 {% if report.plot %}<img class="plot" alt="eval plot" src="{{ report.plot }}">{% endif %}
@@ -526,5 +531,5 @@ def _render(info: dict, folder: Path, sections: list[ConfigSection], images: dic
         n_docs=max((len(s.documents) for s in sections), default=0),
         toc=contents(sections),
         panel=lambda p, caption, back="contents": Markup(panel_template.render(p=p, caption=caption, back=back)),
-        pct=lambda v: "" if v is None else f"{100 * v:.2f}", signed=lambda drop: "" if drop is None else f"{-100 * drop + 0.0:+.2f}",
+        pct=lambda v: "" if v is None else f"{v:.2f}", signed=lambda change: "" if change is None else f"{change + 0.0:+.2f}",
     )

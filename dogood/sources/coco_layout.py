@@ -73,6 +73,11 @@ class CocoLayoutSource:
             cats = sorted(((int(c["id"]), str(c["name"])) for c in categories), key=lambda c: c[0])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise SourceError(f"{self._json}: not a COCO annotation file with images and categories ({exc})") from None
+        ids = [i for i, _ in cats]
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if twice:  # a dict of them would keep the last name: the regions of the others relabelled without a word
+            raise SourceError(f"{self._json}: category id {twice[0]} is given twice "
+                              f"({', '.join(repr(n) for i, n in cats if i == twice[0])}); each id names one category")
         names = [n for _, n in cats]
         if len(set(names)) != len(names):
             raise SourceError(f"{self._json}: two categories share a name ({', '.join(names)})")

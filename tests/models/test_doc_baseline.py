@@ -28,9 +28,10 @@ def test_docs():
 
 
 @pytest.fixture(scope="module")
-def model():
-    source = SyntheticSource(pages=TRAIN_PAGES, split="train")
-    return train_document_baseline(source.load(i) for i in source.ids())
+def model(document_baseline):
+    """The session's document baseline (tests/conftest.py: TRAIN_PAGES synthetic pages)."""
+    assert document_baseline.meta["num_documents"] == TRAIN_PAGES
+    return document_baseline
 
 
 @pytest.fixture(scope="module")
