@@ -80,8 +80,8 @@ class NaturalBackground(Shift):
 
     Counts: ``words``, ``ink_words`` (ink found in the box), ``no_ink``,
     ``guarded`` (words whose ink was retoned), ``inverted`` (of them, those
-    given ink of the opposite polarity), ``short`` (guarded words still short of
-    the target), ``upscaled`` (pages whose photo was scaled up more than
+    given ink of the opposite polarity), ``short`` (words that needed the guard
+    and still fall short of the target), ``upscaled`` (pages whose photo was scaled up more than
     ``max_upscale``: no photo of the pool was large enough); tallies, per
     document: ``photo`` (the COCO id) and ``licence`` (its name), summed in
     the card.
@@ -94,6 +94,8 @@ class NaturalBackground(Shift):
     min_side = 4  # OpenCV (or augraphy) fails on smaller pages: such a page is skipped, recorded
     factors = frozenset({"ink", "background"})
     cues = frozenset({"background"})
+    cue_figures = {"background": ("FUNSD test, 50 pages, funsd-c's levels (bench/measure_cues.py; the fade of dogood "
+                                  "< 0.40: 0.86 at level 1)", {1: 0.50, 2: 0.50, 3: 0.50, 4: 0.50, 5: 0.50})}
     #: Severity levels (:mod:`dogood.shifts.levels`): how much of the photo shows, and the contrast the ink must
     #: keep against it; level 5 the photo as it is and the ink as it is (the paper's). Measured on FUNSD test
     #: (``bench/measure_natural.py``, ``bench/measure_cues.py``); level 3 is the default.
@@ -118,7 +120,8 @@ class NaturalBackground(Shift):
         "no_ink": "words whose box held no ink (nothing to composite)",
         "guarded": "words whose ink was darkened or lightened (or inverted) to stand out from the photo",
         "inverted": "guarded words given ink of the opposite polarity (light ink on a dark photo, or dark on light)",
-        "short": "guarded words whose ink still falls short of the contrast target (a mid-grey photo)",
+        "short": "words that needed the guard and still fall short of its target (a mid-grey photo, or ink that "
+                 "is one stroke with a word that did not need it)",
         "upscaled": "pages whose photo was scaled up more than max_upscale (no photo of the pool large enough)",
     }
 
@@ -292,9 +295,12 @@ def ink_guard(background: np.ndarray, matte: InkMatte, boxes: np.ndarray,
     for light ink), when the ink can go that far; otherwise, when the photo has more room on the other side,
     the ink is inverted: its tone set ``target`` beyond the photo's mean on that side, each pixel mirrored
     about the word's ink level (so the ink's own texture stays); else it goes as far as it can (short). The
-    ink of a stroke is retoned whole, as the word whose box holds most of it decides (a rule that a word
-    touches changes with it along all its length: no stub of another tone at the box); strokes in no word box
-    keep their ink.
+    ink of a stroke is retoned whole, as one word decides (of the words whose boxes it reaches into, those that
+    need the guard or those that read already, whichever hold more of its pixels; of them the one holding most),
+    at the most extreme tone its words retoned alike ask for (a rule that a word touches changes with it along
+    all its length: no stub of another tone at the box); strokes in no word box
+    keep their ink. Counted per word box: ``guarded``, its ink retoned; ``inverted``, inverted; ``short``, it
+    needed it and still falls short (out of reach, or its ink is part of a stroke another word decided).
     """
     boxes = np.asarray(boxes, np.int64).reshape(-1, 4)
     mean, target, gap = word_needs(background, boxes, matte.level, matte.has_ink, min_contrast)
@@ -328,15 +334,36 @@ def ink_guard(background: np.ndarray, matte: InkMatte, boxes: np.ndarray,
         owner[y0:y1, x0:x1] = i
     word = owner.reshape(-1)[matte.index]
     inside = word >= 0
-    # each stroke's word: the one holding most of its pixels
-    decided = np.full(labels.max() + 1, -1, np.int64)
+    # each stroke goes the way most of its pixels' words want: kept (words that read already), or retoned one
+    # way (darker, lighter, inverted), to the farthest tone any of its words needs that way: all of them read
+    n_strokes = int(labels.max()) + 1
+    decided = np.full(n_strokes, -1, np.int64)
+    stroke_tone = np.zeros(n_strokes)
+    main_stroke = np.full(len(boxes), -1, np.int64)  # per word, the stroke holding most of its ink
+    way = np.where(todo, 1 + 2 * invert + (tone > level), 0)  # 0: kept; 1-4: retoned, by polarity and direction
     if inside.any():
-        pairs = np.stack([stroke[inside], word[inside]], 1)
-        keys, counts = np.unique(pairs, axis=0, return_counts=True)
-        order = np.lexsort((-counts, keys[:, 0]))  # by stroke, most pixels first
-        keys = keys[order]
-        first = np.r_[True, keys[1:, 0] != keys[:-1, 0]]
-        decided[keys[first, 0]] = keys[first, 1]
+        keys, counts = np.unique(np.stack([stroke[inside], word[inside]], 1), axis=0, return_counts=True)
+        by_word = keys[np.lexsort((-counts, keys[:, 1]))]
+        firsts = np.r_[True, by_word[1:, 1] != by_word[:-1, 1]]
+        main_stroke[by_word[firsts, 1]] = by_word[firsts, 0]
+        ways = way[keys[:, 1]]
+        pixels = np.bincount(keys[:, 0] * 5 + ways, weights=counts, minlength=n_strokes * 5).reshape(n_strokes, 5)
+        chosen = pixels.argmax(axis=1)  # ties: kept first
+        mine = (ways == chosen[keys[:, 0]]) & (ways > 0)
+        order = np.lexsort((-counts, ~mine, keys[:, 0]))  # by stroke, its chosen way's words first, largest first
+        led = keys[order]
+        firsts = np.r_[True, led[1:, 0] != led[:-1, 0]]
+        leaders = led[firsts]
+        retone = way[leaders[:, 1]] == chosen[leaders[:, 0]]
+        decided[leaders[retone, 0]] = leaders[retone, 1]
+        # the tone: the farthest, in the chosen direction, that any word of the stroke needs to read (those that
+        # read already too: the stroke takes their ink along)
+        lighter_way = (chosen[keys[:, 0]] - 1) % 2 == 1
+        light, dark = np.minimum(mean + target, 255), np.maximum(mean - target, 0)
+        wanted = np.where(lighter_way, light[keys[:, 1]], -dark[keys[:, 1]])
+        best = np.full(n_strokes, -np.inf)
+        np.maximum.at(best, keys[:, 0], wanted)
+        stroke_tone = np.where(np.isfinite(best), np.abs(best), 0.0)
     pixel_word = decided[stroke]
     change = pixel_word >= 0
     change[change] = todo[pixel_word[change]]
@@ -344,12 +371,24 @@ def ink_guard(background: np.ndarray, matte: InkMatte, boxes: np.ndarray,
         return matte, 0, 0, 0
     ink = matte.ink.copy()
     wid = pixel_word[change]
+    goal = stroke_tone[stroke[change]][:, None]
     values = ink[change].astype(np.float64)
-    base = level[wid][:, None]
-    new = np.where(invert[wid][:, None], tone[wid][:, None] + (base - values), values + (tone[wid] - level[wid])[:, None])
+    base = level[np.where(inside[change], word[change], wid)][:, None]  # each word's ink about its own level
+    new = np.where(invert[wid][:, None], goal + (base - values), values + (goal - base))
     ink[change] = np.clip(np.rint(new), 0, 255).astype(np.uint8)
+    # per word box, what happened to the ink in it: retoned, inverted; a word that needed it and whose main
+    # stroke another word decided otherwise, or that could not reach its target, is short
     retoned = np.zeros(len(boxes), bool)
-    retoned[np.unique(wid)] = True
+    retoned[np.unique(word[change & inside])] = True
+    flipped = np.zeros(len(boxes), bool)
+    turned = change.copy()
+    turned[change] = invert[wid]
+    flipped[np.unique(word[turned & inside])] = True
+    own = np.flatnonzero(main_stroke >= 0)
+    followed = np.zeros(len(boxes), bool)
+    leader = decided[main_stroke[own]]
+    followed[own] = (leader >= 0) & (way[np.maximum(leader, 0)] == way[own])
+    lacking = todo & matte.has_ink & (short | ~followed)
     out = InkMatte(shape=matte.shape, index=matte.index, alpha=matte.alpha, ink=ink, level=matte.level,
                    has_ink=matte.has_ink)
-    return out, int(retoned.sum()), int((retoned & invert).sum()), int((retoned & short).sum())
+    return out, int(retoned.sum()), int(flipped.sum()), int(lacking.sum())
