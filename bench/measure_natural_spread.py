@@ -5,7 +5,7 @@
 Every page is shifted as ``funsd-c`` shifts ``natural@1`` ... ``natural@5`` (the levels share the photo and its
 crop) and compared with its source page (:func:`dogood.measures.quality.ms_ssim`, luma). Pages are split at the
 median of their photo's mean luma (as drawn, before any fade): the levels should differ as much on the light
-half as on the dark half (the guard of dogood < 0.40 left light photos nearly untouched at every level).
+half as on the dark half (the guard of dogood before issue 40 left light photos nearly untouched at every level).
 Also ``upscaled``: the pages whose photo was enlarged more than 1.25 times.
 
 Run with ``PYTHONPATH`` pointing at a checkout to measure that checkout.

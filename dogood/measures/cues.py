@@ -23,10 +23,11 @@ The cues (:data:`CUES`, by name):
     homography that best maps the source's word boxes onto the shifted ones, shrunk by
     :data:`PAPER_INSET`; the surface around a photographed page is not background near or far from text.
 
-Adding a cue: a function ``(pairs: Sequence[tuple[Document, Document]]) -> CueFigure | None`` over
-``(original, shifted)`` pages, registered in :data:`CUES` with one line; a shift lists its name in
-:attr:`~dogood.shifts.base.Shift.cues`. :func:`paged_cue` makes such a function from one that gives one page's
-samples.
+Adding a cue: a function ``(pairs: Sequence[tuple[Document, Document]]) -> CueFigure | float | None`` over
+``(original, shifted)`` pages (a bare number is read as an AUROC without an interval), registered in :data:`CUES`
+with one line (``CUES["word_style"] = Cue("redrawn vs untouched words ...", word_style_auroc)``); a shift lists
+its name in :attr:`~dogood.shifts.base.Shift.cues`, or :attr:`~dogood.shifts.base.Shift.render_cues` for what
+``render: true`` adds. :func:`paged_cue` makes such a function from one that gives one page's samples.
 
 Written here: scikit-learn does the learning and the scoring; no library samples a document page's
 background by its distance to the text.
@@ -313,7 +314,7 @@ class Cue(NamedTuple):
     measures it over ``(original, shifted)`` pages."""
 
     what: str
-    measure: Callable[[Sequence[tuple[Document, Document]]], CueFigure | None]
+    measure: Callable[[Sequence[tuple[Document, Document]]], CueFigure | float | None]
 
 
 #: The cue tests, by the name a shift declares (:attr:`dogood.shifts.base.Shift.cues`).

@@ -17,7 +17,7 @@ from typing import Any
 
 from dogood.core.document import Document
 from dogood.core.schema import row_to_document
-from dogood.measures.cues import CUES
+from dogood.measures.cues import CUES, CueFigure
 
 #: Pages each config's cue tests read (its first rows, in source order): enough to cross-validate by page.
 CUE_PAGES = 100
@@ -58,12 +58,18 @@ def measure_cues(plan, work: Path, skipped: list[dict[str, str]] | None = None,
                 pairs.append((originals[key], row_to_document(row, plan.schema)))
             if pairs:
                 break
-        figures = {}
-        for name in names:
-            figure = CUES[name].measure(pairs) if pairs else None
-            figures[name] = None if figure is None else figure.as_dict()
-        out[config] = figures
+        out[config] = {name: as_record(CUES[name].measure(pairs) if pairs else None, len(pairs)) for name in names}
     return out
+
+
+def as_record(figure: CueFigure | float | None, pages: int) -> dict[str, Any] | None:
+    """A cue function's result as the record keeps it: a :class:`~dogood.measures.cues.CueFigure`'s own
+    (:meth:`~dogood.measures.cues.CueFigure.as_dict`), or a bare AUROC (a number) with no interval."""
+    if figure is None:
+        return None
+    if isinstance(figure, CueFigure):
+        return figure.as_dict()
+    return {"auroc": round(float(figure), 4), "low": None, "high": None, "pages": pages, "samples": None}
 
 
 def _rows(work: Path, config: str, split: str, limit: int):
@@ -91,7 +97,8 @@ def cue_rows(cues: dict[str, dict[str, dict[str, Any] | None]] | None) -> list[d
             if f is None:
                 rows.append({"config": config, "cue": name, "auroc": "–", "pages": "too few", "flag": ""})
                 continue
-            rows.append({"config": config, "cue": name, "auroc": f"{f['auroc']:.2f} [{f['low']:.2f}, {f['high']:.2f}]",
+            interval = f" [{f['low']:.2f}, {f['high']:.2f}]" if f.get("low") is not None else ""
+            rows.append({"config": config, "cue": name, "auroc": f"{f['auroc']:.2f}{interval}",
                          "pages": str(f["pages"]), "flag": "**⚠**" if f["auroc"] > CUE_FLAG else ""})
     return rows
 

@@ -24,6 +24,15 @@ def test_cue_rows_flag_a_cue():
     assert rows[1]["auroc"] == "–" and rows[1]["flag"] == ""
 
 
+def test_a_cue_may_give_a_bare_auroc():
+    from dogood.pipeline.cue_figures import as_record
+
+    record = as_record(0.73, 12)
+    assert record == {"auroc": 0.73, "low": None, "high": None, "pages": 12, "samples": None}
+    (row,) = cue_rows({"a": {"word_style": record}})
+    assert row["auroc"] == "0.73" and row["flag"] == "**⚠**"
+
+
 def test_a_build_measures_its_cues_on_its_own_pages(funsd_dir, tmp_path):
     out = tmp_path / "funsd-i"
     build(load_recipe("funsd-i"), out, source_path=funsd_dir, limit=5, configs=["natural", "distort"],

@@ -137,7 +137,7 @@ class CapturePage(Shift):
     factors = frozenset({"geometry", "box_position", "box_size", "ink", "background", "quality"})
     cues = frozenset({"background"})
     cue_figures = {"background": ("FUNSD test, 50 pages, funsd-c's levels, on the paper (bench/measure_cues.py; "
-                                  "dogood < 0.40: 0.60-0.62)", {1: 0.55, 2: 0.53, 3: 0.55, 4: 0.53, 5: 0.55})}
+                                  "dogood before issue 40: 0.60-0.62)", {1: 0.55, 2: 0.53, 3: 0.55, 4: 0.53, 5: 0.55})}
     subfamily: ClassVar[str] = "capture"
     papers = (Cites("do-good", "3.1 (RVL-CDIP-I2, distorted images)",
                     inspired_by="the paper took DocGeoNet-distorted pages on black and lost the word boxes; here the "

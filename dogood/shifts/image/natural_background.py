@@ -70,7 +70,7 @@ class NaturalBackground(Shift):
       gets its ink darkened (lightened for light ink) just enough, or, where
       no ink that dark (light) could reach it, light ink on a dark photo (dark
       on a light one), its texture mirrored (:func:`ink_guard`). The photo is
-      never changed around the text: the guard of dogood before 0.40 faded
+      never changed around the text: the guard of dogood before issue 40 faded
       it over the text's region, a pale field a model could find the words
       by. ``min_contrast=0`` keeps the ink as the page has it (the paper's).
 
@@ -95,7 +95,7 @@ class NaturalBackground(Shift):
     factors = frozenset({"ink", "background"})
     cues = frozenset({"background"})
     cue_figures = {"background": ("FUNSD test, 50 pages, funsd-c's levels (bench/measure_cues.py; the fade of dogood "
-                                  "< 0.40: 0.86 at level 1)", {1: 0.50, 2: 0.50, 3: 0.50, 4: 0.50, 5: 0.50})}
+                                  "before issue 40: 0.86 at level 1)", {1: 0.50, 2: 0.50, 3: 0.50, 4: 0.50, 5: 0.50})}
     #: Severity levels (:mod:`dogood.shifts.levels`): how much of the photo shows, and the contrast the ink must
     #: keep against it; level 5 the photo as it is and the ink as it is (the paper's). Measured on FUNSD test
     #: (``bench/measure_natural.py``, ``bench/measure_cues.py``); level 3 is the default.

@@ -86,7 +86,7 @@ class PaperTexture(Shift):
     light the paper absorbs, so ink stays as dark as it was and only the paper takes the texture. Level 5 stays
     within what real paper shows in scans (``bench/measure_paper_texture.py``: grain contrast and the share of
     blank paper on thin dark structures, against the blank areas of FUNSD's and RVL-CDIP's pages); dogood
-    before 0.40 drew 2,000 fibres per megapixel and grain of 3%, hair-like strands hundreds of times denser
+    before issue 40 drew 2,000 fibres per megapixel and grain of 3%, hair-like strands hundreds of times denser
     than any real page's. The levels of one config show
     the same fibres and grain, each more. Pixel-only: words, boxes, entities and the label are kept exactly; a grey
     page stays grey.

@@ -86,7 +86,7 @@ class EmbeddingSwap(WordSwapShift):
     neighbours above the floor still took INTENDED to NOT, MAY to RESULT,
     SOON to TODAY and POSSIBLE to MIGHT on FUNSD test
     (``bench/measure_embedding_swap.py``). ``keep_meaning: false``: the
-    ``EmbeddingAugmenter``'s constraints alone (dogood before 0.40).
+    ``EmbeddingAugmenter``'s constraints alone (dogood before issue 40).
     The vectors are dogood's counter-fitted GloVe build
     (:mod:`dogood.embeddings`, cached), TextAttack's ``paragramcf`` download,
     or an ``.npz`` written by :func:`dogood.embeddings.save_word_vectors`.

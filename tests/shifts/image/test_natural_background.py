@@ -162,7 +162,7 @@ def test_a_stroke_is_retoned_whole():
 
 
 def test_the_photo_is_the_same_everywhere_near_the_text_or_not(pages):
-    """What distinguishes the shift from the guard of dogood < 0.40: off the ink the page is the faded photo
+    """What distinguishes the shift from the guard of dogood before issue 40: off the ink the page is the faded photo
     exactly, however near a word, on a dark photo that makes every word need the guard."""
     for doc in pages[:2]:
         shift = NaturalBackground(**NaturalBackground.severities[1], encoding="png")
@@ -305,9 +305,9 @@ def test_levels_of_a_config_share_photo_and_placement(funsd_test):
 
 
 def test_levels_differ_on_a_light_photo_as_on_a_dark_one(pages, monkeypatch):
-    """The guard of dogood < 0.40 left a light photo as it was at every level; now each level shows the photo at
+    """The guard of dogood before issue 40 left a light photo as it was at every level; now each level shows the photo at
     its own opacity: MS-SSIM against the page steps down with the level on a light photo too (here 0.80, 0.78,
-    0.71 at levels 1, 3, 5; the guard of dogood < 0.40 gave 0.73, 0.72, 0.72)."""
+    0.71 at levels 1, 3, 5; the guard of dogood before issue 40 gave 0.73, 0.72, 0.72)."""
     from dogood.shifts.image import natural_background as module
 
     doc = pages[0]
@@ -323,7 +323,7 @@ def test_levels_differ_on_a_light_photo_as_on_a_dark_one(pages, monkeypatch):
 
 def test_no_background_cue_near_the_text(funsd_test):
     """The cue test of every build (dogood.measures.cues): background tiles near the words and far from them
-    look alike to a classifier, at the level that guards most (the fade of dogood < 0.40 scored 0.86 here)."""
+    look alike to a classifier, at the level that guards most (the fade of dogood before issue 40 scored 0.86 here)."""
     recipe = load_recipe("funsd-c")
     shift, = recipe.chain("natural@1")
     pairs = []

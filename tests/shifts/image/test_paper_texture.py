@@ -10,7 +10,7 @@ from dogood.shifts import SHIFTS
 
 def test_level_5_is_within_real_paper(funsd_test, funsd_train):
     """On the blank paper of FUNSD test pages, level 5's grain and fibres stay below the grainiest real pages
-    (FUNSD train's, measured alike); dogood before 0.40 drew fibres covering a third of the blank paper (0.30,
+    (FUNSD train's, measured alike); dogood before issue 40 drew fibres covering a third of the blank paper (0.30,
     against 0.001 at most on real scans) and grain of 11.6 grey levels."""
     real = [paper_grain(funsd_train.load(i).image.to_array()) for i in funsd_train.ids()[:40]]
     real = np.array([g[:2] for g in real if g.blank >= 0.05])
