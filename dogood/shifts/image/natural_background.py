@@ -342,7 +342,8 @@ def ink_guard(background: np.ndarray, matte: InkMatte, boxes: np.ndarray,
     main_stroke = np.full(len(boxes), -1, np.int64)  # per word, the stroke holding most of its ink
     way = np.where(todo, 1 + 2 * invert + (tone > level), 0)  # 0: kept; 1-4: retoned, by polarity and direction
     if inside.any():
-        keys, counts = np.unique(np.stack([stroke[inside], word[inside]], 1), axis=0, return_counts=True)
+        flat, counts = np.unique(stroke[inside].astype(np.int64) * len(boxes) + word[inside], return_counts=True)
+        keys = np.stack([flat // len(boxes), flat % len(boxes)], 1)
         by_word = keys[np.lexsort((-counts, keys[:, 1]))]
         firsts = np.r_[True, by_word[1:, 1] != by_word[:-1, 1]]
         main_stroke[by_word[firsts, 1]] = by_word[firsts, 0]
@@ -379,11 +380,11 @@ def ink_guard(background: np.ndarray, matte: InkMatte, boxes: np.ndarray,
     # per word box, what happened to the ink in it: retoned, inverted; a word that needed it and whose main
     # stroke another word decided otherwise, or that could not reach its target, is short
     retoned = np.zeros(len(boxes), bool)
-    retoned[np.unique(word[change & inside])] = True
+    retoned[word[change & inside]] = True
     flipped = np.zeros(len(boxes), bool)
     turned = change.copy()
     turned[change] = invert[wid]
-    flipped[np.unique(word[turned & inside])] = True
+    flipped[word[turned & inside]] = True
     own = np.flatnonzero(main_stroke >= 0)
     followed = np.zeros(len(boxes), bool)
     leader = decided[main_stroke[own]]

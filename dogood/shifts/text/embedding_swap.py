@@ -152,10 +152,16 @@ def keeps_meaning(word: str, new: str) -> bool:
     """Whether lower-case ``new`` may replace ``word`` (:class:`EmbeddingSwap`'s ``keep_meaning``): neither is a
     negation or a modal verb, both take the same universal part of speech tagged alone (A2T's ``PartOfSpeech``,
     no noun for a verb), and ``new`` is no WordNet antonym of ``word``."""
-    guarded = NEGATIONS | MODALS
-    if word in guarded or new in guarded:
+    if word in _GUARDED or new in _GUARDED or universal_tag(word) != universal_tag(new):
         return False
-    if universal_tag(word) != universal_tag(new):
-        return False
-    opposite = set().union(*(antonyms(form) for form in base_forms(word)))
-    return not (base_forms(new) & opposite)
+    opposite = _opposites(word)
+    return not (opposite and (new in opposite or base_forms(new) & opposite))
+
+
+_GUARDED = NEGATIONS | MODALS
+
+
+@lru_cache(maxsize=65536)
+def _opposites(word: str) -> frozenset[str]:
+    """WordNet antonyms of ``word`` and of its base forms."""
+    return frozenset().union(*(antonyms(form) for form in base_forms(word)))
