@@ -92,6 +92,32 @@ def wordnet():
     return reader
 
 
+#: Words that negate (a swap into or out of one reverses a statement).
+NEGATIONS = frozenset({"no", "not", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor", "without",
+                       "cannot", "non", "nay", "n't"})
+#: English modal verbs (a swap into or out of one changes what a statement commits to: may, must, will...).
+MODALS = frozenset({"can", "could", "may", "might", "must", "shall", "should", "will", "would", "ought"})
+
+
+@lru_cache(maxsize=65536)
+def antonyms(word: str) -> frozenset[str]:
+    """WordNet antonyms of a lower-case ``word`` in any sense, direct or of an adjective similar to it
+    (``wet`` for ``damp``: WordNet's indirect antonyms); their own forms and base forms alike."""
+    wn = wordnet()
+    out = set()
+    for synset in wn.synsets(word):
+        for near in (synset, *synset.similar_tos()):
+            for lemma in near.lemmas():
+                out.update(a.name().lower() for a in lemma.antonyms())
+    return frozenset(out)
+
+
+def base_forms(word: str) -> frozenset[str]:
+    """``word`` and its WordNet base forms in each part of speech (``morphy``)."""
+    wn = wordnet()
+    return frozenset({word} | {wn.morphy(word, pos) or word for pos in ("n", "v", "a", "r")})
+
+
 @lru_cache(maxsize=65536)
 def all_sense_synonyms(word: str) -> tuple[str, ...]:
     """WordNet synonyms of ``word`` (lower case), from every sense and part of speech, sorted.

@@ -99,3 +99,21 @@ def pos_tags(tokens: Sequence[str]) -> list[str]:
     if not tokens:
         return []
     return [tag for _, tag in tagger().tag(list(tokens))]
+
+
+#: Penn Treebank tags to the universal tags of Petrov, Das and McDonald (2012), as NLTK's ``en-ptb.map`` maps them
+#: (what TextAttack's ``PartOfSpeech`` constraint compares: ``nltk.pos_tag(..., tagset="universal")``); anything
+#: else (punctuation, symbols) is ``.``.
+UNIVERSAL = {**{t: "NOUN" for t in ("NN", "NNS", "NNP", "NNPS")},
+             **{t: "VERB" for t in ("VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD")},
+             **{t: "ADJ" for t in ("JJ", "JJR", "JJS")}, **{t: "ADV" for t in ("RB", "RBR", "RBS", "WRB")},
+             **{t: "PRON" for t in ("PRP", "PRP$", "WP", "WP$")}, **{t: "DET" for t in ("DT", "PDT", "WDT", "EX")},
+             "IN": "ADP", "CC": "CONJ", "CD": "NUM", "RP": "PRT", "TO": "PRT", "POS": "PRT", "UH": "X", "FW": "X",
+             "SYM": "X", "LS": "X"}
+
+
+@lru_cache(maxsize=65536)
+def universal_tag(word: str) -> str:
+    """The universal tag (:data:`UNIVERSAL`) of ``word`` tagged alone: a word attacked on its own, as Do-GOOD's
+    scripts call TextAttack on each word."""
+    return UNIVERSAL.get(pos_tags([word])[0], ".")

@@ -14,6 +14,7 @@ from jinja2 import Environment, StrictUndefined
 from dogood.core.schema import FUNSD_LABELS, features_for
 from dogood.pipeline import stats as card_stats
 from dogood.pipeline.aggregate import BuildTotals
+from dogood.pipeline.cue_figures import cue_legend, cue_rows, measure_cues
 from dogood.pipeline.parquet_writer import parquet_sizes
 from dogood.pipeline.plan import BuildPlan
 from dogood.pipeline.safety import BUILD_MARKER
@@ -62,6 +63,7 @@ def render_card(
     labels: list[str] | None = None,
     levels: dict[str, list] | None = None,
     quads: bool = False,
+    cues: dict[str, dict[str, Any]] | None = None,
 ) -> str:
     """The dataset card (README.md) of a built folder.
 
@@ -86,7 +88,8 @@ def render_card(
     ``load_path`` the folder's name in the load example when there is no repo; ``copies`` the rows
     written per source document and config (``copies: k``);
     ``labels`` the entity labels of FUNSD-style data that are not FUNSD's (they name ``ner_tags``);
-    ``levels[config]`` a severity config's ``[config it sweeps, level]`` (the recipe's ``severities:``).
+    ``levels[config]`` a severity config's ``[config it sweeps, level]`` (the recipe's ``severities:``);
+    ``cues[config][cue]`` the build's cue figures (:mod:`dogood.pipeline.cue_figures`).
 
     Every statement in the card is a fact of the build: values come from the
     build's record (``dogood_build.json``), never from what the recipe asked.
@@ -181,6 +184,7 @@ def render_card(
         severity_rows=_severity_rows(chains, stats, levels or {}),
         factors=_factor_context(chains, chain_params, stats, box_level),
         quads=quads,
+        cue_rows=cue_rows(cues), cue_legend=cue_legend(cues),
     )
     return str(DatasetCard(body))
 
@@ -203,7 +207,7 @@ def render_card_from_build(folder: str | Path, *, repo_id: str | None = None,
                        limit=build.get("limit"), chain_params=build.get("chain_params"), credits=build.get("credits"),
                        load_path=Path(folder).name, download_sizes=parquet_sizes(folder),
                        copies=build.get("copies", 1), labels=build.get("labels"), levels=build.get("levels"),
-                       quads=build.get("quads", False))
+                       quads=build.get("quads", False), cues=build.get("cues"))
 
 
 ATTRIBUTION = "ATTRIBUTION.md"
@@ -405,6 +409,9 @@ def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: 
     }
     if plan.labels is not None and plan.labels != FUNSD_LABELS:  # FUNSD's need no word: its builds stay as they were
         facts["labels"] = list(plan.labels)
+    cues = measure_cues(plan, work, totals.skipped)
+    if cues:  # absent where no config declares a cue test, as before cue tests
+        facts["cues"] = cues
     card = render_card(**facts, load_path=load_path(plan.out), download_sizes=parquet_sizes(work))
     (work / "README.md").write_text(card, encoding="utf-8")
     record = build_record(plan, facts, source_sha256)

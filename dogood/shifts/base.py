@@ -15,6 +15,7 @@ from dogood.core.errors import RecipeError
 from dogood.core.fs import recorded_value
 from dogood.core.papers import Cites
 from dogood.core.seeds import step_key
+from dogood.measures.cues import check_cues
 from dogood.measures.factors import check_factors
 from dogood.shifts import params as declared
 
@@ -89,12 +90,23 @@ class Shift:
     render_factors: ClassVar[frozenset[str]] = frozenset({"ink"})
     #: Lines ``dogood describe`` adds on how other parameters change the declaration (:meth:`declared_factors`).
     factor_notes: ClassVar[tuple[str, ...]] = ()
+    #: The cue tests (:data:`dogood.measures.cues.CUES`, by name) a build runs on every config the shift is in: each
+    #: tells apart two kinds of sample that a shift leaving no cue keeps alike (``background``: background near
+    #: the text and far from it), as a classifier's AUROC in the card. :attr:`render_cues`: what ``render: true``
+    #: adds (:meth:`declared_cues`).
+    cues: ClassVar[frozenset[str]] = frozenset()
+    render_cues: ClassVar[frozenset[str]] = frozenset()
+    #: What the cue tests gave on a reference build, for ``dogood describe``: cue -> (where it was measured,
+    #: {level, or 0 for the defaults: AUROC}).
+    cue_figures: ClassVar[dict[str, tuple[str, dict[int, float]]]] = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         try:
             cls.factors = check_factors(cls.factors, f"shift {cls.__name__}: ")
             cls.render_factors = check_factors(cls.render_factors, f"shift {cls.__name__}: ")
+            cls.cues = check_cues(cls.cues, f"shift {cls.__name__}: ")
+            cls.render_cues = check_cues(cls.render_cues, f"shift {cls.__name__}: ")
         except (TypeError, ValueError) as exc:
             raise TypeError(str(exc)) from None
         if "__init__" in cls.__dict__:
@@ -150,6 +162,11 @@ class Shift:
         if getattr(self, "render", False):
             out |= self.render_factors
         return frozenset(out)
+
+    def declared_cues(self) -> frozenset[str]:
+        """The cue tests a build runs on this step's configs: :attr:`cues`, and :attr:`render_cues` when a ``render``
+        parameter is on."""
+        return frozenset(self.cues | (self.render_cues if getattr(self, "render", False) else frozenset()))
 
     def prepare(self) -> None:
         """Load what the shift needs once per process (a lexicon, photos, a model); the build calls it before any

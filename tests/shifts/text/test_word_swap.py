@@ -22,7 +22,7 @@ def test_registered_with_their_parameters():
         assert shift.fraction == 0.2 and shift.params()["labels"] == ["question"]
     assert EmbeddingSwap().params() == {
         "fraction": 0.1, "labels": None, "max_candidates": 50, "min_cos_sim": 0.8, "skip_stopwords": True,
-        "embedding": "counter-fitted-glove", "vocab_size": None, "render": False,
+        "embedding": "counter-fitted-glove", "vocab_size": None, "keep_meaning": True, "render": False,
         "style": "dogood", "pct_words_to_swap": 1.0, "max_chars": None,
     }
     assert "style" not in EmbeddingSwap().recorded_params()  # old configs keep their seeds
