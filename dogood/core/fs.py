@@ -1,6 +1,17 @@
-"""One policy for names, paths and links: what dogood reads from data never becomes a path unchecked, it never
-follows a link it did not make inside its own folders, and nothing local leaves the machine.
+"""One policy for names, paths and links: what dogood reads from data never becomes a path unchecked, every file
+it reads is a bounded regular file inside its folder, it never follows a link it did not make inside its own
+folders, and nothing local leaves the machine.
 
+- **The one reader** (read this first when a module opens a file): every file dogood opens because data, a recipe
+  or a user's folder named it goes through :func:`open_file` / :func:`read_bytes` / :func:`read_text` (a regular
+  file, never a FIFO, device or folder; bounded in bytes), :func:`confine` (a name read from data stays inside
+  its folder: no ``..``, no absolute name, no link out) and the container readers :func:`read_json` /
+  :func:`parse_json` (bytes and nesting), :func:`load_npy` / :func:`parse_npy` (dtype and shape checked against
+  the bytes before allocation), :func:`open_zip` / :func:`read_member` (members, expanded size, names) and
+  :func:`check_words` / :func:`check_count` (words and boxes of a page, entries of a COCO file). Their bounds are
+  declared once in :class:`Limits` (raised by a user with ``DOGOOD_LIMIT_<FIELD>``); every refusal is a
+  :class:`FileRefused` naming the file and the limit. ``tests/core/test_fs.py`` walks the package for any other
+  ``open(``, ``np.load(``, ``json.load(``, ``Image.open(``, ``read_bytes(``, ``read_text(`` or ``ZipFile(``.
 - :func:`check_name`: the one check of every name read from a recipe or from data (a recipe, a split, a config)
   before it becomes a folder or file name: ``\\A...\\Z`` patterns (``$`` would let ``"name\\n"`` through), never
   ``.`` or ``..``, never a path.
@@ -18,10 +29,13 @@ follows a link it did not make inside its own folders, and nothing local leaves 
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import functools
 import getpass
 import hashlib
+import io
+import json
 import os
 import re
 import shutil
@@ -480,3 +494,390 @@ def _strings_only(column, pa):
                                                      names=[f.name for f in keep]))
         return pa.chunked_array(chunks) if chunks else column
     return column
+
+
+# -- reading what data, a recipe or a user names: one reader, bounded ------------------------------------------
+#
+# Every file dogood opens because data, a recipe or a user's folder named it goes through the functions below
+# (tests/core/test_fs.py walks the package for any other ``open(``, ``np.load(``, ``json.load(``, ``Image.open(``):
+#
+# - :func:`confine`: a name read from data (a COCO ``file_name``, a labels file's path) as a path inside the folder
+#   it belongs to: no ``..``, no absolute name, no link leading out;
+# - :func:`open_file`, :func:`read_bytes`, :func:`read_text`: a regular file only (a FIFO, a device, a folder or,
+#   unless ``follow`` is given, a link is refused before anything waits on it), never more than its limit;
+# - :func:`read_json` / :func:`parse_json`, :func:`load_npy` / :func:`parse_npy`, :func:`open_zip`: each container
+#   checked against its declared limits (:class:`Limits`: bytes, nesting, shapes, members) before the memory it
+#   describes is allocated;
+# - :func:`check_words`, :func:`check_count`: the words and boxes of one page, and the entries of a container.
+#
+# Every refusal is a :class:`FileRefused` naming the file (or field) and the limit, which a caller reraises as its
+# own error (a DocumentError with the document's id) or lets the command line print as ``dogood: error: ...``.
+
+MiB = 1 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """The declared bounds of what dogood reads from files it did not write, each checked before the memory it
+    bounds is allocated. Real data stays far inside them (the comments say by how much); a user whose data does
+    not raises one with the environment variable ``DOGOOD_LIMIT_<FIELD>`` (``DOGOOD_LIMIT_PAGE_WORDS=50000``),
+    read at first use (:func:`limits`)."""
+
+    #: A file read whole that has no limit of its own (a labels list, a recipe's text file, a dogood record).
+    file_bytes: int = 64 * MiB
+    #: An encoded page image (an uncompressed RGB TIFF at Pillow's 89.5-megapixel limit is 268 MB).
+    image_bytes: int = 320 * MiB
+    #: A recipe (YAML); the shipped ones are under 20 kB.
+    recipe_bytes: int = 1 * MiB
+    #: A JSON file: a FUNSD annotation (under 100 kB), a DocVQA QA file (the val split: 11 MB), meta.json.
+    json_bytes: int = 256 * MiB
+    #: How deep JSON arrays and objects nest (FUNSD's annotations: 5; COCO's: 4; dogood's own records: under 10).
+    json_depth: int = 64
+    #: A COCO annotation file (PubLayNet's train.json, the largest known: about 1.3 GB).
+    coco_bytes: int = 4096 * MiB
+    #: Images, annotations (regions) and categories of one COCO file (PubLayNet train: 336k images, 3.3M regions).
+    coco_images: int = 4_000_000
+    coco_annotations: int = 40_000_000
+    coco_categories: int = 10_000
+    #: One ``.npy`` array, expanded (GloVe's 400k x 300 float32 vectors: 480 MB).
+    npy_bytes: int = 2048 * MiB
+    #: Members of a ``.npz`` archive, and of a zip (FUNSD's dataset.zip: 400).
+    npz_members: int = 64
+    zip_members: int = 200_000
+    #: All members of a zip, expanded (FUNSD's dataset.zip: 36 MB).
+    zip_bytes: int = 16384 * MiB
+    #: A CRFsuite model (FUNSD's baseline: 1.5 MB); its labels (the tagger allocates labels x labels per word)
+    #: and attributes.
+    crf_bytes: int = 256 * MiB
+    crf_labels: int = 1024
+    crf_attributes: int = 1 << 24
+    #: Words (or regions) on one page (FUNSD: at most 700; a dense RVL-CDIP page through Tesseract: about 3,000).
+    page_words: int = 10_000
+    #: Characters in one word (FUNSD's longest: 41; a URL: a few hundred).
+    word_chars: int = 1_000
+
+    def with_env(self, environ=None) -> Limits:
+        """These limits with every ``DOGOOD_LIMIT_<FIELD>`` of ``environ`` applied (a positive whole number)."""
+        environ = os.environ if environ is None else environ
+        changes = {}
+        for f in dataclasses.fields(self):
+            name = f"DOGOOD_LIMIT_{f.name.upper()}"
+            if name in environ:
+                text = environ[name].strip().replace("_", "")
+                if not text.isdigit() or int(text) <= 0 or len(text) > 30:
+                    raise DogoodError(f"{name}={environ[name]!r} must be a positive whole number")
+                changes[f.name] = int(text)
+        return dataclasses.replace(self, **changes) if changes else self
+
+
+_LIMITS: Limits | None = None
+
+
+def limits() -> Limits:
+    """The limits in force: :class:`Limits` with the ``DOGOOD_LIMIT_*`` variables applied (read once)."""
+    global _LIMITS
+    if _LIMITS is None:
+        _LIMITS = Limits().with_env()
+    return _LIMITS
+
+
+def set_limits(new: Limits | None) -> None:
+    """Replace the limits in force (``None``: read them again from the environment); for tests and embedders."""
+    global _LIMITS
+    _LIMITS = new
+
+
+def _limit_hint(field: str) -> str:
+    return f"a limit of dogood's: set DOGOOD_LIMIT_{field.upper()} to raise it"
+
+
+class FileRefused(DogoodError):
+    """A file (or a field of one) dogood refuses to read: it leaves its folder, is not a regular file, is larger
+    or deeper than its declared limit, or is not the container it should be. ``path`` names the file, ``reason``
+    says why (the message is ``path: reason``)."""
+
+    def __init__(self, path: str | Path | None, reason: str):
+        self.path = None if path is None else str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}" if self.path else reason)
+
+
+class UnsafeNameError(FileRefused, UnsafePathError):
+    """A name read from data that would leave the folder it belongs to (``..``, an absolute name, a link out)."""
+
+
+def confine(name: Any, root: str | Path, what: str = "file name") -> Path:
+    """``root / name`` for a ``name`` read from data, refused (:class:`UnsafeNameError`) unless it stays inside
+    ``root``: a relative name without ``..``, NUL or backslash parts, whose existing part does not resolve through
+    a link to outside ``root`` (``root`` itself may be a link: a data folder often is). What is returned is the
+    path as named (messages show it); :func:`open_file` opens it."""
+    if not isinstance(name, str) or not name or "\0" in name:
+        raise UnsafeNameError(None, f"{what} {_short(name)} is not a file name")
+    shown = _short(name)
+    pure = name.replace("\\", "/")
+    if pure.startswith("/") or os.path.isabs(name) or re.match(r"\A[A-Za-z]:", pure) or pure.startswith("~"):
+        raise UnsafeNameError(None, f"{what} {shown} is an absolute name; dogood opens only files inside "
+                                    f"{Path(root).name or root} that data names, by relative names")
+    if ".." in pure.split("/") or "://" in pure:
+        raise UnsafeNameError(None, f"{what} {shown} leaves its folder ({Path(root).name or root}); dogood opens "
+                                    "only files inside it that data names")
+    root = Path(root)
+    path = root / name
+    try:
+        real_root = root.resolve()
+        real = path.resolve()
+    except (OSError, RuntimeError) as exc:  # a link loop
+        raise UnsafeNameError(path, f"{what} {shown} cannot be resolved ({exc})") from None
+    if real != real_root and real_root not in real.parents:
+        raise UnsafeNameError(path, f"{what} {shown} is a link to {real.name}, outside {root.name or root}; dogood "
+                                    "follows no link out of the folder the data lives in")
+    return path
+
+
+def open_file(path: str | Path, *, limit: str = "file_bytes", max_bytes: int | None = None, what: str = "file",
+              follow: bool = True, root: str | Path | None = None) -> io.BufferedReader:
+    """A regular file opened for reading (binary), after checking what it is without waiting on it.
+
+    Refused with a :class:`FileRefused` naming the file: a FIFO, a device, a socket or a folder (opened with
+    ``O_NONBLOCK``, so a FIFO never hangs the caller), a link when ``follow`` is false, larger than the
+    :class:`Limits` field ``limit`` (or ``max_bytes`` when given). A missing file is the usual
+    ``FileNotFoundError`` (callers tell it apart). ``root``: ``path`` is a name read from data, first
+    :func:`confine`-d to that folder."""
+    if root is not None:
+        path = confine(str(path), root, what)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow:
+            raise FileRefused(path, f"the {what} is a symbolic link, which dogood does not follow here") from None
+        if exc.errno in (errno.ENXIO, errno.EISDIR):
+            raise FileRefused(path, f"the {what} is not a regular file") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+                    else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
+            raise FileRefused(path, f"the {what} is {kind}; dogood reads regular files only")
+        bound = getattr(limits(), limit) if max_bytes is None else max_bytes
+        if st.st_size > bound:
+            raise FileRefused(path, f"the {what} is {st.st_size} bytes, more than the {bound} it may be"
+                                    + (f" ({_limit_hint(limit)})" if max_bytes is None else ""))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    fh.dogood_limit = bound  # type: ignore[attr-defined]  (what read_bytes holds a file that grows to)
+    return fh
+
+
+def read_bytes(path: str | Path, *, limit: str = "file_bytes", max_bytes: int | None = None, what: str = "file",
+               follow: bool = True, root: str | Path | None = None) -> bytes:
+    """The bytes of a regular file (:func:`open_file`), never more than its limit even when the file grows while
+    it is read."""
+    with open_file(path, limit=limit, max_bytes=max_bytes, what=what, follow=follow, root=root) as fh:
+        bound = fh.dogood_limit  # type: ignore[attr-defined]
+        data = fh.read(bound + 1)
+    if len(data) > bound:
+        raise FileRefused(path, f"the {what} grew beyond the {bound} bytes it may be while it was read")
+    return data
+
+
+def read_text(path: str | Path, *, limit: str = "file_bytes", max_bytes: int | None = None, what: str = "file",
+              encoding: str = "utf-8", follow: bool = True, root: str | Path | None = None) -> str:
+    """The text of a regular file (:func:`read_bytes`); text that is not valid ``encoding`` is refused naming the
+    file."""
+    data = read_bytes(path, limit=limit, max_bytes=max_bytes, what=what, follow=follow, root=root)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise FileRefused(path, f"the {what} is not {encoding} text (byte {exc.start})") from None
+
+
+# JSON nesting, counted without parsing: escapes dropped, then only quotes and brackets kept (all in C).
+_KEEP_QUOTES_AND_BRACKETS = bytes(range(256)).translate(None, b'[]{}"')
+
+
+def json_depth(data: bytes) -> int:
+    """How deep the arrays and objects of a JSON text nest, found without parsing it, in C and NumPy at about
+    ten times the speed of parsing: escaped backslashes and quotes are dropped (``bytes.replace``), all but
+    quotes and brackets dropped (``bytes.translate``), brackets inside strings (between quotes) left out, the
+    rest added up."""
+    import numpy as np
+
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    kept = data.translate(None, _KEEP_QUOTES_AND_BRACKETS)
+    if not kept:
+        return 0
+    codes = np.frombuffer(kept, dtype=np.uint8)
+    outside = np.bitwise_xor.accumulate((codes == ord('"')).view(np.uint8)) == 0
+    opens = ((codes == ord("[")) | (codes == ord("{"))) & outside
+    closes = ((codes == ord("]")) | (codes == ord("}"))) & outside
+    return int(np.cumsum(opens.view(np.int8) - closes.view(np.int8), dtype=np.int64).max(initial=0))
+
+
+def parse_json(data: bytes | str, *, where: str | Path | None = None, what: str = "JSON file",
+               max_depth: int | None = None) -> Any:
+    """JSON text parsed after its nesting is checked against ``max_depth`` (default :attr:`Limits.json_depth`);
+    malformed JSON, text that is not UTF-8, and numbers too long to convert are refused naming ``where``."""
+    depth_limit = limits().json_depth if max_depth is None else max_depth
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    depth = json_depth(raw)
+    if depth > depth_limit:
+        raise FileRefused(where, f"the {what} nests {depth} levels deep, more than the {depth_limit} a {what} may "
+                                 f"({_limit_hint('json_depth')})")
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise FileRefused(where, f"the {what} is not valid JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # an integer of more than 4300 digits
+        raise FileRefused(where, f"the {what} cannot be read ({exc})") from None
+
+
+def read_json(path: str | Path, *, limit: str = "json_bytes", max_bytes: int | None = None,
+              max_depth: int | None = None, what: str = "JSON file", follow: bool = True,
+              root: str | Path | None = None) -> Any:
+    """A JSON file (:func:`read_bytes`, :func:`parse_json`): at most the :class:`Limits` field ``limit`` bytes
+    (:attr:`Limits.json_bytes`; or ``max_bytes``), nested at most ``max_depth`` deep."""
+    data = read_bytes(path, limit=limit, max_bytes=max_bytes, what=what, follow=follow, root=root)
+    return parse_json(data, where=path, what=what, max_depth=max_depth)
+
+
+def parse_npy(data: bytes, *, where: str | Path | None = None, what: str = "array",
+              max_bytes: int | None = None, dtypes: str = "biuf", ndim: int | tuple[int, ...] | None = None):
+    """A ``.npy`` array from its bytes, its header checked first: a plain numeric type (kinds ``dtypes``; never
+    objects, so never a pickle), ``ndim`` dimensions when given, a shape whose values fit both ``max_bytes``
+    (default :attr:`Limits.npy_bytes`) and the bytes that follow the header. The array is read-only, a view of ``data``."""
+    import numpy as np
+
+    limit = limits().npy_bytes if max_bytes is None else max_bytes
+    fh = io.BytesIO(data)
+    try:
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh, max_header_size=10_000)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh, max_header_size=10_000)
+        else:
+            raise ValueError(f"npy format version {version}")
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as exc:
+        raise FileRefused(where, f"the {what} is not a valid .npy array ({exc})") from None
+    if dtype.kind not in dtypes or dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
+        raise FileRefused(where, f"the {what} holds {dtype}, not a plain array of the kinds {dtypes!r}")
+    if ndim is not None and len(shape) not in ((ndim,) if isinstance(ndim, int) else ndim):
+        raise FileRefused(where, f"the {what} has shape {shape}, not {ndim} dimensions")
+    count = 1
+    for n in shape:
+        count *= n
+    size = count * dtype.itemsize
+    if size > limit:
+        raise FileRefused(where, f"the {what} declares shape {shape} of {dtype} ({size} bytes), more than the {limit} "
+                                 f"an array may be ({_limit_hint('npy_bytes')})")
+    start = fh.tell()
+    if len(data) - start != size:
+        raise FileRefused(where, f"the {what} declares shape {shape} of {dtype} ({size} bytes) but holds "
+                                 f"{len(data) - start}")
+    flat = np.frombuffer(data, dtype=dtype, count=count, offset=start)  # read-only, over the bytes given
+    return flat.reshape(shape[::-1]).T if fortran else flat.reshape(shape)
+
+
+def load_npy(path: str | Path, *, max_bytes: int | None = None, what: str = "array", dtypes: str = "biuf",
+             ndim: int | tuple[int, ...] | None = None, root: str | Path | None = None):
+    """A ``.npy`` file (:func:`read_bytes`, :func:`parse_npy`): the header is checked before the array's memory
+    is allocated."""
+    limit = limits().npy_bytes if max_bytes is None else max_bytes
+    data = read_bytes(path, max_bytes=limit + 10_016, what=what, root=root)  # the array and its header
+    return parse_npy(data, where=path, what=what, max_bytes=limit, dtypes=dtypes, ndim=ndim)
+
+
+def open_zip(path: str | Path | io.BytesIO, *, where: str | Path | None = None, what: str = "zip file",
+             max_members: int | None = None, max_bytes: int | None = None, max_file_bytes: int | None = None):
+    """A :class:`zipfile.ZipFile` whose central directory was checked before any member is read: at most
+    ``max_members`` members (default :attr:`Limits.zip_members`), expanding to at most ``max_bytes`` together
+    (default :attr:`Limits.zip_bytes`), no member name that leaves the archive's folder. Read members with
+    :func:`read_member`, which holds each to the size it declares."""
+    import zipfile
+
+    current = limits()
+    members = current.zip_members if max_members is None else max_members
+    total_limit = current.zip_bytes if max_bytes is None else max_bytes
+    shown = where if where is not None else (path if not isinstance(path, io.BytesIO) else None)
+    source = path if isinstance(path, io.BytesIO) else open_file(
+        path, max_bytes=total_limit if max_file_bytes is None else max_file_bytes, what=what)
+    try:
+        zf = zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
+        source.close()
+        raise FileRefused(shown, f"the {what} is not a valid zip file ({exc})") from None
+    try:
+        infos = zf.infolist()
+        if len(infos) > members:
+            raise FileRefused(shown, f"the {what} has {len(infos)} members, more than the {members} it may have "
+                                     f"({_limit_hint('zip_members')})")
+        total = sum(i.file_size for i in infos)
+        if total > total_limit:
+            raise FileRefused(shown, f"the {what} expands to {total} bytes, more than the {total_limit} it may "
+                                     f"({_limit_hint('zip_bytes')})")
+        for info in infos:
+            name = info.filename.replace("\\", "/")
+            if name.startswith("/") or ".." in name.split("/") or re.match(r"\A[A-Za-z]:", name) or "\0" in name:
+                raise FileRefused(shown, f"the {what} has the member {_short(info.filename)}, which leaves its folder")
+    except BaseException:
+        zf.close()
+        source.close()
+        raise
+    return zf
+
+
+def read_member(zf, member: str, *, where: str | Path | None = None, what: str = "zip file") -> bytes:
+    """A member's bytes, never more than the size it declares (a member whose data runs on is refused by
+    zipfile's length and CRC checks first, and by this bound in any case); damage is a :class:`FileRefused`."""
+    import zlib
+    import zipfile
+
+    try:
+        declared = zf.getinfo(member).file_size
+        out = bytearray()
+        with zf.open(member) as fh:
+            while chunk := fh.read(min(1 << 20, declared + 1 - len(out)) or 1):
+                out += chunk
+                if len(out) > declared:
+                    raise FileRefused(where, f"member {member} of the {what} expands beyond the {declared} bytes it "
+                                             "declares")
+    except FileRefused:
+        raise
+    except KeyError:
+        raise FileRefused(where, f"the {what} has no member {member}") from None
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError) as exc:
+        raise FileRefused(where, f"member {member} of the {what} is damaged ({exc})") from None
+    return bytes(out)
+
+
+def check_count(count: int, field: str, what: str, where: str | Path | None = None) -> None:
+    """Refuse ``count`` things (``what``: "regions", "images") beyond the :class:`Limits` ``field``."""
+    limit = getattr(limits(), field)
+    if count > limit:
+        raise FileRefused(where, f"{count} {what}, more than the {limit} dogood reads ({_limit_hint(field)})")
+
+
+def check_words(texts, where: str | Path | None = None, what: str = "words") -> None:
+    """Refuse a page of more than :attr:`Limits.page_words` words (or regions), or a word of more than
+    :attr:`Limits.word_chars` characters, before any record, feature or drawing is made of them; ``texts``
+    holds the words' texts (anything else than a string is left to the caller's checks)."""
+    current = limits()
+    if len(texts) > current.page_words:
+        raise FileRefused(where, f"the page has {len(texts)} {what}, more than the {current.page_words} of a page "
+                                 f"({_limit_hint('page_words')})")
+    longest = max((len(t) for t in texts if isinstance(t, str)), default=0)
+    if longest > current.word_chars:
+        k = next(k for k, t in enumerate(texts) if isinstance(t, str) and len(t) == longest)
+        raise FileRefused(where, f"word {k} has {longest} characters, more than the {current.word_chars} of a word "
+                                 f"({_limit_hint('word_chars')})")
