@@ -606,31 +606,38 @@ class UnsafeNameError(FileRefused, UnsafePathError):
     """A name read from data that would leave the folder it belongs to (``..``, an absolute name, a link out)."""
 
 
-def confine(name: Any, root: str | Path, what: str = "file name") -> Path:
-    """``root / name`` for a ``name`` read from data, refused (:class:`UnsafeNameError`) unless it stays inside
-    ``root``: a relative name without ``..``, NUL or backslash parts, whose existing part does not resolve through
-    a link to outside ``root`` (``root`` itself may be a link: a data folder often is). What is returned is the
-    path as named (messages show it); :func:`open_file` opens it."""
+def relative_name(name: Any, what: str = "file name", folder: str = "its folder") -> str:
+    """``name`` when, as written, it stays inside the folder it is read in: a non-empty relative name without
+    ``..``, NUL, a drive, ``~`` or a URL scheme; else an :class:`UnsafeNameError` naming ``what`` (no file system
+    access: :func:`confine` also follows links)."""
     if not isinstance(name, str) or not name or "\0" in name:
         raise UnsafeNameError(None, f"{what} {_short(name)} is not a file name")
-    shown = _short(name)
     pure = name.replace("\\", "/")
     if pure.startswith("/") or os.path.isabs(name) or re.match(r"\A[A-Za-z]:", pure) or pure.startswith("~"):
-        raise UnsafeNameError(None, f"{what} {shown} is an absolute name; dogood opens only files inside "
-                                    f"{Path(root).name or root} that data names, by relative names")
+        raise UnsafeNameError(None, f"{what} {_short(name)} is an absolute name; dogood opens only files inside "
+                                    f"{folder} that data names, by relative names")
     if ".." in pure.split("/") or "://" in pure:
-        raise UnsafeNameError(None, f"{what} {shown} leaves its folder ({Path(root).name or root}); dogood opens "
-                                    "only files inside it that data names")
+        raise UnsafeNameError(None, f"{what} {_short(name)} leaves {folder}; dogood opens only files inside it that "
+                                    "data names")
+    return name
+
+
+def confine(name: Any, root: str | Path, what: str = "file name") -> Path:
+    """``root / name`` for a ``name`` read from data, refused (:class:`UnsafeNameError`) unless it stays inside
+    ``root``: a :func:`relative_name` whose existing part does not resolve through a link to outside ``root``
+    (``root`` itself may be a link: a data folder often is). What is returned is the path as named (messages
+    show it); :func:`open_file` opens it."""
     root = Path(root)
+    relative_name(name, what, root.name or str(root))
     path = root / name
     try:
         real_root = root.resolve()
         real = path.resolve()
     except (OSError, RuntimeError) as exc:  # a link loop
-        raise UnsafeNameError(path, f"{what} {shown} cannot be resolved ({exc})") from None
+        raise UnsafeNameError(path, f"{what} {_short(name)} cannot be resolved ({exc})") from None
     if real != real_root and real_root not in real.parents:
-        raise UnsafeNameError(path, f"{what} {shown} is a link to {real.name}, outside {root.name or root}; dogood "
-                                    "follows no link out of the folder the data lives in")
+        raise UnsafeNameError(path, f"{what} {_short(name)} is a link to {real.name}, outside {root.name or root}; "
+                                    "dogood follows no link out of the folder the data lives in")
     return path
 
 
