@@ -731,22 +731,30 @@ def json_depth(data: bytes) -> int:
     return int(np.cumsum(opens.view(np.int8) - closes.view(np.int8), dtype=np.int64).max(initial=0))
 
 
+class MalformedFile(FileRefused):
+    """A file that is not the container it should be (not JSON, not UTF-8, a number too long to convert);
+    ``detail`` is the parser's own words."""
+
+    def __init__(self, path: str | Path | None, reason: str, detail: str):
+        super().__init__(path, reason)
+        self.detail = detail
+
+
 def parse_json(data: bytes | str, *, where: str | Path | None = None, what: str = "JSON file",
                max_depth: int | None = None) -> Any:
-    """JSON text parsed after its nesting is checked against ``max_depth`` (default :attr:`Limits.json_depth`);
-    malformed JSON, text that is not UTF-8, and numbers too long to convert are refused naming ``where``."""
+    """JSON text (UTF-8, as JSON files are) parsed after its nesting is checked against ``max_depth`` (default
+    :attr:`Limits.json_depth`); malformed JSON, text that is not UTF-8 and numbers too long to convert are a
+    :class:`MalformedFile` naming ``where``."""
     depth_limit = limits().json_depth if max_depth is None else max_depth
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     depth = json_depth(raw)
     if depth > depth_limit:
-        raise FileRefused(where, f"the {what} nests {depth} levels deep, more than the {depth_limit} a {what} may "
-                                 f"({_limit_hint('json_depth')})")
+        raise FileRefused(where, f"the {what} is nested too deeply: {depth} levels, more than the {depth_limit} "
+                                 f"it may have ({_limit_hint('json_depth')})")
     try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise FileRefused(where, f"the {what} is not valid JSON ({exc})") from None
-    except (ValueError, RecursionError) as exc:  # an integer of more than 4300 digits
-        raise FileRefused(where, f"the {what} cannot be read ({exc})") from None
+        return json.loads(data if isinstance(data, str) else raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, a 5000-digit integer
+        raise MalformedFile(where, f"the {what} is malformed JSON ({exc})", str(exc)) from None
 
 
 def read_json(path: str | Path, *, limit: str = "json_bytes", max_bytes: int | None = None,

@@ -134,8 +134,8 @@ def test_dev_zero_named_through_a_link_is_refused_within_a_memory_bound(coco, tm
     ({"images": [{"id": 1, "file_name": 5}]}, r"images\[0\]"),
     ({"raw": '{"images": {}, "categories": []}'}, "not a COCO annotation file"),
     ({"raw": '[1, 2]'}, "not a COCO annotation file"),
-    ({"raw": '{"images": [], "categories": [], "annotations": [' + "[" * 100 + "]" * 100 + "]}"}, "nests 102 levels"),
-    ({"raw": '{"images": [], "categories": [{"id": ' + "9" * 5000 + ', "name": "x"}]}'}, "cannot be read"),
+    ({"raw": '{"images": [], "categories": [], "annotations": [' + "[" * 100 + "]" * 100 + "]}"}, "nested too deeply: 102 levels"),
+    ({"raw": '{"images": [], "categories": [{"id": ' + "9" * 5000 + ', "name": "x"}]}'}, "malformed JSON"),
 ])
 def test_malformed_annotation_files_are_one_error_naming_the_file_and_entry(coco, tmp_path, capsys, change, message):
     root = coco(**change)
