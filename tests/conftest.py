@@ -189,7 +189,7 @@ def bounded_run(tmp_path):
     """``run(code, address_space_mib=6144)``: run Python ``code`` in a child process (this test's environment,
     its working directory ``tmp_path``) under an address-space limit, so a reader that would allocate without
     bound fails there instead of taking the machine; returns a :class:`BoundedRun` with the child's peak
-    resident memory (``ru_maxrss``), measured in the child as it exits."""
+    resident memory (``VmHWM`` of ``/proc/self/status``: Linux), measured in the child as it exits."""
     import subprocess
     import sys
     import textwrap
@@ -202,8 +202,10 @@ def bounded_run(tmp_path):
             try:
                 exec(compile({code!r}, "<bounded>", "exec"))
             finally:
-                print(f"PEAK_RSS_MIB {{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.1f}}",
-                      file=sys.stderr, flush=True)
+                # VmHWM: this process's own peak (ru_maxrss keeps the forking parent's across exec)
+                with open("/proc/self/status", encoding="ascii") as fh:
+                    peak = next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM:"))
+                print(f"PEAK_RSS_MIB {{peak / 1024:.1f}}", file=sys.stderr, flush=True)
             """)
         proc = subprocess.run([sys.executable, "-c", wrapper], cwd=tmp_path, capture_output=True, text=True,
                               timeout=timeout)

@@ -551,6 +551,11 @@ class Limits:
     crf_bytes: int = 256 * MiB
     crf_labels: int = 1024
     crf_attributes: int = 1 << 24
+    #: A document id read from data, in UTF-8 bytes (FUNSD's: 13; RVL-CDIP's paths: about 40).
+    id_bytes: int = 1024
+    #: One row group of a Parquet file, uncompressed, as its footer declares it (a Hub RVL-CDIP shard's: about
+    #: 10 MB; ``datasets`` writes 100 image rows a group).
+    parquet_group_bytes: int = 1024 * MiB
     #: Words (or regions) on one page (FUNSD: at most 700; a dense RVL-CDIP page through Tesseract: about 3,000).
     page_words: int = 10_000
     #: Characters in one word (FUNSD's longest: 41; a URL: a few hundred).
