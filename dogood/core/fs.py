@@ -41,6 +41,7 @@ import re
 import shutil
 import stat
 import tempfile
+import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -539,6 +540,8 @@ class Limits:
     coco_images: int = 4_000_000
     coco_annotations: int = 40_000_000
     coco_categories: int = 10_000
+    #: A JSON-lines file (predictions: one line per document; 400,000 pages of OCR words: about 2 GB).
+    jsonl_bytes: int = 4096 * MiB
     #: One ``.npy`` array, expanded (GloVe's 400k x 300 float32 vectors: 480 MB).
     npy_bytes: int = 2048 * MiB
     #: Members of a ``.npz`` archive, and of a zip (FUNSD's dataset.zip: 400).
@@ -819,13 +822,13 @@ def load_npy(path: str | Path, *, max_bytes: int | None = None, what: str = "arr
 
 
 def open_zip(path: str | Path | io.BytesIO, *, where: str | Path | None = None, what: str = "zip file",
-             max_members: int | None = None, max_bytes: int | None = None, max_file_bytes: int | None = None):
+             max_members: int | None = None, max_bytes: int | None = None, max_file_bytes: int | None = None,
+             max_member_bytes: int | None = None):
     """A :class:`zipfile.ZipFile` whose central directory was checked before any member is read: at most
-    ``max_members`` members (default :attr:`Limits.zip_members`), expanding to at most ``max_bytes`` together
-    (default :attr:`Limits.zip_bytes`), no member name that leaves the archive's folder. Read members with
-    :func:`read_member`, which holds each to the size it declares."""
-    import zipfile
-
+    ``max_members`` members (default :attr:`Limits.zip_members`), each expanding to at most ``max_member_bytes``
+    (when given) and all together to at most ``max_bytes`` (default :attr:`Limits.zip_bytes`), no member name
+    that leaves the archive's folder; the file itself at most ``max_file_bytes`` (default: ``max_bytes``). Read
+    members with :func:`read_member`, which holds each to the size it declares."""
     current = limits()
     members = current.zip_members if max_members is None else max_members
     total_limit = current.zip_bytes if max_bytes is None else max_bytes
@@ -833,7 +836,7 @@ def open_zip(path: str | Path | io.BytesIO, *, where: str | Path | None = None, 
     source = path if isinstance(path, io.BytesIO) else open_file(
         path, max_bytes=total_limit if max_file_bytes is None else max_file_bytes, what=what)
     try:
-        zf = zipfile.ZipFile(source)
+        zf = _ZipOfFile(source)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
         source.close()
         raise FileRefused(shown, f"the {what} is not a valid zip file ({exc})") from None
@@ -842,6 +845,10 @@ def open_zip(path: str | Path | io.BytesIO, *, where: str | Path | None = None, 
         if len(infos) > members:
             raise FileRefused(shown, f"the {what} has {len(infos)} members, more than the {members} it may have "
                                      f"({_limit_hint('zip_members')})")
+        big = [i for i in infos if max_member_bytes is not None and i.file_size > max_member_bytes]
+        if big:
+            raise FileRefused(shown, f"member {_short(big[0].filename)} of the {what} expands to {big[0].file_size} "
+                                     f"bytes, more than the {max_member_bytes} a member may")
         total = sum(i.file_size for i in infos)
         if total > total_limit:
             raise FileRefused(shown, f"the {what} expands to {total} bytes, more than the {total_limit} it may "
@@ -857,11 +864,24 @@ def open_zip(path: str | Path | io.BytesIO, *, where: str | Path | None = None, 
     return zf
 
 
+class _ZipOfFile(zipfile.ZipFile):
+    """A zip read from a handle :func:`open_file` opened: closing the zip closes the handle too."""
+
+    def close(self):
+        try:
+            super().close()
+        finally:
+            self.fp_given.close()
+
+    def __init__(self, source):
+        self.fp_given = source
+        super().__init__(source)
+
+
 def read_member(zf, member: str, *, where: str | Path | None = None, what: str = "zip file") -> bytes:
     """A member's bytes, never more than the size it declares (a member whose data runs on is refused by
     zipfile's length and CRC checks first, and by this bound in any case); damage is a :class:`FileRefused`."""
     import zlib
-    import zipfile
 
     try:
         declared = zf.getinfo(member).file_size

@@ -88,6 +88,7 @@ from typing import Any
 import numpy as np
 import pycrfsuite
 
+from dogood.core import fs
 from dogood.core.document import Document
 from dogood.models.base import ModelError, default_baseline_path
 from dogood.models.crf_file import CrfFileError, check_crf_model
@@ -584,7 +585,11 @@ class BaselineTagger:
                     f"baseline model file {path} has {key.replace('_', ' ')} {meta.get(key)!r}, but this dogood "
                     f"reads version {expected}: retrain it with `dogood train-baseline`"
                 )
-        try:  # CRFsuite parses in C without checks: only a file that passes is given to it
+        limit = fs.limits().crf_bytes
+        if len(model_bytes) > limit:
+            raise ModelError(f"baseline model file {path}: model.crfsuite is {len(model_bytes)} bytes, more than the "
+                             f"{limit} dogood opens (a limit of dogood's: set DOGOOD_LIMIT_CRF_BYTES to raise it)")
+        try:  # CRFsuite parses in C without checks: only a file that passes (labels bounded too) is given to it
             check_crf_model(model_bytes)
         except CrfFileError as exc:
             raise ModelError(f"baseline model file {path}: model.crfsuite is corrupt or crafted ({exc}): retrain "
@@ -740,7 +745,7 @@ def train_baseline(
     with tempfile.TemporaryDirectory(prefix="dogood-crf-") as tmp:
         model_path = os.path.join(tmp, MODEL_MEMBER)
         trainer.train(model_path)
-        model_bytes = Path(model_path).read_bytes()
+        model_bytes = fs.read_bytes(model_path, limit="crf_bytes", what="CRF model")
     from dogood.version import __version__
 
     meta = {
