@@ -66,11 +66,14 @@ class SafeLoader(yaml.SafeLoader):
 
 
 def load_yaml(text: str) -> Any:
-    """Parse ``text`` with :class:`SafeLoader` (raises ``yaml.YAMLError``; deep nesting too)."""
+    """Parse ``text`` with :class:`SafeLoader` (raises ``yaml.YAMLError``; deep nesting and numbers too long to
+    convert, such as an integer of 5000 digits, too)."""
     try:
         return yaml.load(text, Loader=SafeLoader)  # noqa: S506 (a SafeLoader subclass)
     except RecursionError:
         raise yaml.YAMLError("nested too deeply") from None
+    except (ValueError, OverflowError) as exc:  # int() of more than 4300 digits
+        raise yaml.YAMLError(f"a value cannot be read ({exc})") from None
 
 
 # -- lock ----------------------------------------------------------------------------------------------

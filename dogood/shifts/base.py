@@ -398,11 +398,11 @@ def make_shift(spec: dict[str, Any]) -> Shift:
     if not isinstance(spec, dict) or "shift" not in spec:
         raise RecipeError(f"a chain entry must be a mapping with a 'shift' key, got {spec!r}")
     name = spec["shift"]
-    cls = SHIFTS.get(name)
+    cls = SHIFTS.get(name) if isinstance(name, str) else None
     if cls is None:
         raise RecipeError(f"unknown shift {name!r}; known shifts: {', '.join(sorted(SHIFTS)) or 'none'}")
     params = {k: v for k, v in spec.items() if k != "shift"}
-    unknown = sorted(set(params) - set(declared.accepted_names(cls.Params)))
+    unknown = sorted(map(str, set(params) - set(declared.accepted_names(cls.Params))))
     if unknown:
         raise RecipeError(f"shift {name!r} has no parameter {', '.join(unknown)}; it takes "
                           f"{', '.join(cls.Params.model_fields) or 'none'}")
