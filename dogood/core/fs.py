@@ -138,9 +138,10 @@ def remove_tree(path: str | Path) -> None:
 
 # -- checksums and durable writes -------------------------------------------------------------------------------
 def sha256_file(path: str | Path) -> str:
-    """The sha256 of a file's bytes, read in 1 MiB pieces."""
+    """The sha256 of a regular file's bytes, read in 1 MiB pieces (a FIFO or a device is a :class:`FileRefused`,
+    never a wait or an endless read)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_file(path, max_bytes=1 << 62, what="file") as fh:
         while chunk := fh.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
@@ -366,7 +367,10 @@ def _content_sha256(resolved: str, size: int, mtime_ns: int) -> str:
         dirs.sort()
         for name in sorted(files):
             file = Path(root) / name
-            if is_link(file):
+            try:
+                if not stat.S_ISREG(os.lstat(file).st_mode):
+                    continue  # links are not followed; FIFOs, sockets and devices are not content
+            except OSError:
                 continue
             digest.update(file.relative_to(path).as_posix().encode("utf-8", "surrogateescape") + b"\0")
             digest.update(sha256_file(file).encode("ascii"))

@@ -79,7 +79,8 @@ from dogood.core.fs import CONFIG_NAME, NAME, recorded_value
 from dogood.pipeline.safety import load_yaml
 from dogood.core.schema import BOX_LEVELS, SCHEMAS
 from dogood.shifts.levels import check_levels, expand_severities
-from dogood.shifts import Shift, make_shift
+from dogood.shifts import SHIFTS, Shift, make_shift
+from dogood.shifts.base import recorded_step
 from dogood.sources import SOURCE_KINDS
 
 _VERSION = re.compile(r"\A\d+\.\d+\.\d+\Z")
@@ -118,6 +119,12 @@ class Recipe:
     levels: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: each severity config's unswept chain (``merge@3``: ``merge``'s steps), whose draws its levels share
     level_bases: dict[str, list[dict[str, Any]]] = field(default_factory=dict, compare=False)
+
+    def recorded_chain(self, config: str) -> list[Any]:
+        """A config's chain as the recipe writes it, as records show it: each shift's path-valued parameters
+        (:attr:`~dogood.shifts.base.Shift.path_params`) as their last part and content hash, every other value
+        as written (:func:`dogood.shifts.base.recorded_step`)."""
+        return [recorded_step(spec) for spec in self.configs[config]]
 
     def chain(self, config: str) -> list[Shift]:
         """The shifts of a config, instantiated in order. A severity config's steps draw what its config's own
@@ -185,8 +192,15 @@ class Recipe:
                     if step.get("shift") in SHIFTS and param in accepted_names(SHIFTS[step["shift"]].Params) \
                             and param not in swept:
                         step[param] = value
+        def names_a_path(item: str) -> bool:  # whether a shift the override reaches reads PARAM as a path
+            target = item.partition("=")[0]
+            pattern, _, param = target.rpartition(".")
+            return any(param in getattr(SHIFTS.get(step.get("shift")), "path_params", ())
+                       for name in fnmatch.filter(configs, pattern) for step in configs[name])
+
         return replace(self, configs=configs, level_bases=bases,
-                       overrides=self.overrides + tuple(recorded_override(item) for item in items))
+                       overrides=self.overrides + tuple(recorded_override(item, path=names_a_path(item))
+                                                        for item in items))
 
     def with_build_options(self, *, splits: list[str] | None = None, copies: int | None = None) -> Recipe:
         """This recipe with other splits (``--split``: names or comma lists, in the order given) and/or another
@@ -225,9 +239,13 @@ class Recipe:
         return [c for c in self.configs if c in chosen]
 
 
-def recorded_override(item: str) -> str:
-    """``CONFIG.PARAM=VALUE`` as the card and ``dogood_build.json`` list it: a path in ``VALUE`` as its last part
-    and content hash (:func:`dogood.core.fs.recorded_value`), never a folder of this machine."""
+def recorded_override(item: str, *, path: bool = True) -> str:
+    """``CONFIG.PARAM=VALUE`` as the card and ``dogood_build.json`` list it: when ``PARAM`` names a file or folder
+    (``path``: a shift's :attr:`~dogood.shifts.base.Shift.path_params`), a path in ``VALUE`` as its last part and
+    content hash (:func:`dogood.core.fs.recorded_value`), never a folder of this machine; any other value as
+    written (text is never read as a path)."""
+    if not path:
+        return item
     target, eq, text = item.partition("=")
     try:
         value = load_yaml(text) if text.strip() else ""

@@ -40,7 +40,7 @@ from typing import Any
 import yaml
 
 from dogood.core.errors import DogoodError, RecipeError
-from dogood.core.fs import check_no_links, partial_folder, recorded_value, remove_tree, seal_partial, sha256_file
+from dogood.core.fs import check_no_links, partial_folder, remove_tree, seal_partial, sha256_file
 from dogood.pipeline.safety import check_name, find_local, load_yaml, portable
 from dogood.version import __version__
 
@@ -173,7 +173,7 @@ def reusable(folder: Path, entry: PublishEntry, source: str | None = None) -> bo
         return False
     if not isinstance(info, dict):
         return False
-    wanted = {c: recorded_value(entry.recipe.configs[c]) for c in entry.configs}
+    wanted = {c: entry.recipe.recorded_chain(c) for c in entry.configs}
     return (info.get("recipe") == entry.recipe.name and info.get("version") == entry.recipe.version
             and info.get("seed") == entry.recipe.seed and info.get("limit") is None
             and list(info.get("overrides") or []) == list(entry.recipe.overrides) and not info.get("skipped")

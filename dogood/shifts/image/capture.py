@@ -118,6 +118,8 @@ class CapturePage(Shift):
         "surface": "pages on a drawn desk texture instead of a photo",
     }
 
+    path_params = ("annotations",)  # a file or folder this machine reads (recorded by name and content hash)
+
     class Params(params.Params):
         surface: Literal["photo", "texture"] = Field("photo", description=(
             "what the page lies on: a COCO photo (drawn per document, licences allowing derivatives) or a drawn "

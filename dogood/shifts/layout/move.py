@@ -378,6 +378,8 @@ class MoveEntities(Shift):
     severities: ClassVar[dict[int, dict]] = {1: {"max_moves": 1}, 2: {"max_moves": 2}, 3: {"max_moves": 3},
                                              4: {"max_moves": 5}, 5: {"max_moves": 8}}
 
+    path_params = ("scorer",)  # a file or folder this machine reads (recorded by name and content hash)
+
     class Params(params.Params):
         scorer: params.Text = Field("baseline", description="the model that scores strength: baseline, a "
                                                             ".dogood-model file, a Hugging Face token model name or folder")
