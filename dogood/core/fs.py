@@ -389,9 +389,16 @@ def portable_text(text: str) -> str:
 
 class LocalScan:
     """Finds what would name this machine in published text: absolute paths of folders that exist here, the
-    home folder, the working and data folders, and the user name as a path part (``/me/``, ``~me``).
+    home folder, the working and data folders, the user name as a path part (``/me/``, ``~me``), any ``file:``
+    URL, and absolute paths flattened into a name (``tmp_pytest-of-me_x_secret``, ``/`` written as ``_``: a
+    document id made of a local path).
 
     ``extra``: more folders that must not appear (a build folder)."""
+
+    #: A ``file:`` URL names a file of the machine it was written on, whatever follows.
+    _FILE_URL = re.compile(r"(?i)(?<![A-Za-z0-9+.-])file:(?://)?[^\s)'\"`<>]*")
+    #: A run of ``_``-joined parts, where a flattened path could hide.
+    _FLAT = re.compile(r"(?:[A-Za-z0-9.@+-]+_){2,}[A-Za-z0-9.@+-]+")
 
     #: An absolute POSIX path of at least two parts, not part of a longer word or URL.
     _ABS = re.compile(r"(?<![\w.~:/-])(/[\w.@+-]+(?:/[\w.@+ -]*[\w.@+-])+)")
@@ -413,10 +420,25 @@ class LocalScan:
         self.user = user if len(user) >= 2 else ""
         self._user = (re.compile(r"(?:(?<=[/\\~])" + re.escape(self.user) + r"(?=[/\\]|\Z|[^\w.-]))")
                       if self.user else None)
+        try:  # the top-level folders of this machine: where a flattened path starts
+            self._roots = frozenset(e.name for e in os.scandir("/") if e.is_dir(follow_symlinks=False))
+        except OSError:
+            self._roots = frozenset()
 
     def find(self, text: str) -> str | None:
         """The first local thing ``text`` names, as found, or ``None``."""
-        if not text or ("/" not in text and "\\" not in text and "~" not in text):
+        if not text:
+            return None
+        if "_" in text:
+            flat = self._flattened(text)
+            if flat is not None:
+                return flat
+        if "/" not in text and "\\" not in text and "~" not in text and ":" not in text:
+            return None
+        m = self._FILE_URL.search(text)
+        if m:
+            return m.group(0)
+        if "/" not in text and "\\" not in text and "~" not in text:
             return None
         for place in self.places:
             if re.search(r"(?<![\w.-])" + re.escape(place) + r"(?![\w.-])", text):
@@ -431,6 +453,37 @@ class LocalScan:
             if m:
                 start = max(0, m.start() - 20)
                 return text[start:m.end() + 20]
+        return None
+
+    def _flattened(self, text: str) -> str | None:
+        """An absolute path written with ``_`` for ``/`` (``_tmp_pytest-of-me_x_secret``): a run of ``_``-joined
+        parts whose first two, as ``/first/second``, are a folder of this machine below one of its top-level
+        folders, with more parts after them."""
+        for m in self._FLAT.finditer(text):
+            parts = m.group(0).split("_")
+            for i in range(len(parts) - 2):
+                if parts[i] in self._roots and parts[i + 1] and os.path.isdir(f"/{parts[i]}/{parts[i + 1]}"):
+                    return "_".join(parts[i:])
+        return None
+
+    def scan_image(self, data: bytes) -> str | None:
+        """What an image's metadata names of this machine (PNG text chunks, EXIF, comments, XMP: every text an
+        image carries besides its pixels), or ``None``; bytes that are no image are scanned as text."""
+        from PIL import Image
+
+        texts: list[str] = []
+        try:
+            with Image.open(io.BytesIO(data)) as im:
+                for key, value in im.info.items():
+                    texts += [str(key), value.decode("latin-1") if isinstance(value, bytes) else str(value)]
+                for value in im.getexif().values():
+                    texts.append(value.decode("latin-1") if isinstance(value, bytes) else str(value))
+        except Exception:  # noqa: BLE001 - not an image Pillow reads: its bytes are scanned as text
+            texts = [bytes(data[:1 << 20]).decode("latin-1")]
+        for text in texts:
+            hit = self.find(text)
+            if hit:
+                return hit
         return None
 
     def scan_value(self, value: Any, field: str) -> tuple[str, str] | None:
@@ -452,28 +505,40 @@ class LocalScan:
 
     def scan_parquet(self, path: str | Path) -> tuple[str, str] | None:
         """``(where, what)`` of the first string cell (nested ones included; an image cell's ``path``; the file's
-        key-value metadata) of a Parquet file that names something local; image bytes are not text and are not
-        read as such."""
+        key-value metadata) of a Parquet file that names something local, or of the first image cell whose
+        metadata does (:meth:`scan_image`: its pixels are not text)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pf = pq.ParquetFile(path)
-        for key, value in (pf.schema_arrow.metadata or {}).items():
-            hit = self.find(value.decode("utf-8", "replace"))
-            if hit:
-                return f"schema metadata {key.decode('utf-8', 'replace')}", hit
-        strings = [name for name in pf.schema_arrow.names if _has_strings(pf.schema_arrow.field(name).type, pa)]
-        if not strings:
-            return None
-        row0 = 0
-        for g in range(pf.metadata.num_row_groups):
-            table = pf.read_row_group(g, columns=strings)
-            for name in strings:
-                for r, cell in enumerate(_strings_only(table.column(name), pa).to_pylist()):
-                    found = self.scan_value(cell, name)
-                    if found:
-                        return f"row {row0 + r}, column {found[0]}", found[1]
-            row0 += table.num_rows
+        with open_file(path, max_bytes=1 << 62, what="Parquet file") as fh:
+            pf = pq.ParquetFile(fh)
+            for key, value in (pf.schema_arrow.metadata or {}).items():
+                hit = self.find(value.decode("utf-8", "replace"))
+                if hit:
+                    return f"schema metadata {key.decode('utf-8', 'replace')}", hit
+            schema = pf.schema_arrow
+            strings = [name for name in schema.names if _has_strings(schema.field(name).type, pa)]
+            images = [name for name in schema.names if pa.types.is_struct(schema.field(name).type)
+                      and schema.field(name).type.get_field_index("bytes") >= 0
+                      and pa.types.is_binary(schema.field(name).type.field("bytes").type)]
+            row0 = 0
+            for g in range(pf.metadata.num_row_groups):
+                if strings:
+                    table = pf.read_row_group(g, columns=strings)
+                    for name in strings:
+                        for r, cell in enumerate(_strings_only(table.column(name), pa).to_pylist()):
+                            found = self.scan_value(cell, name)
+                            if found:
+                                return f"row {row0 + r}, column {found[0]}", found[1]
+                for name in images:
+                    cells = pf.read_row_group(g, columns=[f"{name}.bytes"]).column(0)
+                    for r, cell in enumerate(cells.combine_chunks().field("bytes") if pa.types.is_struct(cells.type)
+                                             else cells.combine_chunks()):
+                        data = cell.as_buffer()
+                        hit = self.scan_image(data.to_pybytes()) if data is not None else None
+                        if hit:
+                            return f"row {row0 + r}, column {name} (the image's metadata)", hit
+                row0 += pf.metadata.row_group(g).num_rows
         return None
 
 
@@ -703,7 +768,14 @@ def read_bytes(path: str | Path, *, limit: str = "file_bytes", max_bytes: int | 
     it is read."""
     with open_file(path, limit=limit, max_bytes=max_bytes, what=what, follow=follow, root=root) as fh:
         bound = fh.dogood_limit  # type: ignore[attr-defined]
-        data = fh.read(bound + 1)
+        data = fh.read(min(bound, os.fstat(fh.fileno()).st_size))  # what its size says, at most the bound
+        more = fh.read(1)
+        if more:  # it grew while it was read: read on, in pieces, to one byte past the bound
+            parts, total = [data, more], len(data) + 1
+            while total <= bound and (chunk := fh.read(min(1 << 24, bound + 1 - total))):
+                parts.append(chunk)
+                total += len(chunk)
+            data = b"".join(parts)
     if len(data) > bound:
         raise FileRefused(path, f"the {what} grew beyond the {bound} bytes it may be while it was read")
     return data

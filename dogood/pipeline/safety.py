@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from dogood.core import fs
 from dogood.core.errors import DogoodError
 from dogood.core.fs import (NAME, _old_folders, check_name, commit_folder, create_no_follow,  # noqa: F401
                             glob_escape, is_link, recover_folder)
@@ -272,7 +273,10 @@ def find_local(folder: Path, *, extra: Iterable[str | Path] = (), names: Iterabl
         if not path.is_file():
             continue
         suffix = path.suffix.lower()
-        if suffix in _IMAGE_SUFFIXES:
+        if suffix in _IMAGE_SUFFIXES:  # its pixels are not text; its metadata is
+            hit = scan.scan_image(fs.read_bytes(path, limit="image_bytes", what="image file"))
+            if hit:
+                return path, "the image's metadata", hit
             continue
         if suffix == ".parquet":
             if parquet:
@@ -280,7 +284,7 @@ def find_local(folder: Path, *, extra: Iterable[str | Path] = (), names: Iterabl
                 if found:
                     return path, found[0], found[1]
             continue
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = fs.read_bytes(path, max_bytes=1 << 62, what="staged file").decode("utf-8", errors="replace")
         if suffix == ".json":
             try:
                 found = scan.scan_value(json.loads(text), "")

@@ -220,3 +220,43 @@ def test_pages_of_too_many_or_too_long_words_are_refused(small_limits):
         fs.check_words(["ok", "x" * 9])
     with pytest.raises(FileRefused, match="DOGOOD_LIMIT_COCO_IMAGES"):
         fs.check_count(fs.limits().coco_images + 1, "coco_images", "images")
+
+
+# -- what must not leave the machine ------------------------------------------------------------------------------
+def test_local_scan_finds_file_urls_and_flattened_paths(tmp_path):
+    from dogood.core.fs import LocalScan
+
+    scan = LocalScan()
+    private = tmp_path / "private" / "secret"
+    private.mkdir(parents=True)
+    flat = str(private).replace("/", "_")  # what an absolute file name became as a document id
+    for text in (f"see file://{tmp_path}/notes.txt", "FILE:///etc/hosts", "file:relative.txt", flat, flat[1:] + "_x",
+                 "usr_share_fonts_x"):
+        assert scan.find(text), text
+    for text in ("82092117", "doc_0001_a", "tmp_x", "http://example.org/a/b", "a_b_c_d", "Date:", "profile_name",
+                 "hf://datasets/x/y", "B-QUESTION"):
+        assert scan.find(text) is None, text
+
+
+def test_local_scan_reads_image_metadata_and_parquet_image_cells(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from PIL import Image, PngImagePlugin
+
+    from dogood.core.fs import LocalScan
+
+    def png(text=None) -> bytes:
+        buf, info = io.BytesIO(), PngImagePlugin.PngInfo()
+        if text:
+            info.add_text("Source", text)
+        Image.new("L", (4, 4)).save(buf, format="PNG", pnginfo=info)
+        return buf.getvalue()
+
+    scan = LocalScan()
+    secret = png(str(tmp_path / "scans" / "page.png"))
+    assert scan.scan_image(png()) is None and scan.scan_image(png("a plain note")) is None
+    assert scan.scan_image(secret).startswith(str(tmp_path))
+    table = pa.table({"id": ["a", "b"], "image": [{"bytes": png(), "path": None}, {"bytes": secret, "path": None}]})
+    pq.write_table(table, tmp_path / "rows.parquet")
+    where, hit = scan.scan_parquet(tmp_path / "rows.parquet")
+    assert where == "row 1, column image (the image's metadata)" and hit.startswith(str(tmp_path))
