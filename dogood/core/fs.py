@@ -29,6 +29,7 @@ folders, and nothing local leaves the machine.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import functools
@@ -176,6 +177,18 @@ def replace_durably(tmp: str | Path, dest: str | Path) -> None:
     fsync_file(tmp)
     os.replace(tmp, dest)
     fsync_folder(Path(dest).parent)
+
+
+@contextlib.contextmanager
+def naming(path: str | Path) -> Iterator[None]:
+    """Inside, an ``OSError`` that names no file (a write on a full disk names none) is raised again naming
+    ``path``, so the one error line says which file could not be written."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.errno is not None:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise
 
 
 def sync_tree(folder: str | Path) -> None:

@@ -119,12 +119,55 @@ def output_lock(out: Path, *, wait: bool = False) -> Iterator[Path]:
         os.close(fd)
 
 
+# -- what a build recorded ----------------------------------------------------------------------------
+def read_build_info(folder: str | Path) -> Any:
+    """``dogood_build.json`` of a built folder, through the one reader (:func:`dogood.core.fs.read_json`: a regular
+    file, bounded in size and nesting); raises ``OSError`` or :class:`~dogood.core.fs.FileRefused`."""
+    return fs.read_json(Path(folder) / "dogood_build.json", what="dogood_build.json")
+
+
+def verify_recorded(built: Path, error: type[DogoodError] = DogoodError, *, extra_ok: bool = False,
+                    info: Any = None) -> dict[str, str]:
+    """The sha256 of each file of a built folder as its build recorded them (``dogood_build.json``'s ``sha256``),
+    checked against the files; an ``error`` naming the first file that is missing, changed or (unless
+    ``extra_ok``) extra. What leaves a build (push, export) is what the build wrote."""
+    if info is None:
+        try:
+            info = read_build_info(built)
+        except (OSError, fs.FileRefused) as exc:
+            raise error(f"{built}/dogood_build.json cannot be read ({getattr(exc, 'reason', exc)})") from None
+    recorded = info.get("sha256") if isinstance(info, dict) else None
+    if not isinstance(recorded, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in recorded.items()):
+        raise error(f"{built} records no checksums of its files (built by an older dogood): build it again")
+    if not extra_ok:
+        present = {p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file()}
+        present -= {"README.md", "dogood_build.json"}
+        extra = sorted(present - set(recorded))
+        if extra:
+            raise error(f"{built / extra[0]} is not a file its build wrote (not in dogood_build.json's "
+                        "checksums); remove it or build again")
+    for rel, digest in recorded.items():
+        path = built / rel
+        if ".." in Path(rel).parts or Path(rel).is_absolute():
+            raise error(f"{built}/dogood_build.json names the file {rel!r} outside the folder")
+        try:
+            actual = fs.sha256_file(path)
+        except FileNotFoundError:
+            raise error(f"{path} is missing (its build wrote it): build again") from None
+        except fs.FileRefused as exc:
+            raise error(f"{path}: {exc.reason}") from None
+        if actual != digest:
+            raise error(f"{path} does not match the sha256 its build recorded (damaged or changed since it "
+                        "was written): build again")
+    return dict(recorded)
+
+
 # -- what may be written where ------------------------------------------------------------------------
 def is_dogood_build(folder: Path) -> bool:
     """True when ``folder`` holds a ``dogood_build.json`` that a dogood build wrote."""
     try:
-        info = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        info = read_build_info(folder)
+    except (OSError, fs.FileRefused):
         return False
     if not isinstance(info, dict):
         return False
@@ -198,9 +241,11 @@ def hash_files(paths: Iterable[Path]) -> str:
         path = Path(path)
         digest.update(path.name.encode("utf-8", "surrogateescape") + b"\0")
         try:
-            with open(path, "rb") as fh:
+            with fs.open_file(path, max_bytes=1 << 62, what="source file") as fh:
                 while chunk := fh.read(1 << 20):
                     digest.update(chunk)
+        except fs.FileRefused:
+            digest.update(b"\0not a regular file")  # a FIFO or a device: never waited on; loading reports it
         except FileNotFoundError:
             digest.update(b"\0missing")
         except OSError as exc:
