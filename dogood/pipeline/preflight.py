@@ -204,7 +204,7 @@ def _source(recipe: Recipe, splits: list[str], source_path
                     ["FUNSD is downloaded first (16 MB from guillaumejaume.github.io), or pass --source"], {})
     if kind == "hf" and source_path is None:
         name = str(recipe.source.get("name", ""))
-        if name and not Path(name).expanduser().exists():
+        if name and not Path(name).expanduser().exists() and not name.lower().startswith("file:"):
             return (f"Hub dataset {name}", NETWORK, documents, [f"reads the Hub dataset {name}"], {})
     if kind == "rvl_cdip" and shutil.which("tesseract") is None:
         reasons.append("RVL-CDIP's words come from Tesseract, which is not installed: apt-get install tesseract-ocr")
