@@ -910,6 +910,23 @@ def load_npy(path: str | Path, *, max_bytes: int | None = None, what: str = "arr
     return parse_npy(data, where=path, what=what, max_bytes=limit, dtypes=dtypes, ndim=ndim)
 
 
+def load_npz(path: str | Path, *, what: str = "arrays", dtypes: str = "biufU", max_members: int | None = None,
+             max_bytes: int | None = None) -> dict[str, Any]:
+    """The arrays of a ``.npz`` file (``name -> array``, read-only): the archive checked by :func:`open_zip` (at
+    most ``max_members``, default :attr:`Limits.npz_members`; expanded at most ``max_bytes``, default
+    :attr:`Limits.npy_bytes`), each member by :func:`parse_npy` before its array is allocated; never a pickle."""
+    current = limits()
+    total = current.npy_bytes if max_bytes is None else max_bytes
+    with open_zip(path, what=what, max_members=current.npz_members if max_members is None else max_members,
+                  max_bytes=total) as zf:
+        out = {}
+        for name in zf.namelist():
+            key = name[:-4] if name.endswith(".npy") else name
+            out[key] = parse_npy(read_member(zf, name, where=path, what=what), where=f"{path}: {name}",
+                                 what=f"member {name}", max_bytes=total, dtypes=dtypes)
+    return out
+
+
 def open_zip(path: str | Path | io.BytesIO, *, where: str | Path | None = None, what: str = "zip file",
              max_members: int | None = None, max_bytes: int | None = None, max_file_bytes: int | None = None,
              max_member_bytes: int | None = None):
@@ -945,12 +962,21 @@ def open_zip(path: str | Path | io.BytesIO, *, where: str | Path | None = None, 
         for info in infos:
             name = info.filename.replace("\\", "/")
             if name.startswith("/") or ".." in name.split("/") or re.match(r"\A[A-Za-z]:", name) or "\0" in name:
-                raise FileRefused(shown, f"the {what} has the member {_short(info.filename)}, which leaves its folder")
+                raise UnsafeMember(shown, f"the {what} has the member {_short(info.filename)}, which leaves its "
+                                          "folder", info.filename)
     except BaseException:
         zf.close()
         source.close()
         raise
     return zf
+
+
+class UnsafeMember(FileRefused):
+    """A zip member whose name leaves the archive's folder (``..``, an absolute name); ``member`` is the name."""
+
+    def __init__(self, path, reason: str, member: str):
+        super().__init__(path, reason)
+        self.member = member
 
 
 class _ZipOfFile(zipfile.ZipFile):

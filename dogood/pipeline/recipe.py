@@ -472,13 +472,13 @@ def read_recipe(path: Path) -> Recipe:
     """Parse the recipe file at ``path``, read through :func:`dogood.core.fs.read_text` (a regular file of at most
     ``Limits.recipe_bytes``); every failure a :class:`RecipeError` naming the file."""
     try:
-        text = fs.read_text(path, limit="recipe_bytes", what="recipe")
+        text = fs.read_bytes(path, limit="recipe_bytes", what="recipe").decode("utf-8")
         data = load_yaml(text)
     except FileNotFoundError:
         raise RecipeError(f"recipe {path}: not found (a link to nothing?)") from None
     except fs.FileRefused as exc:
         raise RecipeError(f"recipe {path}: {exc.reason}") from None
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise RecipeError(f"recipe {path}: not valid YAML ({exc})") from None
     except OSError as exc:
         raise RecipeError(f"recipe {path}: cannot read it ({exc.strerror or exc})") from None

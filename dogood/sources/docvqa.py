@@ -65,8 +65,10 @@ class DocVQASource:
         self.qa_file = _find_qa_file(self.folder, self.split)
         try:
             data = fs.read_json(self.qa_file, what="DocVQA question file")
+        except fs.MalformedFile as exc:
+            raise SourceError(f"{self.qa_file}: not valid JSON ({exc.detail})") from None
         except fs.FileRefused as exc:
-            raise SourceError(str(exc).replace("malformed JSON", "not valid JSON")) from None
+            raise SourceError(str(exc)) from None
         except OSError as exc:
             raise SourceError(f"{self.qa_file}: cannot read the question file ({exc.strerror or exc})") from None
         try:

@@ -294,13 +294,21 @@ def file_stamp(fs, path: str) -> tuple | None:
 
 
 @functools.lru_cache(maxsize=64)
-def _parquet_file(fs, path: str, pid: int, stamp: tuple | None = None):
+def _parquet_file(filesystem, path: str, pid: int, stamp: tuple | None = None):
     """An open Parquet file of this process (``pid`` in the key: a forked worker opens its own handle, never
-    sharing a file offset with the driver's; ``stamp``, :func:`file_stamp`: a replaced file is opened anew)."""
+    sharing a file offset with the driver's; ``stamp``, :func:`file_stamp`: a replaced file is opened anew). A
+    local file is opened through the one reader (:func:`dogood.core.fs.open_file`: a regular file, never a FIFO
+    waited on); a remote one through its fsspec file system."""
     import pyarrow.parquet as pq
 
+    from dogood.core import fs
+
     try:
-        return pq.ParquetFile(fs.open(path, "rb"))
+        if stamp is not None:  # a local file (file_stamp gives none for a URL)
+            return pq.ParquetFile(fs.open_file(path, max_bytes=1 << 62, what="Parquet file"))
+        return pq.ParquetFile(filesystem.open(path, "rb"))
+    except fs.FileRefused as exc:
+        raise SourceError(f"cannot read Parquet file {path} ({exc.reason})") from None
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise SourceError(f"cannot read Parquet file {path} ({exc})") from None
     except Exception as exc:  # noqa: BLE001 - a remote file system's own error types (see url_fs)

@@ -94,6 +94,7 @@ import numpy as np
 
 from pydantic import Field
 
+from dogood.core import fs
 from dogood.core.document import Document, PageImage, Word
 from dogood.core.papers import Cites
 from dogood.core.paths import cache_dir, write_atomic
@@ -179,10 +180,10 @@ def cached_entity_strength(doc: Document, model, shuffles: int = 10, seed: int =
     """:func:`entity_strength`, read from or written to the cache; and whether it came from the cache."""
     path = strength_cache_path(model, doc, shuffles, seed)
     try:
-        values = json.loads(path.read_text(encoding="utf-8"))
+        values = fs.read_json(path, what="strength cache file")
         if len(values) == len(doc.entities):
             return np.array([np.nan if v is None else v for v in values], dtype=float), True
-    except (OSError, ValueError):
+    except (OSError, ValueError, TypeError, fs.FileRefused):
         pass
     strength = entity_strength(doc, model, shuffles, seed)
     write_atomic(path, json.dumps([None if np.isnan(v) else float(v) for v in strength]))  # workers never read half
