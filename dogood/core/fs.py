@@ -742,6 +742,14 @@ def open_file(path: str | Path, *, limit: str = "file_bytes", max_bytes: int | N
     :func:`confine`-d to that folder."""
     if root is not None:
         path = confine(str(path), root, what)
+    try:  # a device or a FIFO is refused before it is opened at all (opening some devices acts on them)
+        mode = (os.stat if follow else os.lstat)(path).st_mode
+    except FileNotFoundError:
+        raise
+    except OSError:
+        mode = stat.S_IFREG  # let the open below say what is wrong
+    if not stat.S_ISREG(mode) and not (stat.S_ISLNK(mode) and not follow):
+        raise FileRefused(path, f"the {what} is {_kind(mode)}; dogood reads regular files only")
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     if not follow:
         flags |= getattr(os, "O_NOFOLLOW", 0)
@@ -757,10 +765,8 @@ def open_file(path: str | Path, *, limit: str = "file_bytes", max_bytes: int | N
         raise
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
-                    else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
-            raise FileRefused(path, f"the {what} is {kind}; dogood reads regular files only")
+        if not stat.S_ISREG(st.st_mode):  # replaced since the check above
+            raise FileRefused(path, f"the {what} is {_kind(st.st_mode)}; dogood reads regular files only")
         bound = getattr(limits(), limit) if max_bytes is None else max_bytes
         if st.st_size > bound:
             raise FileRefused(path, f"the {what} is {st.st_size} bytes, more than the {bound} it may be"
@@ -773,6 +779,12 @@ def open_file(path: str | Path, *, limit: str = "file_bytes", max_bytes: int | N
         raise
     fh.dogood_limit = bound  # type: ignore[attr-defined]  (what read_bytes holds a file that grows to)
     return fh
+
+
+def _kind(mode: int) -> str:
+    return ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "not a regular file")
 
 
 def read_bytes(path: str | Path, *, limit: str = "file_bytes", max_bytes: int | None = None, what: str = "file",
