@@ -892,8 +892,8 @@ def parse_npy(data: bytes, *, where: str | Path | None = None, what: str = "arra
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh, max_header_size=10_000)
         else:
             raise ValueError(f"npy format version {version}")
-    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as exc:
-        raise FileRefused(where, f"the {what} is not a valid .npy array ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - numpy parses a hostile header with ast and tokenize: many types
+        raise FileRefused(where, f"the {what} is not a valid .npy array ({type(exc).__name__}: {exc})") from None
     if dtype.kind not in dtypes or dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
         raise FileRefused(where, f"the {what} holds {dtype}, not a plain array of the kinds {dtypes!r}")
     if ndim is not None and len(shape) not in ((ndim,) if isinstance(ndim, int) else ndim):

@@ -58,7 +58,7 @@ def read_predictions(path: str | Path, task: str) -> dict[str, Prediction]:
     if task not in TASKS:
         raise ValueError(f"task must be one of {', '.join(TASKS)}, got {task!r}")
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise PredictionError(f"predictions file {path} does not exist")
     out: dict[str, Prediction] = {}
     try:
