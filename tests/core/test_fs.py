@@ -359,3 +359,20 @@ def test_the_walk_sees_each_kind_of_read():
     kinds = sorted(kind for kind, function, _ in _reads(ast.parse(code)) if function == "f")
     assert kinds == sorted(["open", "json.load", "np.load", "Image.open", "read_text", "read_bytes", "ZipFile",
                             "p.open"])
+
+
+def test_a_cache_entry_a_killed_process_left_half_written_is_swept_by_the_next_write(tmp_path):
+    """write_atomic (OCR and strength cache entries, shard records) writes through fs.partial_file: the temporary
+    file of a process that no longer runs is one of fs.leftovers and goes with the next write beside it."""
+    from dogood.core.paths import write_atomic
+
+    entry = tmp_path / "ab" / "abcdef.json"
+    entry.parent.mkdir()
+    dead = entry.with_name(".abcdef.json.999999999.k_1x.partial")  # no process has that id
+    dead.write_text('{"words": [')
+    mine = entry.with_name(f".abcdef.json.{os.getpid()}.zz.partial")  # a live writer's: kept
+    mine.write_text("{")
+    assert fs.leftovers(entry) == [dead]
+    write_atomic(entry, '{"words": []}')
+    assert json.loads(entry.read_text()) == {"words": []}
+    assert sorted(p.name for p in entry.parent.iterdir()) == sorted([entry.name, mine.name])
