@@ -698,12 +698,12 @@ class UnsafeNameError(FileRefused, UnsafePathError):
 
 def relative_name(name: Any, what: str = "file name", folder: str = "its folder") -> str:
     """``name`` when, as written, it stays inside the folder it is read in: a non-empty relative name without
-    ``..``, NUL, a drive, ``~`` or a URL scheme; else an :class:`UnsafeNameError` naming ``what`` (no file system
+    ``..``, NUL, a drive or a URL scheme (a name is never expanded: ``~x`` is a file name); else an :class:`UnsafeNameError` naming ``what`` (no file system
     access: :func:`confine` also follows links)."""
     if not isinstance(name, str) or not name or "\0" in name:
         raise UnsafeNameError(None, f"{what} {_short(name)} is not a file name")
     pure = name.replace("\\", "/")
-    if pure.startswith("/") or os.path.isabs(name) or re.match(r"\A[A-Za-z]:", pure) or pure.startswith("~"):
+    if pure.startswith("/") or os.path.isabs(name) or re.match(r"\A[A-Za-z]:", pure):
         raise UnsafeNameError(None, f"{what} {_short(name)} is an absolute name; dogood opens only files inside "
                                     f"{folder} that data names, by relative names")
     if ".." in pure.split("/") or "://" in pure:
@@ -1043,7 +1043,10 @@ def check_words(texts, where: str | Path | None = None, what: str = "words") -> 
     if len(texts) > current.page_words:
         raise FileRefused(where, f"the page has {len(texts)} {what}, more than the {current.page_words} of a page "
                                  f"({_limit_hint('page_words')})")
-    longest = max((len(t) for t in texts if isinstance(t, str)), default=0)
+    try:
+        longest = max(map(len, texts), default=0)  # in C: texts are strings
+    except TypeError:  # something else among them: left to the caller's checks
+        longest = max((len(t) for t in texts if isinstance(t, str)), default=0)
     if longest > current.word_chars:
         k = next(k for k, t in enumerate(texts) if isinstance(t, str) and len(t) == longest)
         raise FileRefused(where, f"word {k} has {longest} characters, more than the {current.word_chars} of a word "

@@ -54,24 +54,27 @@ def pixel_box(box: Sequence[int], width: int, height: int) -> Box:
     return tuple(min(s, math.ceil(min(1000, max(0, int(v))) * s / 1000)) for v, s in zip(box, sizes))  # type: ignore[return-value]
 
 
-def check_normalized(boxes: Sequence[Sequence[float]], doc_id: str, where: str | None = None) -> None:
+def check_normalized(boxes: Sequence[Sequence[float]], doc_id: str, where: str | None = None):
     """Refuse a row whose ``bboxes`` leave 0-1000 (a :class:`DocumentError` naming the row, the token and the
     box): such a box cannot be placed on the page, and clamping it (``[405, 1035, 513, 1077]`` to
     ``[405, 1000, 513, 1000]``, a box of no height) would change the data without a word. ``boxes`` are four
-    numbers each (checked before)."""
+    numbers each (checked before). Returns them as an ``n x 4`` integer array when they are integers (for
+    :func:`pixel_boxes`, which then converts nothing again), else ``None``."""
     if not len(boxes):
-        return
+        return None
     try:
-        arr = np.asarray(boxes, dtype=np.float64).reshape(len(boxes), 4)
+        arr = np.asarray(boxes)
     except (ValueError, TypeError, OverflowError):
         arr = None
-    if arr is not None:
-        bad = np.flatnonzero(((arr < 0) | (arr > 1000)).any(axis=1))
-        if not len(bad):
-            return
-        i = int(bad[0])
+    if arr is not None and arr.dtype.kind in "iuf" and arr.ndim == 2 and arr.shape[1] == 4:
+        if arr.min() >= 0 and arr.max() <= 1000:
+            return arr if arr.dtype.kind in "iu" else None
+        i = int(np.flatnonzero(((arr < 0) | (arr > 1000)).any(axis=1))[0])
     else:
-        i = next(k for k, b in enumerate(boxes) if any(not 0 <= float(v) <= 1000 for v in b))
+        bad = next((k for k, b in enumerate(boxes) if any(not 0 <= float(v) <= 1000 for v in b)), None)
+        if bad is None:
+            return None
+        i = bad
     box = boxes[i].tolist() if isinstance(boxes[i], np.ndarray) else list(boxes[i])
     raise DocumentError(f"bboxes[{i}] {box} is outside 0-1000 (normalised boxes lie on the page: 0 <= x, y <= "
                         "1000); dogood refuses it rather than clamp it", doc_id=doc_id, path=where)
@@ -173,7 +176,7 @@ def _row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str], c
         raise DocumentError(f"{text_column}[{bad}] must be text, got {texts[bad]!r}", doc_id=doc_id)
     if not _int_boxes(boxes):  # (boxes of four plain integers, as rows have them, need no check one by one)
         boxes = [_box(b, i, doc_id) for i, b in enumerate(boxes)]
-    check_normalized(boxes, doc_id)
+    table = check_normalized(boxes, doc_id)  # the boxes as one integer array, reused below
     try:
         fs.check_words(texts, what=text_column or "tokens")
     except fs.FileRefused as exc:
@@ -183,14 +186,14 @@ def _row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str], c
             raise DocumentError(f"{text_column or 'tokens'}, bboxes and ner_tags differ in length "
                                 f"({len(texts)}, {len(boxes)}, {len(tags)})", doc_id=doc_id)
         names = _tag_names(tags, tag_names, doc_id)
-        words = tuple(map(Word, texts, pixel_boxes(boxes, w, h)))
+        words = tuple(map(Word, texts, pixel_boxes(boxes if table is None else table, w, h)))
         entities = entities_from_iob(names, doc_id)
         doc = _record(doc_id, image, words, entities)
         level = box_level or _hub_box_level(boxes, entities)
         return doc, RowLayout(schema, False, text_column, level, tags_as_names, False, mode, image_was, scale, ndim)
     if texts and len(texts) != len(boxes):
         raise DocumentError(f"{text_column} and bboxes differ in length ({len(texts)}, {len(boxes)})", doc_id=doc_id)
-    words = tuple(Word(str(t), b) for t, b in zip(texts, pixel_boxes(boxes, w, h)))
+    words = tuple(Word(str(t), b) for t, b in zip(texts, pixel_boxes(boxes if table is None else table, w, h)))
     if not words and ocr:
         from dogood.page.ocr import ocr_words
 

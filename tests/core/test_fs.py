@@ -40,7 +40,7 @@ def small_limits():
 
 
 # -- confine --------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["../secret.txt", "sub/../../secret.txt", "/etc/passwd", "~/x", "C:/x",
+@pytest.mark.parametrize("name", ["../secret.txt", "sub/../../secret.txt", "/etc/passwd", "C:/x",
                                   "..\\secret.txt", "", "a\0b", "file:///etc/passwd"])
 def test_confine_refuses_names_that_leave_their_folder(folder, name):
     with pytest.raises(UnsafeNameError) as exc:
