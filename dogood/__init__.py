@@ -29,8 +29,11 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dogood.core.aliases import install as _install_aliases
 from dogood.core.document import Document, Entity, PageImage, QAPair, ShiftRecord, Word
 from dogood.version import __version__
+
+_install_aliases()  # dogood.errors, dogood.schema, ...: the old paths of moved modules, with a DeprecationWarning
 
 if TYPE_CHECKING:  # pragma: no cover
     from dogood.eval.report import EvalReport

@@ -181,3 +181,46 @@ def tiny_mlm(tmp_path_factory):
     BertForMaskedLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return str(folder)
+
+
+class BoundedRun:
+    """What :func:`bounded_run` gives back: the exit code, stderr, and the child's peak resident memory."""
+
+    def __init__(self, code: int, err: str, peak_mib: float):
+        self.code, self.err, self.peak_mib = code, err, peak_mib
+
+    @property
+    def last_line(self) -> str:
+        lines = [ln for ln in self.err.strip().splitlines() if not ln.startswith("PEAK_RSS_MIB ")]
+        return lines[-1] if lines else ""
+
+
+@pytest.fixture
+def bounded_run(tmp_path):
+    """``run(code, address_space_mib=6144)``: run Python ``code`` in a child process (this test's environment,
+    its working directory ``tmp_path``) under an address-space limit, so a reader that would allocate without
+    bound fails there instead of taking the machine; returns a :class:`BoundedRun` with the child's peak
+    resident memory (``VmHWM`` of ``/proc/self/status``: Linux), measured in the child as it exits."""
+    import subprocess
+    import sys
+    import textwrap
+
+    def run(code: str, address_space_mib: int = 6144, timeout: float = 300) -> BoundedRun:
+        wrapper = textwrap.dedent(f"""
+            import resource, sys
+            limit = {address_space_mib} << 20
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            try:
+                exec(compile({code!r}, "<bounded>", "exec"))
+            finally:
+                # VmHWM: this process's own peak (ru_maxrss keeps the forking parent's across exec)
+                with open("/proc/self/status", encoding="ascii") as fh:
+                    peak = next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM:"))
+                print(f"PEAK_RSS_MIB {{peak / 1024:.1f}}", file=sys.stderr, flush=True)
+            """)
+        proc = subprocess.run([sys.executable, "-c", wrapper], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=timeout)
+        peaks = [float(ln.split()[1]) for ln in proc.stderr.splitlines() if ln.startswith("PEAK_RSS_MIB ")]
+        return BoundedRun(proc.returncode, proc.stderr, peaks[-1] if peaks else float("nan"))
+
+    return run

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from dogood.core import fs
 from dogood.core.errors import SourceError
 
 #: The PyPI package that holds the model, and the model's file in it.
@@ -68,8 +69,8 @@ def tagger():
         raise SourceError(f"the part-of-speech tagger needs nltk: {INSTALL}") from None
     path = model_path()
     try:
-        data = path.read_bytes()
-    except OSError as exc:
+        data = fs.read_bytes(path, what="tagger model")
+    except (OSError, fs.FileRefused) as exc:
         raise SourceError(f"cannot read the tagger model {path}: {exc}; reinstall it: {INSTALL}") from None
     if hashlib.sha256(data).hexdigest() != MODEL_SHA256:
         raise SourceError(f"the tagger model {path} is not textblob-aptagger 0.2.0's (its SHA-256 differs): {INSTALL}")

@@ -131,7 +131,7 @@ def load_model(spec: str | Path, task: str | None = None, **options) -> Model:
             raise ModelError(f"no baseline model at {path}: train one with {how} (or pass its path)")
         return _load_baseline(path)
     path = Path(spec_str).expanduser()
-    if path.is_file() and zipfile.is_zipfile(path):
+    if path.is_file() and _is_zip(path):
         return _load_baseline(path)
     if path.suffix == ".jsonl" or (path.is_dir() and any(path.glob("*.jsonl")) and not (path / "config.json").exists()):
         return PredictionsFile(path, task or "token")
@@ -171,17 +171,30 @@ def _load_hf(name: str, task: str | None, options: dict) -> Model:
         return load_hf_model(name, task=task, **options)
 
 
+def _is_zip(path: Path) -> bool:
+    """Whether ``path`` is a zip file (read through the one reader: a regular file only)."""
+    from dogood.core import fs
+    from dogood.models.model_zip import MAX_FILE_BYTES
+
+    try:
+        with fs.open_file(path, max_bytes=MAX_FILE_BYTES, what="model file") as fh:
+            return zipfile.is_zipfile(fh)
+    except (fs.FileRefused, OSError):
+        return True  # the loader names what is wrong with it (too large, unreadable)
+
+
 def baseline_kind(path: Path) -> str | None:
     """``"document"`` for a document baseline file, ``"token"`` for anything else that may be the CRF baseline,
     ``None`` when ``path`` is not a readable zip with a ``meta.json`` naming a dogood format."""
-    import json
+    from dogood.core import fs
+    from dogood.models.model_zip import MAX_MEMBERS
 
     try:
-        with zipfile.ZipFile(path) as zf:
+        with fs.open_zip(path, what="model file", max_members=MAX_MEMBERS) as zf:
             if "meta.json" not in zf.namelist() or zf.getinfo("meta.json").file_size > 1 << 20:
                 return None  # no meta, or one that expands beyond any model's (a zip bomb): the loader says so
-            meta = json.loads(zf.read("meta.json").decode("utf-8"))
-    except Exception:  # a damaged file: the loaders say what is wrong with it
+            meta = fs.parse_json(fs.read_member(zf, "meta.json", where=path), where=path, what="meta.json")
+    except (fs.FileRefused, OSError):  # a damaged file: the loaders say what is wrong with it
         return None
     if not isinstance(meta, dict):
         return None

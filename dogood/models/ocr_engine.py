@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from dogood.core.document import Document, PageImage
+from dogood.core import fs
 from dogood.core.errors import ModelError
 from dogood.core.paths import cache_dir, write_atomic
 from dogood.models.predictions import Prediction
@@ -143,9 +144,9 @@ class RapidOCREngine:
         path = self._cache_path(image)
         if path is not None and path.is_file():
             try:
-                entry = json.loads(path.read_text(encoding="utf-8"))
+                entry = fs.read_json(path, what="OCR cache file")
                 return tuple((w[0], tuple(w[1]), float(w[2])) for w in entry["words"])
-            except (OSError, ValueError, KeyError, TypeError, IndexError):
+            except (OSError, ValueError, KeyError, TypeError, IndexError, fs.FileRefused):
                 pass  # an unreadable entry is recomputed
         pixels = image.to_array()
         if pixels.ndim == 3:

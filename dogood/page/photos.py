@@ -39,6 +39,7 @@ from PIL import Image, UnidentifiedImageError
 
 from dogood.core import downloads as _download
 from dogood.core.document import standard_pixels
+from dogood.core import fs
 from dogood.core.errors import DocumentError, SourceError
 from dogood.core.paths import cache_dir, data_dir
 from dogood.core.progress import one_time_step
@@ -482,11 +483,12 @@ def _read_annotations(path: Path):
     from pycocotools.coco import COCO
 
     try:
-        with open(path, "rb") as fh:
-            data = json.load(fh)
+        data = fs.read_json(path, limit="coco_bytes", what="COCO annotation file")
     except FileNotFoundError:
         raise SourceError(f"COCO annotation file not found: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except fs.FileRefused as exc:
+        raise SourceError(f"{path}: not a readable COCO annotation file ({exc.reason})") from None
+    except OSError as exc:
         raise SourceError(f"{path}: not a readable COCO annotation file ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("images"), list):
         raise SourceError(f"{path}: not a COCO annotation file (no 'images' list)")
@@ -710,13 +712,15 @@ def _cached_photo_path(photo: CocoPhoto) -> Path:
 def _decode(path: Path, photo: CocoPhoto, min_size: int, *, downloaded: bool, reduce: int = 1) -> np.ndarray:
     doc_id = f"coco-{photo.id}"
     try:
-        with Image.open(path) as im:
+        with fs.open_file(path, limit="image_bytes", what="COCO photo") as fh, Image.open(fh) as im:
             if reduce > 1:  # JPEG's DCT scaling: decodes at 1/2, 1/4 or 1/8 of the size, several times faster
                 im.draft("RGB", (-(-im.width // reduce), -(-im.height // reduce)))
             im.load()  # a truncated file raises here
             pixels = standard_pixels(im)
     except FileNotFoundError:
         raise DocumentError("COCO photo not found", doc_id=doc_id, path=str(path)) from None
+    except fs.FileRefused as exc:
+        raise DocumentError(exc.reason, doc_id=doc_id, path=str(path)) from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
         note = ""
         if downloaded:

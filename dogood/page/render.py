@@ -107,6 +107,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont, features
 
+from dogood.core import fs
 from dogood.core.document import Document, PageImage
 from dogood.core.errors import DogoodError
 
@@ -1106,7 +1107,7 @@ def _fit_signature() -> str:
         "fit-1", __version__, Image.__version__, np.__version__, _layout(), FACES, FIT_SIZE, EDGES, STEPS,
         REFINE_ROUNDS, MIN_INK, MIN_CONTRAST)).encode(), digest_size=8)
     for face in FACES:
-        digest.update(Path(font_paths()[face]).read_bytes())
+        digest.update(fs.read_bytes(font_paths()[face], what="font"))
     return digest.hexdigest()
 
 

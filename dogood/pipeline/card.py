@@ -11,13 +11,14 @@ from datasets.splits import SplitDict, SplitInfo
 from huggingface_hub import DatasetCard, DatasetCardData
 from jinja2 import Environment, StrictUndefined
 
+from dogood.core import fs
 from dogood.core.schema import FUNSD_LABELS, features_for
 from dogood.pipeline import stats as card_stats
 from dogood.pipeline.aggregate import BuildTotals
 from dogood.pipeline.cue_figures import cue_legend, cue_rows, measure_cues
 from dogood.pipeline.parquet_writer import parquet_sizes
 from dogood.pipeline.plan import BuildPlan
-from dogood.pipeline.safety import BUILD_MARKER
+from dogood.pipeline.safety import BUILD_MARKER, read_build_info
 from dogood.pipeline.worker import apply_chain
 from dogood.version import __version__
 
@@ -146,7 +147,7 @@ def render_card(
         for config, chain in chains.items()
     }
     template = Environment(undefined=StrictUndefined, keep_trailing_newline=True).from_string(
-        card_template_path().read_text(encoding="utf-8")
+        fs.read_text(card_template_path(), what="card template")
     )
     body = template.render(
         card_data=card_data.to_yaml(),
@@ -192,10 +193,9 @@ def render_card(
 def render_card_from_build(folder: str | Path, *, repo_id: str | None = None,
                            results: list[dict[str, Any]] | None = None) -> str:
     """Render a built folder's card again from its ``dogood_build.json`` (e.g. with the Hub repo it is pushed to)."""
-    import json
     from types import SimpleNamespace
 
-    build = json.loads((Path(folder) / "dogood_build.json").read_text(encoding="utf-8"))
+    build = read_build_info(folder)
     chains = build["chains"]
     splits = list(next(iter(build["splits"].values()))) if build["splits"] else []
     recipe = SimpleNamespace(name=build["recipe"], version=build["version"], description=build.get("description", ""),

@@ -298,12 +298,19 @@ class Shift:
     #: provenance of existing configs (and so their bytes) stay what they were.
     later_params: ClassVar[dict[str, Any]] = {}
 
+    #: The parameters that name files or folders (a COCO annotation file, a model folder): only these are ever
+    #: read as paths (:meth:`params`); every other parameter is text, whatever it looks like (``texts:
+    #: ["/usr/share"]`` is a word to draw, never a folder to hash).
+    path_params: ClassVar[tuple[str, ...]] = ()
+
     def params(self) -> dict[str, Any]:
         """The parameters and their current values, as records show them (what the step's seed is hashed from):
-        a path-valued one (a COCO annotation file, a model folder) as its last part and a content hash
-        (:func:`dogood.core.fs.recorded_path`), so no folder of this machine reaches a card, a shard's provenance
-        or a seed, and the same file gives the same rows wherever it lies."""
-        return {name: recorded_value(_plain(getattr(self, name))) for name in type(self).Params.model_fields}
+        a path-valued one (:attr:`path_params`: a COCO annotation file, a model folder) as its last part and a
+        content hash (:func:`dogood.core.fs.recorded_path`), so no folder of this machine reaches a card, a shard's
+        provenance or a seed, and the same file gives the same rows wherever it lies."""
+        paths = type(self).path_params
+        return {name: recorded_value(_plain(getattr(self, name))) if name in paths else _plain(getattr(self, name))
+                for name in type(self).Params.model_fields}
 
     def recorded_params(self) -> dict[str, Any]:
         """What the step's seed is hashed from and its provenance records: :meth:`params`, less any of
@@ -410,16 +417,25 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def recorded_step(spec: Any) -> Any:
+    """A recipe's chain entry as records show it (``dogood_build.json``, a publish manifest): the values of the
+    shift's :attr:`~Shift.path_params` as their last part and content hash, every other value as written."""
+    cls = SHIFTS.get(spec.get("shift")) if isinstance(spec, dict) and isinstance(spec.get("shift"), str) else None
+    if cls is None:
+        return spec
+    return {k: recorded_value(v) if k in cls.path_params else v for k, v in spec.items()}
+
+
 def make_shift(spec: dict[str, Any]) -> Shift:
     """Instantiate a shift from a recipe entry ``{shift: NAME, param: value, ...}``."""
     if not isinstance(spec, dict) or "shift" not in spec:
         raise RecipeError(f"a chain entry must be a mapping with a 'shift' key, got {spec!r}")
     name = spec["shift"]
-    cls = SHIFTS.get(name)
+    cls = SHIFTS.get(name) if isinstance(name, str) else None
     if cls is None:
         raise RecipeError(f"unknown shift {name!r}; known shifts: {', '.join(sorted(SHIFTS)) or 'none'}")
     params = {k: v for k, v in spec.items() if k != "shift"}
-    unknown = sorted(set(params) - set(declared.accepted_names(cls.Params)))
+    unknown = sorted(map(str, set(params) - set(declared.accepted_names(cls.Params))))
     if unknown:
         raise RecipeError(f"shift {name!r} has no parameter {', '.join(unknown)}; it takes "
                           f"{', '.join(cls.Params.model_fields) or 'none'}")

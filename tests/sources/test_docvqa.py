@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import numpy as np
@@ -123,3 +124,43 @@ def test_docvqa_t_changes_text_around_the_answers_only(docvqa_root, tmp_path):
             eligible += len(eligible_words(a))
         if config != "number_swap":  # numbers are too few on three forms to reach 10%
             assert abs(changed / eligible - 0.1) < 0.02, config
+
+
+# -- hostile folders (issue 36) --------------------------------------------------------------------------------
+@pytest.mark.parametrize("image, message", [("/etc/hostname", "absolute name"), ("../../secret.png", "leaves"),
+                                            ("documents/../../x.png", "leaves")])
+def test_questions_naming_images_outside_the_split_are_refused(docvqa_root, tmp_path, image, message):
+    broken = tmp_path / "broken"
+    shutil.copytree(docvqa_root, broken)
+    qa = broken / "val" / "val_v1.0.json"
+    data = json.loads(qa.read_text())
+    data["data"][1]["image"] = image
+    qa.write_text(json.dumps(data))
+    with pytest.raises(SourceError, match=f"val_v1.0.json: entry 1: image .*{message}"):
+        open_source({"kind": "docvqa"}, "val", broken)
+
+
+def test_a_page_linked_out_of_the_split_or_an_ocr_fifo_is_refused(docvqa_root, tmp_path):
+    broken = tmp_path / "broken"
+    shutil.copytree(docvqa_root, broken)
+    pages = sorted((broken / "val" / "documents").iterdir())
+    shutil.move(pages[0], tmp_path / "private.png")
+    pages[0].symlink_to(tmp_path / "private.png")
+    ocr = broken / "val" / "ocr_results" / f"{pages[1].stem}.json"
+    ocr.unlink()
+    os.mkfifo(ocr)
+    source = open_source({"kind": "docvqa"}, "val", broken)
+    with pytest.raises(DocumentError, match=f"document '{pages[0].stem}'.*outside"):
+        source.load(pages[0].stem)
+    with pytest.raises(DocumentError, match=f"document '{pages[1].stem}'.*is a FIFO"):
+        source.load(pages[1].stem)
+
+
+def test_an_ocr_file_of_too_many_words_is_refused(docvqa_root, tmp_path):
+    broken = tmp_path / "broken"
+    shutil.copytree(docvqa_root, broken)
+    page = sorted((broken / "val" / "ocr_results").iterdir())[0]
+    words = [{"boundingBox": [1, 1, 2, 1, 2, 2, 1, 2], "text": "w"}] * 20_000
+    page.write_text(json.dumps({"recognitionResults": [{"lines": [{"words": words}]}]}))
+    with pytest.raises(DocumentError, match="10001 words, more than the 10000"):
+        open_source({"kind": "docvqa"}, "val", broken).load(page.stem)

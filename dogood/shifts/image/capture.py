@@ -158,6 +158,8 @@ class CapturePage(Shift):
                    "floor-wood...), photo (a whole photo: surfaces null), or a drawn wood or fabric surface",
     }
 
+    path_params = ("annotations",)  # a file or folder this machine reads (recorded by name and content hash)
+
     class Params(params.Params):
         surface: Literal["photo", "texture"] = Field("photo", description=(
             "what the page lies on: photo, the part of a COCO photo its annotations mark as a surface (`surfaces`; "

@@ -125,6 +125,8 @@ class NaturalBackground(Shift):
         "upscaled": "pages whose photo was scaled up more than max_upscale (no photo of the pool large enough)",
     }
 
+    path_params = ("annotations",)  # a file or folder this machine reads (recorded by name and content hash)
+
     class Params(params.Params):
         region: Literal["words", "page"] = Field("words", description=(
             "words: the ink of the words, each stroke that reaches into a word box whole (a rule or shaded bar "

@@ -106,6 +106,7 @@ import numpy as np
 
 from pydantic import Field
 
+from dogood.core import fs
 from dogood.core.boxes import union_boxes
 from dogood.core.document import Document, PageImage, Word
 from dogood.core.papers import Cites
@@ -243,10 +244,10 @@ def cached_entity_strength(doc: Document, model, shuffles: int = 10, seed: int =
     and whether it came from the cache."""
     path = strength_cache_path(model, doc, shuffles, seed, style)
     try:
-        values = json.loads(path.read_text(encoding="utf-8"))
+        values = fs.read_json(path, what="strength cache file")
         if len(values) == len(doc.entities):
             return np.array([np.nan if v is None else v for v in values], dtype=float), True
-    except (OSError, ValueError):
+    except (OSError, ValueError, TypeError, fs.FileRefused):
         pass
     strength = (entity_strength_repo if style == "repo" else entity_strength)(doc, model, shuffles, seed)
     write_atomic(path, json.dumps([None if np.isnan(v) else float(v) for v in strength]))  # workers never read half
@@ -441,6 +442,8 @@ class MoveEntities(Shift):
     #: page under the baseline, so every level's cap is reached on most pages.
     severities: ClassVar[dict[int, dict]] = {1: {"max_moves": 1}, 2: {"max_moves": 2}, 3: {"max_moves": 3},
                                              4: {"max_moves": 5}, 5: {"max_moves": 8}}
+
+    path_params = ("scorer",)  # a file or folder this machine reads (recorded by name and content hash)
 
     class Params(params.Params):
         scorer: params.Text = Field("baseline", description="the model that scores strength: baseline, a "

@@ -332,6 +332,8 @@ class BertAttack(Shift):
                   "candidates come from the masked word in its reading-order window (or entity), not from the unmasked "
                   "sentence by default, and one of the top_k is drawn at random: no victim model, no antonym filter")))
 
+    path_params = ("model",)  # a file or folder this machine reads (recorded by name and content hash)
+
     class Params(params.Params):
         fraction: params.Real = Field(0.1, ge=0, le=1, description="share of the eligible words changed (paper: 0.1)")
         labels: params.OptionalNames = Field(None, description="entity labels whose words are eligible (null: all words)")

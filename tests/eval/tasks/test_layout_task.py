@@ -397,7 +397,7 @@ def test_duplicate_category_ids_are_refused(coco_folder, tmp_path, capsys):
     (tmp_path / "coco" / "test.json").write_text(json.dumps(data))
     from dogood.core.errors import SourceError
 
-    with pytest.raises(SourceError, match=r"test.json: category id 2 is given twice \('question', 'signature'\)"):
+    with pytest.raises(SourceError, match=r"test.json: categories 'question' and 'signature' share the id 2"):
         CocoLayoutSource(root=tmp_path / "coco", split="test")
 
 
