@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dogood.core import fs
 from dogood.core.errors import DogoodError, SourceError
 
 #: The task each dataset schema / source kind asks of a model.
@@ -149,18 +149,26 @@ def _hf_dataset(location: str, label: str, config: str | None, split: str) -> Ev
                        built_box_level(location, source))
 
 
+def build_record(location: str | Path | None) -> Any:
+    """A dogood folder's ``dogood_build.json`` through the one bounded reader (:func:`dogood.core.fs.read_json`);
+    ``None`` when ``location`` is no such folder or the file cannot be read (the caller then reads the data)."""
+    if not location or not Path(location).is_dir():
+        return None
+    try:
+        return fs.read_json(Path(location) / "dogood_build.json", what="dogood_build.json")
+    except (OSError, fs.FileRefused):
+        return None
+
+
 def built_box_level(location: str, source) -> str | None:
     """The ``bboxes`` convention of a dataset: the ``box_level`` a dogood folder's ``dogood_build.json`` states,
     else read off its first row (:meth:`~dogood.sources.hf_dataset.HFDatasetSource.box_convention`)."""
     from dogood.core.schema import BOX_LEVELS
 
     if location and Path(location).is_dir():
-        try:
-            record = json.loads((Path(location) / "dogood_build.json").read_text(encoding="utf-8"))
-            if isinstance(record, dict) and record.get("box_level") in BOX_LEVELS:
-                return record["box_level"]
-        except (OSError, ValueError, RecursionError):
-            pass
+        record = build_record(location)
+        if isinstance(record, dict) and record.get("box_level") in BOX_LEVELS:
+            return record["box_level"]
     try:
         return source.box_convention()
     except DogoodError:
@@ -225,9 +233,9 @@ def measured_factors(dataset: EvalDataset) -> dict | None:
     if not dataset.location or not Path(dataset.location).is_dir():
         return None
     try:
-        record = json.loads((Path(dataset.location) / "dogood_build.json").read_text(encoding="utf-8"))
+        record = build_record(dataset.location)
         stats = record["stats"][dataset.config or next(iter(record["stats"]))][dataset.split]
-    except (OSError, ValueError, RecursionError, KeyError, TypeError, StopIteration):
+    except (KeyError, TypeError, StopIteration):
         return None
     factors = stats.get("factors") if isinstance(stats, dict) else None
     return factors if isinstance(factors, dict) and factors else None
@@ -281,10 +289,10 @@ def built_copies(dataset: EvalDataset) -> int:
     """The ``copies`` a dogood folder's ``dogood_build.json`` states (1 when it states none or is no such folder)."""
     if not dataset.location or not Path(dataset.location).is_dir():
         return 1
+    record = build_record(dataset.location)
     try:
-        record = json.loads((Path(dataset.location) / "dogood_build.json").read_text(encoding="utf-8"))
         return int(record.get("copies", 1)) if isinstance(record, dict) else 1
-    except (OSError, ValueError, TypeError, RecursionError):
+    except (ValueError, TypeError):
         return 1
 
 

@@ -43,7 +43,9 @@ from typing import Any
 
 import numpy as np
 
+from dogood.core import fs
 from dogood.core.papers import Cites
+from dogood.eval.datasets import build_record
 
 #: Where the corruption-error formulas come from (the paper's paragraph defining CE, mCE and relative mCE).
 CITES = Cites("imagenet-c", 'paragraph "ImageNet-C Metrics" (Corruption Error, mCE, Relative mCE)')
@@ -68,26 +70,18 @@ def floor_note(growth: float) -> str:
             f"{REFERENCE_FLOOR:g}-point floor (the ratio would divide by noise)")
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def content_sha256(path: str | Path) -> str | None:
     """sha256 of a file, or of a folder's files (each relative path and its sha256, sorted); ``None`` if unreadable."""
     path = Path(path)
     try:
         if path.is_file():
-            return _file_sha256(path)
+            return fs.sha256_file(path)
         if path.is_dir():
             digest = hashlib.sha256()
             for f in sorted(q for q in path.rglob("*") if q.is_file() and not q.is_symlink()):
-                digest.update(f.relative_to(path).as_posix().encode("utf-8") + b"\0" + _file_sha256(f).encode() + b"\n")
+                digest.update(f.relative_to(path).as_posix().encode("utf-8") + b"\0" + fs.sha256_file(f).encode() + b"\n")
             return digest.hexdigest()
-    except OSError:
+    except (OSError, fs.FileRefused):
         return None
     return None
 
@@ -157,13 +151,10 @@ def sweep_family(location: str, configs: Sequence[str], shifts: Iterable[str], f
     from dogood.shifts import SHIFTS
 
     swept: set[str] = set()
-    record = Path(location) / "dogood_build.json" if location else None
-    if record is not None and record.is_file():
-        import json
-
-        try:
-            chains = json.loads(record.read_text(encoding="utf-8")).get("chains") or {}
-        except (OSError, ValueError, AttributeError, RecursionError):
+    record = build_record(location)
+    if record is not None:
+        chains = (record.get("chains") if isinstance(record, dict) else None) or {}
+        if not isinstance(chains, dict):
             chains = {}
         steps = [chains.get(c) for c in configs]
         if len(configs) > 1 and all(isinstance(s, list) for s in steps) and len({len(s) for s in steps}) == 1:

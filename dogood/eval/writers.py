@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dogood.core import fs
 from dogood.core.errors import DogoodError
 from dogood.core.fs import (
     PARTIAL_MARKER,
@@ -437,8 +438,8 @@ def is_report_folder(folder: Path) -> bool:
     for name, keys in (("report.json", {"model", "task", "metric", "datasets"}),
                        ("layout_report.json", {"task", "metric", "datasets"})):
         try:
-            info = json.loads((folder / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
+            info = fs.read_json(folder / name, what=name, follow=False)
+        except (OSError, fs.FileRefused):
             continue
         if isinstance(info, dict) and keys <= set(info):
             return all(_report_file(p) for p in folder.iterdir())

@@ -15,12 +15,12 @@ refused before they are read.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from dogood.core import fs
 from dogood.core.document import Document
 from dogood.core.errors import ModelError
 from dogood.models.predictions import Prediction
@@ -30,35 +30,14 @@ MAX_BYTES = 512 * 1024 * 1024
 
 
 def read_json(path: Path, limit: int = MAX_BYTES) -> Any:
-    """A JSON file named by a user, read whole: a regular file of at most ``limit`` bytes (the one read of this
-    module, kept small so it can be routed through :mod:`dogood.core.fs`'s bounded reader)."""
-    import os
-    import stat
-
+    """A JSON results file named by a user, through the one bounded reader (:func:`dogood.core.fs.read_json`: a
+    regular file of at most ``limit`` bytes, not nested too deep), its faults as a :class:`ModelError`."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return fs.read_json(path, max_bytes=limit, what="results file")
+    except fs.FileRefused as exc:
+        raise ModelError(str(exc)) from None
     except OSError as exc:
         raise ModelError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ModelError(f"{path}: not a regular file")
-        if info.st_size > limit:
-            raise ModelError(f"{path}: {info.st_size} bytes, more than the {limit} a results file may have")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(limit + 1)
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    finally:
-        os.close(fd)
-    try:
-        return json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ModelError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"{path}: not valid JSON ({exc})") from None
-    except RecursionError:
-        raise ModelError(f"{path}: not valid JSON (nested too deeply)") from None
 
 
 def _integer(value: Any) -> bool:

@@ -365,8 +365,8 @@ def test_bad_detections_are_refused_naming_the_file_and_the_field(built, tmp_pat
                                                           "not a results list"),
     ('{"a": 1}', "expected a list of {image_id, category_id, bbox, score} (COCO results), not a JSON dict"),
     ("[1, 2]", "entry 0: not an object"),
-    ("[{", "not valid JSON"),
-    (b"\xff\xfe[]", "not UTF-8 text"),
+    ("[{", "malformed JSON"),
+    (b"\xff\xfe[]", "malformed JSON ('utf-8' codec can't decode"),
 ])
 def test_results_files_of_the_wrong_shape_are_refused(built, tmp_path, capsys, content, message):
     preds, _, _ = _layout_predictions(built, tmp_path)
