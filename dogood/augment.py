@@ -144,8 +144,12 @@ class Compose(Node):
         :func:`as_node` reads it back); with ``path``, a whole recipe (``name``, ``seed``, ``source``, default
         ``{kind: funsd}``, and the chain as config ``config``) written there as YAML, which
         :meth:`from_recipe` reads back, and ``dogood build`` builds when every step is a plain shift (no ``p``,
-        no :class:`OneOf`). Returns what it wrote."""
-        steps = [step.to_recipe() for step in self.steps]
+        no :class:`OneOf`, no severity level's step, which a recipe says with ``severities:``). Returns what it
+        wrote."""
+        steps: list[Any] = []
+        for step in self.steps:  # a part that always runs its steps in order is those steps (the same positions)
+            data = step.to_recipe()
+            steps += data if isinstance(data, list) else [data]
         chain: Any = steps if self.p >= 1.0 else {"compose": steps, "p": self.p}
         if path is None:
             return chain
