@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from dogood.core.document import Document
-from dogood.core.errors import DocumentError, DogoodError, RecipeError
+from dogood.core.errors import DogoodError, RecipeError
 from dogood.sources.rows import doc_to_row, is_batch, row_to_doc
 from dogood.core.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES
 from dogood.core.seeds import derive_seed, step_seed
@@ -507,6 +507,8 @@ class Transform:
         doc, layout = row_to_doc(row, doc_id, tag_names=self.tag_names, class_names=self.class_names,
                                  box_level=self.box_level, allow_local_paths=self.allow_local_paths, ocr=self.ocr)
         self._check(layout, doc_id)
+        if layout.box_level == "segment" and not layout.full:
+            doc, _ = _with_word_boxes(doc)  # what a step that redraws words is given
         return int(fit_page(doc, self._fit_folder()))
 
     def _fit_folder(self) -> str | None:
@@ -579,7 +581,11 @@ class Transform:
         doc, layout = row_to_doc(row, doc_id, tag_names=self.tag_names, class_names=self.class_names,
                                  box_level=self.box_level, allow_local_paths=self.allow_local_paths, ocr=self.ocr)
         self._check(layout, doc_id)
-        shifted = self._run(doc, chosen, base)
+        if layout.box_level == "segment" and not layout.full and any(_needs_words(self._shifts[k]) for k in chosen):
+            worded, segment_of = _with_word_boxes(doc)
+            shifted = _with_segment_boxes(self._run(worded, chosen, base), segment_of)
+        else:
+            shifted = self._run(doc, chosen, base)
         return doc_to_row(shifted, layout, row, doc, tag_names=self.tag_names, class_names=self.class_names,
                           input_image=row.get("image"))
 
@@ -603,17 +609,45 @@ class Transform:
         if key in self._checked:
             return
         for shift in self._shifts:
+            if layout.box_level == "segment" and _needs_words(shift):
+                continue  # each word's own box: the record's, or found from its segment's ink (_with_word_boxes)
             try:
                 shift.check_box_level(layout.box_level)
             except ValueError as exc:
                 raise DogoodError(f"{exc}; pass box_level='word' to transform() if the rows' boxes are "
                                   "word-level") from None
-            if layout.box_level == "segment" and not layout.full and getattr(shift, "render", False):
-                raise DocumentError(f"step {shift.name!r} redraws the words it changes and needs each word's own "
-                                    "box, which segment-level rows (as nielsr/funsd-layoutlmv3) do not hold: every "
-                                    "word has its segment's box; set render=False (the tokens change, the pixels "
-                                    "do not) or use word-level rows (nielsr/funsd, or dogood's)", doc_id=doc_id)
         self._checked.add(key)
+
+
+def _needs_words(shift: Shift) -> bool:
+    """Whether a step acts on each word's own box: it redraws the words it changes (``render``), or moves word
+    boxes one by one (a shift without the segment convention: ``box_stretch``, ``center_shift``)."""
+    return bool(getattr(shift, "render", False)) or "segment" not in shift.box_levels
+
+
+def _with_word_boxes(doc: Document) -> tuple[Document, dict[tuple, tuple]]:
+    """``doc`` (from segment-level rows: each word has its segment's box) with each word's own box found from its
+    segment's ink (:func:`dogood.page.word_boxes.page_word_boxes`), and each found box's segment box."""
+    from dogood.page.word_boxes import page_word_boxes
+
+    boxes = [w.box for w in doc.words]
+    found = page_word_boxes(doc.image.to_array(), boxes, [w.text for w in doc.words])
+    segment_of: dict[tuple, tuple] = {}
+    for new, old in zip(found, boxes):
+        if segment_of.setdefault(new, old) != old:
+            segment_of[new] = None  # two segments give a word this box: it is not taken back
+    words = tuple(w.moved(b) for w, b in zip(doc.words, found))
+    return doc.replace(words=words), segment_of
+
+
+def _with_segment_boxes(doc: Document, segment_of: dict[tuple, tuple]) -> Document:
+    """``doc`` with each word whose box is still the one found for it given its segment's box back, so the
+    segment-level rows keep their segments' boxes where the chain moved no word; a moved word keeps its new box
+    (its segment's box in the rows is then the union of its words': :func:`dogood.core.schema.token_boxes`)."""
+    if not any(segment_of.get(w.box) for w in doc.words):
+        return doc
+    words = tuple(w.moved(segment_of[w.box]) if segment_of.get(w.box) else w for w in doc.words)
+    return doc.replace(words=words)
 
 
 def _fit_rows(task) -> int:
