@@ -32,8 +32,17 @@ def iou(a, b) -> float:
     return inter / union if union > 0 else 0.0
 
 
-def measure(docs, derive=word_boxes) -> tuple[list[float], list[float], float]:
-    """IoU of every word, of the words of multi-word segments, and CPU ms per page, of ``derive``."""
+def lines_of(boxes) -> int:
+    """How many lines of print a segment's words (FUNSD's boxes) are on: centres more than 0.6 of the median
+    word height apart start a new line."""
+    ys = sorted((b[1] + b[3]) / 2 for b in boxes)
+    height = float(np.median([b[3] - b[1] for b in boxes]))
+    return 1 + sum(1 for a, c in zip(ys, ys[1:]) if c - a > 0.6 * height)
+
+
+def measure(docs, derive=word_boxes, by_lines=None) -> tuple[list[float], list[float], float]:
+    """IoU of every word, of the words of multi-word segments, and CPU ms per page, of ``derive``; with
+    ``by_lines`` (a dict), also the IoUs of multi-word segments' words by the segment's number of lines."""
     every, multi, cpu = [], [], 0.0
     for doc in docs:
         pixels = doc.image.to_array()
@@ -46,10 +55,13 @@ def measure(docs, derive=word_boxes) -> tuple[list[float], list[float], float]:
             segment = (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes),
                        max(b[3] for b in boxes))
             got = derive(pixels, segment, [doc.words[i].text for i in ids])
+            lines = min(3, lines_of(boxes)) if by_lines is not None and len(ids) > 1 else None
             for g, b in zip(got, boxes):
                 every.append(iou(g, b))
                 if len(ids) > 1:
                     multi.append(every[-1])
+                if lines is not None:
+                    by_lines.setdefault(lines, []).append(every[-1])
         cpu += time.process_time() - start
     return every, multi, 1000 * cpu / max(1, len(docs))
 
@@ -60,7 +72,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None)
     args = parser.parse_args()
     docs = list(dogood.read_documents("funsd", split=args.split, limit=args.limit))
-    every, multi, ms = measure(docs)
+    by_lines: dict[int, list[float]] = {}
+    every, multi, ms = measure(docs, by_lines=by_lines)
     naive, naive_multi, _ = measure(docs, lambda pixels, box, texts: [box] if len(texts) == 1 else
                                     _by_length(box, texts))
     print(f"{time.strftime('%Y-%m-%d %H:%M')}, load average {os.getloadavg()[0]:.1f}; FUNSD {args.split}, "
@@ -69,7 +82,9 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|")
     for name, values in (("all words with text", every), ("words of multi-word segments", multi),
                          ("all words, the box split by text length alone", naive),
-                         ("words of multi-word segments, split by text length alone", naive_multi)):
+                         ("words of multi-word segments, split by text length alone", naive_multi),
+                         *((f"words of multi-word segments on {k}{' or more' if k == 3 else ''} line(s)",
+                            by_lines[k]) for k in sorted(by_lines))):
         v = np.array(values)
         print(f"| {name} | {len(v)} | {np.median(v):.3f} | {v.mean():.3f} | {(v >= 0.5).mean():.1%} "
               f"| {(v >= 0.7).mean():.1%} |")

@@ -1054,6 +1054,12 @@ class _PageFits:
             "choice_keys": np.frombuffer(b"".join(self.choices), np.uint8).reshape(-1, 16),
             "choices": np.array([[k, e] + best + [-1] * (REFINE_FACES - len(best))
                                  for k, e, best in self.choices.values()], np.int64).reshape(-1, 2 + REFINE_FACES),
+            "costs": np.array([r.costs() for r in fitted], np.float64).reshape(-1, len(FACES)),
+            "context_keys": np.frombuffer(b"".join(layout for layout, _ in self.contexts), np.uint8).reshape(-1, 16),
+            "context_groups": np.array([list(group) + [-1] * (MAX_GROUP - len(group)) for _, group in self.contexts],
+                                       np.int64).reshape(-1, MAX_GROUP),
+            "contexts": np.array([found + [-1] * (CONTEXT_WORDS - len(found)) for found in self.contexts.values()],
+                                 np.int64).reshape(-1, CONTEXT_WORDS),
         }
 
     @staticmethod
@@ -1067,7 +1073,9 @@ class _PageFits:
                 "scores": ("<f8", (None, faces, edges)), "edges": ("<f8", (None, faces, 4)),
                 "refined_record": ("<i8", (None,)), "refined_face": ("<i8", (None,)),
                 "refined": ("<f8", (None, edges + 4)), "choice_keys": ("|u1", (None, 16)),
-                "choices": ("<i8", (None, 2 + REFINE_FACES))}
+                "choices": ("<i8", (None, 2 + REFINE_FACES)), "costs": ("<f8", (None, faces)),
+                "context_keys": ("|u1", (None, 16)), "context_groups": ("<i8", (None, MAX_GROUP)),
+                "contexts": ("<i8", (None, CONTEXT_WORDS))}
 
     @classmethod
     def from_arrays(cls, cache: FitCache, key: bytes, a: dict[str, np.ndarray],
@@ -1099,7 +1107,7 @@ class _PageFits:
                 record.bits = a["bits"][start:start + sizes[m]]
                 start += sizes[m]
                 record.geoms, record.scores, record.edges = a["geoms"][m], a["scores"][m], a["edges"][m]
-                record.refined, record._costs = {}, None
+                record.refined, record._costs = {}, a["costs"][m]  # read-only, as costs() makes them
                 records.append(record)
             for m, k, v in zip(a["refined_record"].tolist(), a["refined_face"].tolist(), a["refined"]):
                 records[m].refined[k] = v
@@ -1111,6 +1119,8 @@ class _PageFits:
                 page.records[(box, text)] = record
             for key, (k, e, *best) in zip(a["choice_keys"], a["choices"].tolist()):
                 page.choices[key.tobytes()] = (k, e, [face for face in best if face >= 0])
+            for layout, group, found in zip(a["context_keys"], a["context_groups"].tolist(), a["contexts"].tolist()):
+                page.contexts[(layout.tobytes(), tuple(j for j in group if j >= 0))] = [j for j in found if j >= 0]
             page.written = len(page.choices)
             return page
         except (KeyError, ValueError, TypeError, IndexError, UnicodeDecodeError, StopIteration, RecursionError):
@@ -1203,6 +1213,20 @@ def _valid_fits(a: dict[str, np.ndarray], size: tuple[int, int] | None) -> bool:
             return False
         if not edges_hold(refined[:, len(EDGES):], shapes[record, 0].astype(float), shapes[record, 1].astype(float)):
             return False
+    costs = a["costs"]
+    if len(costs) != m or not np.isfinite(costs).all() or (costs < 0).any() or (costs > MAX_COST).any():
+        return False
+    groups, contexts = a["context_groups"], a["contexts"]
+    if not (len(a["context_keys"]) == len(groups) == len(contexts)) or len(groups) > MAX_CHOICES + 1:
+        return False
+    for table in (groups, contexts):  # word indices, then -1 padding (a group is never empty)
+        if len(table) and ((table < -1).any() or (table >= MAX_WORDS).any()
+                           or ((table[:, 1:] >= 0) & (table[:, :-1] < 0)).any()):
+            return False
+    if len(groups) and (groups[:, 0] < 0).any():
+        return False
+    if len({(k.tobytes(), g.tobytes()) for k, g in zip(a["context_keys"], groups)}) != len(groups):
+        return False
     keys, choices = a["choice_keys"], a["choices"]
     if len(keys) != len(choices) or len(keys) > MAX_CHOICES + 1 or len({k.tobytes() for k in keys}) != len(keys):
         return False
@@ -1213,6 +1237,12 @@ def _valid_fits(a: dict[str, np.ndarray], size: tuple[int, int] | None) -> bool:
         if (best < -1).any() or (best >= len(FACES)).any() or not (best == face[:, None]).any(axis=1).all():
             return False  # the face chosen is one of those refined
     return True
+
+
+#: The largest cost a face's starting fit can hold (:meth:`_FitRecord.cost`: a stretch of e^30, slanted), and
+#: the most words a page's file may name in its runs' contexts: what a fit file's values are checked against.
+MAX_COST = STRETCH_COST * 30 + ITALIC_COST
+MAX_WORDS = 1 << 20
 
 
 def default_fit_folder() -> str:
@@ -1256,7 +1286,7 @@ def _fit_signature() -> str:
     from dogood.version import __version__
 
     digest = hashlib.blake2b(repr((
-        "fit-2", __version__, Image.__version__, np.__version__, _layout(), FACES, FIT_SIZE, EDGES, STEPS,
+        "fit-3", __version__, Image.__version__, np.__version__, _layout(), FACES, FIT_SIZE, EDGES, STEPS,
         REFINE_ROUNDS, MIN_INK, MIN_CONTRAST, STRETCH_COST, ITALIC_COST, CONTEXT_WEIGHT, REFINE_FACES)).encode(),
         digest_size=8)
     for face in FACES:

@@ -353,3 +353,21 @@ def test_a_shared_folder_between_processes_holds_whole_files(page, words, funsd_
     assert not list(root.glob("*/.*"))
     assert fit_store.load(path, _PageFits.schema()) is not None
     shutil.rmtree(root)
+
+
+@pytest.mark.parametrize("change", ["costs nan", "costs negative", "context word -5", "context hole", "empty group"])
+def test_kept_costs_and_contexts_out_of_range(page, words, fitted, fresh, change):
+    arrays = _arrays(fitted[1])
+    assert len(arrays["costs"]) and len(arrays["contexts"])
+    if change == "costs nan":
+        arrays["costs"][0, 0] = np.nan
+    elif change == "costs negative":
+        arrays["costs"][0, 0] = -1.0
+    elif change == "context word -5":
+        arrays["contexts"][0, 0] = -5
+    elif change == "context hole":
+        arrays["contexts"][0, :] = -1
+        arrays["contexts"][0, 1] = 3
+    else:
+        arrays["context_groups"][0, :] = -1
+    _read_again(page, words, fitted, fresh, _npz(arrays))
