@@ -297,19 +297,20 @@ def _recipe_data(recipe: Any) -> Mapping[str, Any] | None:
     path = Path(recipe)
     if not path.is_file():
         return None
+    import yaml
+
     from dogood.pipeline.safety import load_yaml
 
     try:
         with open(path, "rb") as fh:  # one bounded read (routed through dogood.core.fs's reader when it lands)
             raw = fh.read(MAX_RECIPE_BYTES + 1)
-        if len(raw) > MAX_RECIPE_BYTES:
-            raise RecipeError(f"recipe {path}: larger than {MAX_RECIPE_BYTES} bytes")
-        data = load_yaml(raw.decode("utf-8"))
     except OSError as exc:
         raise RecipeError(f"recipe {path}: cannot read it ({exc.strerror or exc})") from None
-    except (ValueError, Exception) as exc:  # yaml.YAMLError, UnicodeDecodeError
-        if isinstance(exc, RecipeError):
-            raise
+    if len(raw) > MAX_RECIPE_BYTES:
+        raise RecipeError(f"recipe {path}: larger than {MAX_RECIPE_BYTES} bytes")
+    try:
+        data = load_yaml(raw.decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise RecipeError(f"recipe {path}: not valid YAML ({exc})") from None
     if not isinstance(data, Mapping):
         raise RecipeError(f"recipe {path}: a recipe is a mapping (name, version, source, configs)")
