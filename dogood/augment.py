@@ -40,6 +40,7 @@ import json
 import multiprocessing
 import multiprocessing.context
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -337,6 +338,9 @@ def write_recipe(path: str | os.PathLike, chain: list[Any], *, config: str = "tr
     return data
 
 
+_warned_no_cache: list[str] = []  # the default fit cache folder that could not be written (warned once)
+
+
 class SharedEpoch:
     """An epoch number that the processes this one starts read as it changes: DataLoader workers, persistent or
     forked anew each epoch, with the ``fork``, ``spawn`` or ``forkserver`` start method.
@@ -510,18 +514,30 @@ class Transform:
         self._check(layout, doc_id)
         if layout.box_level == "segment" and not layout.full:
             doc, _ = _with_word_boxes(doc)  # what a step that redraws words is given
-        return int(fit_page(doc, self._fit_folder()))
+        return int(fit_page(doc, self._fit_folder() or False))
 
     def _fit_folder(self) -> str | None:
         """Where the fits are kept on disk: ``fit_cache_dir``, else ``$DOGOOD_FIT_CACHE_DIR``, else
-        ``<dogood's cache>/fits``; ``None`` with ``fit_cache_dir=False`` (memory only)."""
+        ``<dogood's cache>/fits``; ``None`` (memory only) with ``fit_cache_dir=False`` or when the default folder
+        cannot be written (one warning)."""
         if self.fit_cache_dir is False:
             return None
         if self.fit_cache_dir is not None:
             return self.fit_cache_dir
         from dogood.page.render import default_fit_folder
 
-        return default_fit_folder()
+        try:
+            folder = default_fit_folder()
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            if os.access(folder, os.W_OK):
+                return folder
+        except OSError:
+            folder = "dogood's cache"
+        if not _warned_no_cache:
+            _warned_no_cache.append(folder)
+            warnings.warn(f"dogood: the fit cache folder {folder} cannot be written; fits are kept in memory only "
+                          "(set DOGOOD_CACHE or fit_cache_dir=)", stacklevel=3)
+        return None
 
     def apply(self, doc: Document, *, epoch: int | None = None) -> Document:
         """The shifted document (its provenance records each step run, with its seed)."""
@@ -550,7 +566,7 @@ class Transform:
 
             # pages come back every epoch: fit each page's print once, whole (the same output, less work), kept on
             # disk too so that workers forked anew each epoch and later runs find it
-            with FIT_CACHE.whole_pages_kept(self._fit_folder()):
+            with FIT_CACHE.whole_pages_kept(self._fit_folder() or False):
                 out = self._steps(doc, chosen, base)
         return _as_stored(out, doc) if self.as_built else out
 

@@ -176,3 +176,20 @@ def test_transforms_keep_fits_in_dogoods_cache_by_default(rows, tmp_path, monkey
     assert not (tmp_path / "cache" / "fits").exists()
     dogood.transform(chain)(rows[0])
     assert len(list((tmp_path / "cache" / "fits").glob("*/*.npz"))) == 1
+
+
+def test_an_unwritable_cache_folder_keeps_fits_in_memory(rows, tmp_path, monkeypatch):
+    """The default folder cannot be written (a read-only home): one warning, fits in memory, rows as ever."""
+    import os
+
+    monkeypatch.setenv("DOGOOD_FIT_CACHE_DIR", str(tmp_path / "fits"))
+    monkeypatch.setattr(dogood.augment, "_warned_no_cache", [])
+    monkeypatch.setattr(os, "access", lambda *args, **kwargs: False)  # as for a folder this user cannot write
+    monkeypatch.setattr(render, "FIT_CACHE", render.FitCache(max_words=10**6))
+    t = dogood.transform({"shift": "char_deletion", "render": True})
+    with pytest.warns(UserWarning, match="fit cache folder"):
+        out = t(rows[0])
+    assert out["tokens"] != rows[0]["tokens"] and not list((tmp_path / "fits").glob("*/*.npz"))
+    monkeypatch.setattr(render, "FIT_CACHE", render.FitCache(max_words=0))
+    assert digest(dogood.transform({"shift": "char_deletion", "render": True}, fit_cache_dir=False)(rows[0])) == \
+        digest(out)

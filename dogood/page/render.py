@@ -938,12 +938,13 @@ class FitCache:
             return found
 
     @contextmanager
-    def whole_pages_kept(self, folder: str | os.PathLike | None = None):
-        """Within the block, fit pages whole (``whole_pages``) and, with ``folder``, keep them there too."""
+    def whole_pages_kept(self, folder: str | os.PathLike | bool | None = None):
+        """Within the block, fit pages whole (``whole_pages``) and, with ``folder``, keep them there too
+        (``False``: in memory only; ``None``: in the cache's own folder, if any)."""
         saved = self.whole_pages, self.folder
         self.whole_pages = True
         if folder is not None:
-            self.folder = folder
+            self.folder = folder or None
         try:
             yield self
         finally:
@@ -1267,7 +1268,7 @@ def warm() -> None:
     _fit_signature()
 
 
-def fit_page(doc: Document, folder: str | os.PathLike | None = None) -> bool:
+def fit_page(doc: Document, folder: str | os.PathLike | bool | None = None) -> bool:
     """Fit ``doc``'s print whole into :data:`FIT_CACHE` (and ``folder``): what the first redraw of a word of it at
     training time does (every word whose text is known, every run of print), paid ahead
     (:meth:`dogood.augment.Transform.prepare`). ``False`` when the page has no word with text."""
