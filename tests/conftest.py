@@ -224,3 +224,32 @@ def bounded_run(tmp_path):
         return BoundedRun(proc.returncode, proc.stderr, peaks[-1] if peaks else float("nan"))
 
     return run
+@pytest.fixture(scope="session")
+def docvqa_root(funsd_test, tmp_path_factory):
+    """A DocVQA-format split made from the first 3 FUNSD test pages: OCR files from FUNSD's words, questions from its
+    links."""
+    import json
+    import shutil
+
+    root = tmp_path_factory.mktemp("docvqa")
+    split = root / "val"
+    (split / "documents").mkdir(parents=True)
+    (split / "ocr_results").mkdir()
+    entries, qid = [], 1000
+    for doc_id in funsd_test.ids()[:3]:
+        doc = funsd_test.load(doc_id)
+        shutil.copy(doc.source if doc.source.endswith(".png") else doc.image.path, split / "documents" / f"{doc_id}.png")
+        words = [{"boundingBox": [x0, y0, x1, y0, x1, y1, x0, y1], "text": w.text}
+                 for w in doc.words if w.text.strip() for x0, y0, x1, y1 in [w.box]]
+        ocr = {"status": "Succeeded", "recognitionResults": [
+            {"page": 1, "width": doc.width, "height": doc.height, "unit": "pixel", "lines": [{"words": words}]}]}
+        (split / "ocr_results" / f"{doc_id}.json").write_text(json.dumps(ocr))
+        by_id = {e.id: e for e in doc.entities}
+        for ent in doc.entities:
+            for a, b in ent.links:
+                if a == ent.id and ent.label == "question" and by_id[b].label == "answer" and doc.entity_text(by_id[b]).strip():
+                    entries.append({"questionId": qid, "question": f"What is the {doc.entity_text(ent).rstrip(':')}?",
+                                    "image": f"documents/{doc_id}.png", "answers": [doc.entity_text(by_id[b])]})
+                    qid += 1
+    (split / "val_v1.0.json").write_text(json.dumps({"dataset_name": "docvqa", "data": entries}))
+    return root

@@ -114,7 +114,7 @@ def test_a_damaged_fit_file_is_fitted_anew_and_rewritten(page, fresh_cache, tmp_
     assert choose_styles(page, words, page) == expected
     assert again.misses > 0
     from dogood.page import fit_store
-    assert fit_store.load(path) is not None  # written anew, whole
+    assert fit_store.load(path, render._PageFits.schema()) is not None  # written anew, whole
 
 
 def test_a_planted_link_in_the_fit_folder_is_refused(page, fresh_cache, tmp_path):
