@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from dogood.core import fs
 from dogood.core.document import Document
 from dogood.core.errors import DogoodError, RecipeError
 from dogood.sources.rows import doc_to_row, is_batch, row_to_doc
@@ -233,8 +234,6 @@ def as_node(step: Any) -> Node:
 #: ``{shift: NAME, ...}`` steps cannot say it: ``{step: {shift: ...}, p: P, draw_key: KEY}``,
 #: ``{compose: [...], p: P}``, ``{one_of: [...], weights: [...], p: P}``.
 NODE_KEYS = {"step": {"step", "p", "draw_key"}, "compose": {"compose", "p"}, "one_of": {"one_of", "weights", "p"}}
-#: The largest recipe file :meth:`Compose.from_recipe` reads itself (a chain with ``p`` or ``one_of``).
-MAX_RECIPE_BYTES = 1 << 20
 
 
 def shift_spec(shift: Shift) -> dict[str, Any]:
@@ -291,7 +290,7 @@ def _recipe_where(recipe: Any) -> str:
 
 
 def _recipe_data(recipe: Any) -> Mapping[str, Any] | None:
-    """The recipe mapping given, or read from a YAML file (at most :data:`MAX_RECIPE_BYTES`); ``None`` for a
+    """The recipe mapping given, or read from a YAML file (at most ``Limits.recipe_bytes``); ``None`` for a
     shipped recipe's name (:func:`dogood.pipeline.recipe.load_recipe` finds it)."""
     if isinstance(recipe, Mapping):
         return recipe
@@ -303,12 +302,11 @@ def _recipe_data(recipe: Any) -> Mapping[str, Any] | None:
     from dogood.pipeline.safety import load_yaml
 
     try:
-        with open(path, "rb") as fh:  # one bounded read (routed through dogood.core.fs's reader when it lands)
-            raw = fh.read(MAX_RECIPE_BYTES + 1)
+        raw = fs.read_bytes(path, limit="recipe_bytes", what="recipe")
+    except fs.FileRefused as exc:
+        raise RecipeError(f"recipe {path}: {exc.reason}") from None
     except OSError as exc:
         raise RecipeError(f"recipe {path}: cannot read it ({exc.strerror or exc})") from None
-    if len(raw) > MAX_RECIPE_BYTES:
-        raise RecipeError(f"recipe {path}: larger than {MAX_RECIPE_BYTES} bytes")
     try:
         data = load_yaml(raw.decode("utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:

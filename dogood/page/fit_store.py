@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dogood.core import fs
 from dogood.core.errors import DogoodError
 from dogood.core.fs import is_link, partial_file, remove_leftovers
 
@@ -53,7 +54,6 @@ MAX_FILE_BYTES = 64 << 20
 #: FUNSD pages.
 DEFAULT_MAX_BYTES = 2 << 30
 #: The longest ``.npy`` header read.
-MAX_HEADER = 4096
 #: A page's file name, and a version folder's name (:func:`dogood.page.render._fit_signature`).
 PAGE_FILE = re.compile(r"\A[0-9a-f]{32}\.npz\Z")
 VERSION_FOLDER = re.compile(r"\A[0-9a-f]{16}\Z")
@@ -142,75 +142,49 @@ def load(path: Path, schema: Schema) -> dict[str, np.ndarray] | None:
 
 
 def _read(path: Path) -> bytes | None:
-    """The bytes of the regular file ``path``, at most :data:`MAX_FILE_BYTES` (opened without following a link
-    and without blocking on a FIFO swapped in since it was looked at)."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    """The bytes of the regular file ``path``, at most :data:`MAX_FILE_BYTES`, through the one bounded reader
+    (:func:`dogood.core.fs.read_bytes`: no link followed, no wait on a FIFO swapped in since it was looked at)."""
     try:
-        fd = os.open(path, flags)
-    except OSError:
+        return fs.read_bytes(path, max_bytes=MAX_FILE_BYTES, what="fit file", follow=False)
+    except (OSError, fs.FileRefused):
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks, size = [], 0
-        while size <= MAX_FILE_BYTES:
-            chunk = os.read(fd, min(1 << 20, MAX_FILE_BYTES + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return None if size > MAX_FILE_BYTES else b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _arrays(data: bytes, schema: Schema) -> dict[str, np.ndarray] | None:
-    """The members of the zip ``data``, checked against ``schema`` before any is made; ``None`` when one fails."""
+    """The members of the zip ``data``, checked against ``schema`` before any is made (:func:`dogood.core.fs.open_zip`
+    and :func:`~dogood.core.fs.parse_npy`, plus stored members only); ``None`` when one fails."""
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        with fs.open_zip(io.BytesIO(data), what="fit file", max_members=len(schema), max_bytes=len(data)) as zf:
             infos = zf.infolist()
             names = [info.filename for info in infos]
             if sorted(names) != sorted(f"{name}.npy" for name in schema) or len(set(names)) != len(names):
                 return None
             if any(info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size
-                   or info.flag_bits & 0x1 for info in infos) or sum(i.file_size for i in infos) > len(data):
+                   or info.flag_bits & 0x1 for info in infos):
                 return None
             out = {}
             for info in infos:
                 name = info.filename[:-4]
-                array = _member(zf.read(info), *schema[name])  # stored: as many bytes as declared, CRC checked
+                array = _member(fs.read_member(zf, info.filename, what="fit file"), *schema[name])
                 if array is None:
                     return None
                 out[name] = array
             return out
-    except (ValueError, TypeError, KeyError, IndexError, EOFError, OSError, zipfile.BadZipFile, SyntaxError,
+    except (fs.FileRefused, ValueError, TypeError, KeyError, IndexError, EOFError, OSError, zipfile.BadZipFile,
             RecursionError, UnicodeDecodeError, NotImplementedError, OverflowError, MemoryError):
         return None
 
 
 def _member(raw: bytes, dtype: str, shape: tuple[int | None, ...]) -> np.ndarray | None:
-    """One ``.npy`` member as an array: its header must declare ``dtype`` and a shape matching ``shape`` whose
-    bytes are exactly those that follow the header."""
-    fp = io.BytesIO(raw)
-    version = np.lib.format.read_magic(fp)
-    if version == (1, 0):
-        declared, fortran, got = np.lib.format.read_array_header_1_0(fp, max_header_size=MAX_HEADER)
-    elif version == (2, 0):
-        declared, fortran, got = np.lib.format.read_array_header_2_0(fp, max_header_size=MAX_HEADER)
-    else:
+    """One ``.npy`` member as an array (:func:`dogood.core.fs.parse_npy`): its header must declare ``dtype`` and a
+    shape matching ``shape``, C order, whose bytes are exactly those that follow the header."""
+    array = fs.parse_npy(raw, what="fit file member", max_bytes=MAX_FILE_BYTES, dtypes=np.dtype(dtype).kind,
+                         ndim=len(shape))
+    if array.dtype != np.dtype(dtype) or (array.ndim > 1 and not array.flags.c_contiguous):
         return None
-    if got != np.dtype(dtype) or got.hasobject or fortran or len(declared) != len(shape):
+    if any(want is not None and n != want for n, want in zip(array.shape, shape)):
         return None
-    if any(not isinstance(n, int) or n < 0 or (want is not None and n != want) for n, want in zip(declared, shape)):
-        return None
-    count = 1
-    for n in declared:
-        count *= n
-    if count * got.itemsize != len(raw) - fp.tell():
-        return None
-    return np.frombuffer(raw, dtype=got, count=count, offset=fp.tell()).reshape(declared)
+    return array
 
 
 def discard(path: Path) -> None:

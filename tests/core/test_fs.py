@@ -278,7 +278,7 @@ ALLOWED_READS = {
                                                                             "through fs.open_file)",
 }
 #: Modules whose owners route their readers when their branches merge (issue 36): allowed until then.
-ROUTED_AT_MERGE = ("dogood/page/fit_store.py",)
+ROUTED_AT_MERGE = ()
 WRITE_MODES = set("wax")
 
 
