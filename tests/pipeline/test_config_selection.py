@@ -59,7 +59,7 @@ def test_list_gives_one_short_line_per_recipe_and_a_recipe_its_chains(capsys):
     assert all(len(line) < 200 for line in lines)
     assert main(["list", "funsd-l"]) == 0
     out = capsys.readouterr().out
-    assert "merge_x20_y10  merge(lambda_x=20, lambda_y=10, level=entity)" in out
+    assert re.search(r"^  merge_x20_y10 +merge\(lambda_x=20, lambda_y=10, level=entity\)$", out, re.M), out
     assert "move(scorer=baseline" in out
 
 
