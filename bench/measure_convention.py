@@ -61,15 +61,15 @@ def main(argv: list[str] | None = None) -> int:
     lam = {c: c.replace("merge_", "") for c in MERGES}
     lam["merge"] = "x10_y5"
     print(f"Baseline ({args.box_level} boxes, trained on FUNSD train), entity F1 on FUNSD test, 50 forms:")
-    print(f"ID with the `dogood` column {100 * report.id['f1']:.2f}, without it {100 * without.id['f1']:.2f}")
+    print(f"ID with the `dogood` column {report.id['f1']:.2f}, without it {without.id['f1']:.2f}")
     print()
     print("| config | λ1 x λ2 (px) | F1 | change from ID (points) | 95% CI of the change |")
     print("|---|---|---|---|---|")
     for row in report.ood:
         config = row["dataset"].rpartition("/")[2]
-        lo, hi = row["ci"]["drop"]
-        print(f"| `{config}` | {lam[config].replace('x', '').replace('_y', ' x ')} | {100 * row['value']:.2f} | "
-              f"{-100 * row['drop']:+.2f} | [{-100 * hi:+.2f}, {-100 * lo:+.2f}] |")
+        lo, hi = row["ci"]["change"]
+        print(f"| `{config}` | {lam[config].replace('x', '').replace('_y', ' x ')} | {row['value']:.2f} | "
+              f"{row['change']:+.2f} | [{lo:+.2f}, {hi:+.2f}] |")
     return 0
 
 

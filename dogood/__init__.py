@@ -29,8 +29,11 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dogood.core.aliases import install as _install_aliases
 from dogood.core.document import Document, Entity, PageImage, QAPair, ShiftRecord, Word
 from dogood.version import __version__
+
+_install_aliases()  # dogood.errors, dogood.schema, ...: the old paths of moved modules, with a DeprecationWarning
 
 if TYPE_CHECKING:  # pragma: no cover
     from dogood.eval.report import EvalReport
@@ -132,22 +135,17 @@ def build(recipe: str | Path | dict | Recipe, out: str | Path, *, source_path: s
                box_level=box_level, wait=wait, splits=splits, copies=copies)
 
 
-def evaluate(model: Any, id_dataset: Any, ood_datasets: Any, **options: Any) -> EvalReport:
+def evaluate(model: Any, id_dataset: Any, ood_datasets: Any = (), **options: Any) -> EvalReport:
     """Score ``model`` on the in-distribution set and every OOD set, paired by document; what ``dogood eval`` does.
 
     ``model`` is a model object or what :func:`load_model` takes (``"baseline"``, a model file or folder, a Hub id,
     a predictions file). The datasets are built folders (all their configs), ``"folder:config"``, Hub ids,
     ``"funsd"``, ``datasets.Dataset`` objects, or lists of them. ``options`` are
     :func:`dogood.eval.run.evaluate`'s: ``split``, ``limit``, ``resamples`` (bootstrap, default 1000), ``seed``,
-    ``kieval``, ``reference``, ... The :class:`EvalReport` writes Markdown, CSV, JSON and plots
-    (``report.write(folder)``).
+    ``task`` (``"ocr"``, ``"layout"``), ``kieval``, ``reference``, ``ablate``, ... Every score is in percent, every
+    change negative when the OOD set scores worse. The :class:`EvalReport` writes Markdown, CSV, JSON and plots
+    (``report.write(folder)``); :func:`compare` takes the same models, datasets and options.
     """
     from dogood.eval.run import evaluate as run
 
-    if isinstance(model, (str, Path)):
-        from dogood.eval.datasets import as_datasets
-        from dogood.models import load_model
-
-        task = as_datasets(id_dataset, options.get("split", "test"))[0].task
-        model = load_model(model, task=task)
     return run(model, id_dataset, ood_datasets, **options)

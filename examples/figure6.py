@@ -215,11 +215,11 @@ def run(args) -> dict:
 
 
 def _pct(x) -> str:
-    return f"{100 * x:.2f}"
+    return f"{x:.2f}"  # dogood's reports are in percent
 
 
 def _ci(ci) -> str:
-    return f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else ""
+    return f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else ""
 
 
 def table(result: dict) -> str:
@@ -235,9 +235,9 @@ def table(result: dict) -> str:
         cells += [_pct(r["ood"][c]["f1"]) + _ci(r["ood"][c]["ci"]) for c in configs]
         lines.append("| " + " | ".join(cells + [_pct(r["ood_mean_f1"])]) + " |")
     gain = result["gain"]
-    cells = ["gain (points)", "", f"{100 * gain['id']:+.2f}"]
-    cells += [f"{100 * gain['ood'][c]['value']:+.2f}" + _ci(gain["ood"][c].get("ci")) for c in configs]
-    lines.append("| " + " | ".join(cells + [f"{100 * gain['ood_mean']:+.2f}"]) + " |")
+    cells = ["gain (points)", "", f"{gain['id']:+.2f}"]
+    cells += [f"{gain['ood'][c]['value']:+.2f}" + _ci(gain["ood"][c].get("ci")) for c in configs]
+    lines.append("| " + " | ".join(cells + [f"{gain['ood_mean']:+.2f}"]) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -125,6 +125,17 @@ def trained_baseline(funsd_train, tmp_path_factory):
     return BaselineTagger.load(path)
 
 
+@pytest.fixture(scope="session")
+def document_baseline():
+    """dogood's document baseline trained once per test session on 160 synthetic train pages (RVL-CDIP's 16
+    classes): every test that needs a trained page classifier shares it."""
+    from dogood.models.doc_baseline import train_document_baseline
+    from dogood.sources.synthetic import SyntheticSource
+
+    source = SyntheticSource(pages=160, split="train")
+    return train_document_baseline(source.load(i) for i in source.ids())
+
+
 @pytest.fixture
 def copy_funsd_forms(funsd_dir):
     """``copy(dest, n=4)``: the first ``n`` forms of each FUNSD split, copied in the official layout under ``dest``."""
@@ -170,3 +181,75 @@ def tiny_mlm(tmp_path_factory):
     BertForMaskedLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return str(folder)
+
+
+class BoundedRun:
+    """What :func:`bounded_run` gives back: the exit code, stderr, and the child's peak resident memory."""
+
+    def __init__(self, code: int, err: str, peak_mib: float):
+        self.code, self.err, self.peak_mib = code, err, peak_mib
+
+    @property
+    def last_line(self) -> str:
+        lines = [ln for ln in self.err.strip().splitlines() if not ln.startswith("PEAK_RSS_MIB ")]
+        return lines[-1] if lines else ""
+
+
+@pytest.fixture
+def bounded_run(tmp_path):
+    """``run(code, address_space_mib=6144)``: run Python ``code`` in a child process (this test's environment,
+    its working directory ``tmp_path``) under an address-space limit, so a reader that would allocate without
+    bound fails there instead of taking the machine; returns a :class:`BoundedRun` with the child's peak
+    resident memory (``VmHWM`` of ``/proc/self/status``: Linux), measured in the child as it exits."""
+    import subprocess
+    import sys
+    import textwrap
+
+    def run(code: str, address_space_mib: int = 6144, timeout: float = 300) -> BoundedRun:
+        wrapper = textwrap.dedent(f"""
+            import resource, sys
+            limit = {address_space_mib} << 20
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            try:
+                exec(compile({code!r}, "<bounded>", "exec"))
+            finally:
+                # VmHWM: this process's own peak (ru_maxrss keeps the forking parent's across exec)
+                with open("/proc/self/status", encoding="ascii") as fh:
+                    peak = next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM:"))
+                print(f"PEAK_RSS_MIB {{peak / 1024:.1f}}", file=sys.stderr, flush=True)
+            """)
+        proc = subprocess.run([sys.executable, "-c", wrapper], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=timeout)
+        peaks = [float(ln.split()[1]) for ln in proc.stderr.splitlines() if ln.startswith("PEAK_RSS_MIB ")]
+        return BoundedRun(proc.returncode, proc.stderr, peaks[-1] if peaks else float("nan"))
+
+    return run
+@pytest.fixture(scope="session")
+def docvqa_root(funsd_test, tmp_path_factory):
+    """A DocVQA-format split made from the first 3 FUNSD test pages: OCR files from FUNSD's words, questions from its
+    links."""
+    import json
+    import shutil
+
+    root = tmp_path_factory.mktemp("docvqa")
+    split = root / "val"
+    (split / "documents").mkdir(parents=True)
+    (split / "ocr_results").mkdir()
+    entries, qid = [], 1000
+    for doc_id in funsd_test.ids()[:3]:
+        doc = funsd_test.load(doc_id)
+        shutil.copy(doc.source if doc.source.endswith(".png") else doc.image.path, split / "documents" / f"{doc_id}.png")
+        words = [{"boundingBox": [x0, y0, x1, y0, x1, y1, x0, y1], "text": w.text}
+                 for w in doc.words if w.text.strip() for x0, y0, x1, y1 in [w.box]]
+        ocr = {"status": "Succeeded", "recognitionResults": [
+            {"page": 1, "width": doc.width, "height": doc.height, "unit": "pixel", "lines": [{"words": words}]}]}
+        (split / "ocr_results" / f"{doc_id}.json").write_text(json.dumps(ocr))
+        by_id = {e.id: e for e in doc.entities}
+        for ent in doc.entities:
+            for a, b in ent.links:
+                if a == ent.id and ent.label == "question" and by_id[b].label == "answer" and doc.entity_text(by_id[b]).strip():
+                    entries.append({"questionId": qid, "question": f"What is the {doc.entity_text(ent).rstrip(':')}?",
+                                    "image": f"documents/{doc_id}.png", "answers": [doc.entity_text(by_id[b])]})
+                    qid += 1
+    (split / "val_v1.0.json").write_text(json.dumps({"dataset_name": "docvqa", "data": entries}))
+    return root

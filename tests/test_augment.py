@@ -12,7 +12,7 @@ import dogood
 from dogood.pipeline.build import build
 from dogood.core.errors import DocumentError, DogoodError, RecipeError
 from dogood.pipeline.recipe import load_recipe
-from dogood.sources.rows import pixel_box
+from dogood.sources.rows import pixel_box, row_to_doc
 from dogood.core.schema import FULL_COLUMN, FUNSD_NER_TAGS
 
 HUB_FUNSD = ("id", "tokens", "bboxes", "ner_tags", "image")  # nielsr/funsd-layoutlmv3's columns
@@ -144,10 +144,8 @@ def test_p_and_one_of_choose_steps_and_skipping_keeps_the_other_draws(builds):
 
 def test_rows_the_chain_cannot_take_are_refused_clearly(builds):
     row = {k: v for k, v in builds["segment"][0].items() if k in HUB_FUNSD}
-    with pytest.raises(DocumentError, match="segment-level rows"):
-        dogood.transform({"shift": "char_deletion", "render": True})(row)
-    with pytest.raises(DogoodError, match="center_shift"):
-        dogood.transform({"shift": "center_shift"})(row)
+    with pytest.raises(DogoodError, match="merge.*box_level"):
+        dogood.transform({"shift": "merge", "level": "word"})(row)
     path_row = {"id": "a", "words": ["x"], "bboxes": [[0, 0, 10, 10]], "ner_tags": [0], "image_path": "/etc/passwd"}
     with pytest.raises(DocumentError, match="allow_local_paths"):
         dogood.transform({"shift": "merge", "level": "entity"})(path_row)
@@ -291,3 +289,43 @@ def test_records_holding_a_pil_image_pickle_and_encode_as_pixels():
     assert PageImage.from_pil(Image.fromarray(colour)).to_array().shape == (4, 5, 3)
     with pytest.raises(ValueError, match="mode L or RGB"):
         PageImage.from_pil(Image.new("RGBA", (3, 3)))
+
+
+def test_segment_rows_are_redrawn_in_word_boxes_found_from_their_ink(builds):
+    """nielsr/funsd-layoutlmv3's rows (every word its segment's box): render finds each word's own box from the
+    segment's ink, redraws the changed words there, and the rows keep their segments' boxes."""
+    ds = hub(builds["segment"])
+    words = builds["word"]
+    t = dogood.transform({"shift": "char_deletion", "fraction": 0.3, "render": True}, seed=0)
+    changed, found = 0, 0
+    for i in range(N):
+        source, row = ds[i], t(ds[i])
+        assert row["bboxes"] == source["bboxes"] and row["ner_tags"] == source["ner_tags"]
+        before = np.asarray(source["image"].convert("L")).astype(int)
+        after = np.asarray(row["image"].convert("L")).astype(int)
+        h, w = before.shape
+        inside = np.zeros_like(before, dtype=bool)
+        for k, (a, b) in enumerate(zip(source["tokens"], row["tokens"])):
+            if a != b:
+                changed += 1
+                x0, y0, x1, y1 = pixel_box(source["bboxes"][k], w, h)  # the segment
+                inside[y0:y1, x0:x1] = True
+                wx0, wy0, wx1, wy1 = pixel_box(words[i]["bboxes"][k], w, h)  # FUNSD's own box of the word
+                found += bool((before[wy0:wy1, wx0:wx1] != after[wy0:wy1, wx0:wx1]).any())
+        assert not (before != after)[~inside].any()  # nothing outside the changed words' segments
+    assert changed > 20 and found / changed > 0.85  # redrawn where the word is (its box found from the ink)
+
+
+@pytest.mark.parametrize("shift", ["box_stretch", "center_shift"])
+def test_segment_rows_take_word_box_jitter(builds, shift):
+    """A shift that moves word boxes one by one acts on the words' boxes found from the ink; each token gets the
+    union of its segment's moved words, as a segment-level row does."""
+    ds = hub(builds["segment"])
+    t = dogood.transform({"shift": shift, "delta": 0.2}, seed=1)
+    for i in range(N):
+        source, row = ds[i], t(ds[i])
+        assert row["tokens"] == source["tokens"] and row["ner_tags"] == source["ner_tags"]
+        assert row["bboxes"] != source["bboxes"]
+        doc, _ = row_to_doc(source, source["id"])
+        for ent in doc.entities:  # tokens of one entity still share one box
+            assert len({tuple(row["bboxes"][k]) for k in ent.word_ids}) == 1

@@ -41,7 +41,8 @@ def test_import_dogood_is_light():
 def test_make_shift_takes_a_name_and_parameters_or_a_recipe_entry():
     a = dogood.make_shift("merge", lambda_x=20, level="entity")
     b = dogood.make_shift({"shift": "merge", "lambda_x": 20, "level": "entity"})
-    assert a.params() == b.params() == {"lambda_x": 20, "lambda_y": 5, "level": "entity", "until_stable": True}
+    assert a.params() == b.params() == {"lambda_x": 20, "lambda_y": 5, "level": "entity", "until_stable": True,
+                                        "rule": "dogood", "units": "pixels"}
     with pytest.raises(dogood.core.errors.RecipeError, match="has no parameter lambda_z"):
         dogood.make_shift("merge", lambda_z=1)
 
@@ -126,3 +127,57 @@ def test_read_documents_reads_a_source_and_a_built_folder(funsd_dir, tmp_path):
     assert [w.text for w in built[0].words] == [w.text for w in docs[0].words]
     assert built[0].provenance[-1].shift == "merge"
     assert json.loads((tmp_path / "l" / "dogood_build.json").read_text())["recipe"] == "funsd-l"
+
+
+def test_every_import_path_the_docs_show_resolves_without_a_deprecation():
+    """The README, the docs pages and the examples: each ``from dogood... import ...``, ``import dogood...``,
+    ``::: dogood...`` (API pages) and backquoted ``dogood.<module>...`` names something that exists, at its
+    current path unless it names an old path of a moved module as such (issue 36: ``dogood.errors`` and
+    ``dogood.schema`` had moved with no note)."""
+    import importlib
+    import re
+    import warnings
+    from pathlib import Path
+
+    from dogood.core.aliases import MOVED
+
+    root = Path(__file__).resolve().parents[1]
+    package = root / "dogood"
+    modules = {p.stem for p in package.glob("*.py")} | {p.name for p in package.iterdir() if p.is_dir()}
+    modules |= {old.split(".")[1] for old in MOVED} | set(dogood.__all__)
+    files = [root / "README.md", *sorted((root / "docs").rglob("*.md")), *sorted((root / "examples").rglob("*.py")),
+             *sorted((root / "examples").rglob("*.md"))]
+    refs: set[tuple[str, str]] = set()
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        for m in re.finditer(r"^\s*from (dogood(?:\.\w+)*) import \(?([\w, \n]+)\)?", text, re.M):
+            refs |= {(f.name, f"{m.group(1)}.{name}") for name in re.findall(r"\w+", m.group(2)) if name != "as"}
+        refs |= {(f.name, m.group(1)) for m in re.finditer(r"^\s*import (dogood(?:\.\w+)*)", text, re.M)}
+        refs |= {(f.name, m.group(1)) for m in re.finditer(r"^::: (dogood(?:\.\w+)+)", text, re.M)}
+        refs |= {(f.name, m.group(1)) for m in re.finditer(r"`(dogood(?:\.\w+)+)", text)
+                 if m.group(1).split(".")[1] in modules}
+    assert len(refs) > 30
+
+    def resolve(dotted: str):
+        parts = dotted.split(".")
+        for i in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            for part in parts[i:]:
+                obj = getattr(obj, part)
+            return obj
+
+    from dogood.core.aliases import new_name
+
+    bad = []
+    for where, dotted in sorted(refs):
+        old = new_name(dotted) is not None  # an old path the docs name as such (it imports, with its warning)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore" if old else "error", DeprecationWarning)
+                resolve(dotted)
+        except Exception as exc:  # noqa: BLE001 - any failure is a broken reference
+            bad.append(f"{where}: {dotted} ({type(exc).__name__}: {exc})")
+    assert not bad, "\n".join(bad)

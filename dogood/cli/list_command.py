@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("list", help="list the recipes, one line each (with RECIPE: its configs and their chains)")
@@ -12,7 +14,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_list(args) -> int:
-    from dogood.pipeline.recipe import list_recipes, load_recipe
+    from dogood.pipeline.recipe import list_recipes, load_recipe, skipped_recipe_files
 
     if args.markdown:
         from dogood.pipeline.preflight import recipes_table_markdown
@@ -30,4 +32,7 @@ def cmd_list(args) -> int:
         print("no recipes found (looked in ./recipes and the recipes shipped with dogood)")
     for recipe in recipes:
         print(recipe.summary())
+    for path in skipped_recipe_files():
+        print(f"dogood: note: {path} is not a regular file (a folder, a FIFO or a link to nothing): not read",
+              file=sys.stderr)
     return 0

@@ -70,9 +70,12 @@ def _pick(args, need_config: bool, need_original: bool = False):
 
 
 def _first_config(folder: Path) -> str:
+    from dogood.core.fs import FileRefused
+    from dogood.pipeline.safety import read_build_info
+
     try:
-        chains = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8")).get("chains") or {}
-    except (OSError, ValueError, RecursionError):
+        chains = read_build_info(folder).get("chains") or {}
+    except (OSError, FileRefused, AttributeError):
         chains = {}
     names = [c for c in chains if (folder / "data" / c).is_dir()]
     names = names or sorted(p.name for p in (folder / "data").glob("*") if p.is_dir())
@@ -86,9 +89,14 @@ def _built_original(folder: Path, split: str, doc_id: str, source_path: str | No
     from dogood.pipeline.recipe import load_recipe
     from dogood.sources import open_source
 
+    from dogood.core.fs import FileRefused
+    from dogood.pipeline.safety import read_build_info
+
     try:
-        info = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        info = read_build_info(folder)
+        if not isinstance(info, dict):
+            raise ValueError("not a mapping")
+    except (OSError, ValueError, FileRefused):
         raise DogoodError(f"{folder} has no readable dogood_build.json: it names the source the original document "
                           "comes from") from None
     stored = info.get("source") if isinstance(info.get("source"), dict) else {}
@@ -170,9 +178,12 @@ def cmd_preview(args) -> int:
     original, shifted, name = _pick(args, need_config=True, need_original=True)
     out = Path(args.out) if args.out else Path(f"preview-{name}-{original.id.replace('/', '_')}.png")
     if out.exists() or out.is_symlink():
+        from dogood.core.fs import FileRefused, open_file
+
         try:
-            png = out.is_file() and not out.is_symlink() and out.open("rb").read(8) == b"\x89PNG\r\n\x1a\n"
-        except OSError:
+            with open_file(out, follow=False, what="preview") as fh:
+                png = fh.read(8) == b"\x89PNG\r\n\x1a\n"
+        except (OSError, FileRefused):
             png = False
         if not png:
             raise DogoodError(f"--out {out} exists and is not a PNG image; refusing to replace it")

@@ -35,17 +35,17 @@ def add_parser(sub) -> None:
 
 def _check_model_file(out: Path) -> None:
     """Refuse to replace a file that is not a dogood model (a zip holding a baseline's members)."""
-    import zipfile
-
+    from dogood.core.fs import FileRefused, open_zip
     from dogood.models import baseline_kind
+    from dogood.models.model_zip import MAX_MEMBERS
     from dogood.models.baseline import META_MEMBER, MODEL_MEMBER
 
     if not (out.exists() or out.is_symlink()):
         return
     try:
-        with zipfile.ZipFile(out) as zf:
+        with open_zip(out, what="model file", max_members=MAX_MEMBERS) as zf:
             ours = {META_MEMBER, MODEL_MEMBER} <= set(zf.namelist())
-    except (OSError, zipfile.BadZipFile):
+    except (OSError, FileRefused):
         ours = False
     ours = ours or (out.is_file() and baseline_kind(out) is not None)
     if not ours or out.is_symlink():

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageChops, UnidentifiedImageError
 
+from dogood.core import fs
 from dogood.core.boxes import Box, union_boxes
 from dogood.core.errors import DocumentError
 
@@ -90,17 +91,22 @@ class PageImage:
         """Read the header of an image file (and check its integrity when ``verify``).
 
         Raises :class:`DocumentError` naming the file when it is missing,
-        unreadable, truncated or not an image.
+        unreadable, truncated or not an image, or not a regular file of at most
+        :attr:`dogood.core.fs.Limits.image_bytes` (:func:`dogood.core.fs.read_bytes`).
         """
         path = str(path)
         try:
-            data = Path(path).read_bytes() if verify else None  # read once: verified here, written later
-            with _refuse_bombs(), Image.open(io.BytesIO(data) if verify else path) as im:
+            # read once: verified here, written later; without verify, only the header is read
+            data = _image_bytes(path) if verify else None
+            with (io.BytesIO(data) if verify else _image_file(path)) as source, _refuse_bombs(), \
+                    Image.open(source) as im:
                 width, height, fmt = im.width, im.height, im.format
                 if verify:
                     im.verify()
         except FileNotFoundError:
             raise DocumentError("image file not found", path=path) from None
+        except fs.FileRefused as exc:
+            raise DocumentError(exc.reason, path=path) from None
         except (UnidentifiedImageError, OSError, SyntaxError, ValueError, *_BOMBS) as exc:
             raise DocumentError(f"cannot read image ({exc})", path=path) from None
         return cls(path=path, data=data, width=width, height=height, format=fmt)
@@ -159,7 +165,10 @@ class PageImage:
         if self._data is not None:
             return self._data
         if self.path is not None:
-            return Path(self.path).read_bytes()
+            try:
+                return _image_bytes(self.path)
+            except fs.FileRefused as exc:
+                raise DocumentError(exc.reason, path=self.path) from None
         buf = io.BytesIO()
         if self.encoding == "jpeg":
             Image.fromarray(self.to_array()).save(buf, format="JPEG", quality=95, subsampling=0)
@@ -182,11 +191,13 @@ class PageImage:
             arr.flags.writeable = False
             self._array, self._pil = arr, None
         if self._array is None:
-            source = io.BytesIO(self._data) if self._data is not None else self.path
             try:
-                with _refuse_bombs(), Image.open(source) as im:
+                source = io.BytesIO(self._data) if self._data is not None else _image_file(self.path)
+                with source, _refuse_bombs(), Image.open(source) as im:
                     im.load()
                     arr = standard_pixels(im)
+            except fs.FileRefused as exc:
+                raise DocumentError(f"cannot decode image ({exc.reason})", path=self.path) from None
             except (OSError, SyntaxError, ValueError, *_BOMBS) as exc:
                 raise DocumentError(f"cannot decode image ({exc})", path=self.path) from None
             arr.flags.writeable = False
@@ -225,6 +236,16 @@ class PageImage:
     def __repr__(self) -> str:
         where = self.path or ("<bytes>" if self._data is not None else "<pixels>")  # a PIL image: pixels too
         return f"PageImage({where}, {self.width}x{self.height})"
+
+
+def _image_bytes(path: str) -> bytes:
+    """An image file's bytes, through the one reader: a regular file of at most ``Limits.image_bytes``."""
+    return fs.read_bytes(path, limit="image_bytes", what="image file")
+
+
+def _image_file(path: str):
+    """An image file opened for Pillow through the one reader (Pillow closes it with the image)."""
+    return fs.open_file(path, limit="image_bytes", what="image file")
 
 
 def _pil_pixels(im: Image.Image) -> np.ndarray:

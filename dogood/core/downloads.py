@@ -8,23 +8,23 @@ refuses members that would land outside it. Every failure is a
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
 import tempfile
 import zipfile
-from pathlib import Path, PurePosixPath
+import zlib
+from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from dogood.core import fs
 from dogood.core.errors import SourceError
 
 
 def sha256_file(path: str | Path) -> str:
-    """The sha256 of a file, hex."""
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+    """The sha256 of a file, hex (:func:`dogood.core.fs.sha256_file`: a regular file only)."""
+    return fs.sha256_file(path)
 
 
 def download(url: str, dest: str | Path, sha256: str | None, *, timeout: float = 60.0) -> Path:
@@ -63,24 +63,29 @@ def download(url: str, dest: str | Path, sha256: str | None, *, timeout: float =
 
 
 def extract_zip(archive: str | Path, dest: str | Path) -> Path:
-    """Extract a zip into ``dest`` atomically, refusing absolute or ``..`` member paths."""
+    """Extract a zip into ``dest`` atomically, its directory checked first (:func:`dogood.core.fs.open_zip`:
+    absolute or ``..`` member paths, too many members or too many bytes expanded are refused before anything is
+    written)."""
     archive, dest = Path(archive), Path(dest)
     if dest.exists():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent))
     try:
+        zf = fs.open_zip(archive, what="archive")
+    except fs.UnsafeMember as exc:
+        raise SourceError(f"{archive}: refusing archive member with an unsafe path {exc.member!r}") from None
+    except fs.FileRefused as exc:
+        reason = exc.reason.replace("the archive is not a valid zip file", "not a valid zip file")
+        raise SourceError(f"{archive}: {reason}") from None
+    with zf:
+        tmp = Path(tempfile.mkdtemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent))
         try:
-            with zipfile.ZipFile(archive) as zf:
-                for member in zf.infolist():
-                    name = PurePosixPath(member.filename)
-                    if name.is_absolute() or ".." in name.parts or member.filename.startswith(("/", "\\")):
-                        raise SourceError(f"{archive}: refusing archive member with an unsafe path {member.filename!r}")
+            try:
                 zf.extractall(tmp)
-        except zipfile.BadZipFile as exc:
-            raise SourceError(f"{archive}: not a valid zip file ({exc})") from None
-        os.replace(tmp, dest)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+            except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+                raise SourceError(f"{archive}: not a valid zip file ({exc})") from None
+            os.replace(tmp, dest)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
     return dest

@@ -16,7 +16,7 @@ from dogood.core.errors import DogoodError
 EXTRA_OF = {
     "textattack": "text", "transformers": "hf", "torch": "hf", "augraphy": "scan", "numba": "scan",
     "skimage": "scan", "ray": "distributed", "tesserocr": "ocr", "psutil": "bench",
-    "textblob_aptagger": "pos", "rapidocr": "ocr-neural", "onnxruntime": "ocr-neural",
+    "textblob_aptagger": "pos", "rapidocr": "ocr-neural", "onnxruntime": "ocr-neural", "pyrtools": "rodla",
 }
 
 

@@ -10,7 +10,6 @@ results.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from dogood.core.fs import fsync_folder, partial_file
@@ -55,10 +54,13 @@ def write_atomic(path: str | Path, text: str) -> None:
 
     Readers, other processes included, see the old file or the whole new one, never half of it; the file
     and its folder are synced, so a power loss does not leave a renamed file whose bytes were never written.
+    The temporary file is :func:`dogood.core.fs.partial_file`'s (``.<name>.<pid>.<random>.partial``): one a
+    killed process left (an OCR or strength cache entry, a shard record) is removed by the next write beside
+    it, the one ``leftovers`` sweep of every cache and output.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:24]}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = partial_file(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)

@@ -9,13 +9,10 @@ own documents, from two independent streams (:func:`bootstrap_weights`,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
-
-from dogood.eval.metrics import _prf
-
 
 #: Bootstrap defaults: resamples and seed (``dogood eval --bootstrap``, ``--seed``).
 DEFAULT_RESAMPLES = 1000
@@ -25,17 +22,6 @@ DEFAULT_SEED = 0
 
 
 DEFAULT_CONFIDENCE = 0.95
-
-
-def metric_from_counts(task: str, sums: np.ndarray, n_docs: int) -> float:
-    """The headline metric from pooled per-document counts (see :meth:`Scored.stats`): micro entity F1 or accuracy."""
-    if task == "token":
-        return _prf(int(sums[0]), int(sums[1]), int(sums[2]))[2]
-    if task == "qa":
-        return float(sums[0]) / float(sums[1]) if sums[1] else math.nan
-    if task == "ocr":  # word recall: exact words found over gold words
-        return float(sums[0]) / float(sums[2]) if sums[2] else math.nan
-    return float(sums[0]) / n_docs
 
 
 def bootstrap_weights(n: int, resamples: int, seed: int, stream: int = 0) -> Iterator[np.ndarray]:
@@ -66,29 +52,38 @@ def weight_blocks(n: int, resamples: int, seed: int, stream: int = 0, block: int
         yield np.stack(rows)
 
 
-def bootstrap_values(task: str, stats: Sequence[np.ndarray], resamples: int, seed: int,
-                     stream: int = 0) -> list[np.ndarray]:
-    """The metric of each bootstrap resample, for one or several aligned per-document count arrays.
+def _task(task: Any):
+    """A task object, or the registered task of that name."""
+    if isinstance(task, str):
+        from dogood.eval.tasks import make_task
 
-    All arrays describe the same documents in the same order (ID and OOD
-    counts of paired documents): each resample draws the documents once
-    (:func:`bootstrap_weights`) and recomputes every array's metric from the
-    drawn documents' summed counts, so a drop is computed on the very same
-    resampled documents.
+        return make_task(task)
+    return task
+
+
+def bootstrap_values(task: Any, stats: Sequence[Any], resamples: int, seed: int, stream: int = 0) -> list[np.ndarray]:
+    """The headline score of each bootstrap resample, for one or several aligned per-document results.
+
+    ``task`` is a :class:`~dogood.eval.tasks.Task` (or its name) and each of ``stats`` what its
+    :meth:`~dogood.eval.tasks.Task.stats` gives for the same documents in the same order (ID and OOD results of
+    paired documents): each resample draws the documents once (:func:`bootstrap_weights`) and recomputes every
+    one's score from the drawn documents (:meth:`~dogood.eval.tasks.Task.values`), so a change is computed on the
+    very same resampled documents.
     """
+    task = _task(task)
     n = len(stats[0])
-    out = [np.empty(resamples) for _ in stats]
-    for b, w in enumerate(bootstrap_weights(n, resamples, seed, stream)):
+    out: list[list[np.ndarray]] = [[] for _ in stats]
+    for block in weight_blocks(n, resamples, seed, stream):
         for k, s in enumerate(stats):
-            out[k][b] = metric_from_counts(task, w @ s, n)
-    return out
+            out[k].append(task.values(s, block))
+    return [np.concatenate(v) if v else np.empty(0) for v in out]
 
 
-def unpaired_values(task: str, id_stats: Sequence[np.ndarray], ood_stats: Sequence[np.ndarray], resamples: int,
+def unpaired_values(task: Any, id_stats: Sequence[Any], ood_stats: Sequence[Any], resamples: int,
                     seed: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Resampled metrics of ID and OOD sets that hold different documents: the ID documents drawn from stream 0
+    """Resampled scores of ID and OOD sets that hold different documents: the ID documents drawn from stream 0
     (the same draws as the ID score's own interval), the OOD documents from stream 1, independently; a change's
-    resamples are ``id[b] - ood[b]``. Several OOD arrays over the same documents share their draws."""
+    resamples are ``ood[b] - id[b]``. Several OOD results over the same documents share their draws."""
     return (bootstrap_values(task, id_stats, resamples, seed, 0),
             bootstrap_values(task, ood_stats, resamples, seed, 1))
 

@@ -9,8 +9,8 @@ confidence of exactly 0 falls in no bin but counts in ``n``). Empty bins add 0.
 An item is a document (document classification: its predicted class's
 probability, correct when the class is right), a token (tagging: its predicted
 tag's probability, correct when the tag is the gold one) or a predicted word
-(OCR: the engine's word confidence, correct when a gold word has its box at IoU
->= 0.5 and exactly its text). Items are resampled with their document in the
+(OCR: the engine's word confidence, correct when it reads a gold word: the same
+text, the boxes half inside each other, :mod:`dogood.eval.tasks.ocr`). Items are resampled with their document in the
 bootstrap: :func:`document_bins` sums each document's items per bin, and
 :func:`ece_from_bins` weighs the documents (one row per resample).
 """
@@ -26,7 +26,7 @@ CONVENTION = (f"Calibration: expected calibration error over {N_BINS} equal-widt
               "bins (k-1)/15 < conf <= k/15, as gpleiss/temperature_scaling's _ECELoss), each bin's |accuracy − mean "
               "confidence| weighted by its share of the items. Items: documents (document classification), tokens "
               "(tagging: correct when the predicted tag is the gold one) or predicted words (OCR: correct when they "
-              "match a gold word's box at IoU ≥ 0.5 and its text exactly).")
+              "read a gold word: its text exactly, the boxes half inside each other).")
 
 
 def bin_index(conf) -> np.ndarray:

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
+from dogood.core import fs
 from dogood.core.errors import DogoodError, SourceError
-
 
 #: The task each dataset schema / source kind asks of a model.
 SCHEMA_TASKS = {"funsd": "token", "rvl_cdip": "document", "docvqa": "qa"}
-
-
-#: The headline metric of each task, as Do-GOOD's Table 2 reports it.
-TASK_METRICS = {"token": ("f1", "entity F1"), "document": ("accuracy", "accuracy"), "qa": ("anls", "ANLS"),
-                "ocr": ("recall", "word recall")}
 
 
 SOURCE_KINDS = ("funsd", "rvl_cdip")
@@ -65,9 +58,25 @@ def resolve_datasets(spec: str, split: str = "test") -> list[EvalDataset]:
         return [_hf_dataset(str(path), path.name, c, split) for c in configs]
     if path.exists() or base.startswith((".", "/", "~")):
         if not path.exists():
-            raise EvalError(f"dataset {spec!r}: {path} does not exist")
+            raise EvalError(f"dataset {spec!r}: {path} does not exist{_near(path)}")
         return [_hf_dataset(str(path), path.stem, config, split)]
+    if "/" in base and path.parent.is_dir() and str(path.parent) not in (".", ""):
+        # "out/funsd-ll": a local folder's parent exists, so this names a folder that is not there, not a Hub id
+        raise EvalError(f"dataset {spec!r}: no folder {path} (the folder {path.parent} exists; a Hub id would not "
+                        f"name a local folder){_near(path)}")
     return [_hf_dataset(base, base, config, split)]
+
+
+def _near(path: Path) -> str:
+    """``"; did you mean X?"`` naming the entries of ``path``'s folder closest to its name, or nothing."""
+    import difflib
+
+    try:
+        names = [p.name for p in path.parent.iterdir()] if path.parent.is_dir() else []
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(str(path.parent / c) for c in close)}?" if close else ""
 
 
 def _funsd_layout(path: Path) -> bool:
@@ -116,7 +125,16 @@ def _folder_configs(folder: Path, split: str) -> list[str]:
     data = folder / "data"
     if not data.is_dir():
         return []
-    return sorted(d.name for d in data.iterdir() if d.is_dir() and any(d.glob(f"{split}-*.parquet")))
+    return sorted((d.name for d in data.iterdir() if d.is_dir() and any(d.glob(f"{split}-*.parquet"))),
+                  key=natural_key)
+
+
+def natural_key(name: str) -> list:
+    """Sort key reading runs of digits as numbers: ``merge_x0_y5`` before ``merge_x0_y10`` (a sweep of a parameter
+    in the order of its values)."""
+    import re
+
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
 
 
 def _hf_dataset(location: str, label: str, config: str | None, split: str) -> EvalDataset:
@@ -131,18 +149,26 @@ def _hf_dataset(location: str, label: str, config: str | None, split: str) -> Ev
                        built_box_level(location, source))
 
 
+def build_record(location: str | Path | None) -> Any:
+    """A dogood folder's ``dogood_build.json`` through the one bounded reader (:func:`dogood.core.fs.read_json`);
+    ``None`` when ``location`` is no such folder or the file cannot be read (the caller then reads the data)."""
+    if not location or not Path(location).is_dir():
+        return None
+    try:
+        return fs.read_json(Path(location) / "dogood_build.json", what="dogood_build.json")
+    except (OSError, fs.FileRefused):
+        return None
+
+
 def built_box_level(location: str, source) -> str | None:
     """The ``bboxes`` convention of a dataset: the ``box_level`` a dogood folder's ``dogood_build.json`` states,
     else read off its first row (:meth:`~dogood.sources.hf_dataset.HFDatasetSource.box_convention`)."""
     from dogood.core.schema import BOX_LEVELS
 
     if location and Path(location).is_dir():
-        try:
-            record = json.loads((Path(location) / "dogood_build.json").read_text(encoding="utf-8"))
-            if isinstance(record, dict) and record.get("box_level") in BOX_LEVELS:
-                return record["box_level"]
-        except (OSError, ValueError, RecursionError):
-            pass
+        record = build_record(location)
+        if isinstance(record, dict) and record.get("box_level") in BOX_LEVELS:
+            return record["box_level"]
     try:
         return source.box_convention()
     except DogoodError:
@@ -207,9 +233,9 @@ def measured_factors(dataset: EvalDataset) -> dict | None:
     if not dataset.location or not Path(dataset.location).is_dir():
         return None
     try:
-        record = json.loads((Path(dataset.location) / "dogood_build.json").read_text(encoding="utf-8"))
+        record = build_record(dataset.location)
         stats = record["stats"][dataset.config or next(iter(record["stats"]))][dataset.split]
-    except (OSError, ValueError, RecursionError, KeyError, TypeError, StopIteration):
+    except (KeyError, TypeError, StopIteration):
         return None
     factors = stats.get("factors") if isinstance(stats, dict) else None
     return factors if isinstance(factors, dict) and factors else None
@@ -263,10 +289,10 @@ def built_copies(dataset: EvalDataset) -> int:
     """The ``copies`` a dogood folder's ``dogood_build.json`` states (1 when it states none or is no such folder)."""
     if not dataset.location or not Path(dataset.location).is_dir():
         return 1
+    record = build_record(dataset.location)
     try:
-        record = json.loads((Path(dataset.location) / "dogood_build.json").read_text(encoding="utf-8"))
         return int(record.get("copies", 1)) if isinstance(record, dict) else 1
-    except (OSError, ValueError, TypeError, RecursionError):
+    except (ValueError, TypeError):
         return 1
 
 
@@ -278,7 +304,8 @@ def read_documents(spec: Any, split: str = "test", *, source_path: str | Path | 
     ``source_path`` or where dogood finds it), a built folder (all its configs, one after another; ``folder:config``
     for one), a Hub id, or a ``datasets.Dataset``. ``limit``: the first ``limit`` documents of each dataset.
     """
-    from dogood.sources import SOURCE_KINDS as KINDS, open_source
+    from dogood.sources import SOURCE_KINDS as KINDS
+    from dogood.sources import open_source
 
     if isinstance(spec, str) and spec in KINDS and spec != "hf" and not Path(spec).exists():
         sources = [open_source({"kind": spec}, split, source_path)]

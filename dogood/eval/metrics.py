@@ -686,7 +686,9 @@ def document_iob(doc: Document) -> list[str]:
     ``funsd`` schema's ``tokens`` / ``ner_tags``; ``other`` entities and words
     in no entity are ``O``.
     """
-    from dogood.core.schema import iob_tags  # imported here: dogood.core.schema pulls in `datasets`
+    from dogood.core.schema import (
+        iob_tags,  # imported here: dogood.core.schema pulls in `datasets`
+    )
 
     return list(iob_tags(doc)[1])
 

@@ -5,11 +5,12 @@ A recipe's ``severities:`` key names the configs of a sweep ``<config>@<s>``
 ``@`` (one *corruption*, in ImageNet-C's words) and by the family of the
 swept shift, and reports per corruption:
 
-- the severity curve: the score at each severity, with its paired bootstrap interval;
-- the mean relative drop, ``mean_s (ID_s - score_s) / ID_s`` (``ID_s``: the ID
-  score on the documents severity ``s`` was scored on);
+- the severity curve: the score at each severity (in percent), with its paired bootstrap interval;
+- the mean relative change, ``100 * mean_s (score_s - ID_s) / ID_s`` (``ID_s``: the ID
+  score on the documents severity ``s`` was scored on; negative: worse than ID);
 - the corruption error against a reference model's errors (Hendrycks & Dietterich
-  2019, section "ImageNet-C Metrics"), error being ``1 - score``:
+  2019, section "ImageNet-C Metrics"), error being ``100 - score`` (scores in percent; the ratios do not
+  depend on the scale):
   ``CE = sum_s E_s / sum_s E_s^ref`` and the relative CE
   ``sum_s (E_s - E_clean) / sum_s (E_s^ref - E_clean^ref)`` (the sum over
   severities of each severity's error above the clean error); mCE and relative
@@ -17,8 +18,10 @@ swept shift, and reports per corruption:
 
 Trustworthy summaries: the relative CE divides by the reference's own
 degradation, which a robust or weak reference may barely have; it is reported
-only where the reference's error grows by at least :data:`REFERENCE_FLOOR` per
-severity on average (else ``None``, with the reason). The reference is named by
+only where the reference's error grows by at least :data:`REFERENCE_FLOOR` points per
+severity on average (else ``None``, with the reason). Family means (mCE, relative mCE, mean relative change)
+leave out the corruptions whose every severity changed only what the model does not see (the measured factor
+table, :func:`dogood.eval.run.blind_spot`), and say how many. The reference is named by
 its file name and content hash (:func:`model_identity`), and a model scored
 against itself gets a note instead of corruption errors of 1.
 
@@ -40,7 +43,9 @@ from typing import Any
 
 import numpy as np
 
+from dogood.core import fs
 from dogood.core.papers import Cites
+from dogood.eval.datasets import build_record
 
 #: Where the corruption-error formulas come from (the paper's paragraph defining CE, mCE and relative mCE).
 CITES = Cites("imagenet-c", 'paragraph "ImageNet-C Metrics" (Corruption Error, mCE, Relative mCE)')
@@ -48,9 +53,9 @@ CITES = Cites("imagenet-c", 'paragraph "ImageNet-C Metrics" (Corruption Error, m
 SEVERITY_CONFIG = re.compile(r"\A(?P<base>.+)@(?P<level>[1-5])\Z")
 
 
-#: The least mean growth of the reference's error over the severities (1 point of the metric) for which a
-#: relative CE is reported.
-REFERENCE_FLOOR = 0.01
+#: The least mean growth of the reference's error over the severities (points of the metric, in percent) for which
+#: a relative CE is reported.
+REFERENCE_FLOOR = 1.0
 
 
 def reference_degradation(ref_scores: Sequence, ref_clean: Sequence):
@@ -61,16 +66,8 @@ def reference_degradation(ref_scores: Sequence, ref_clean: Sequence):
 
 def floor_note(growth: float) -> str:
     """Why a relative CE is not reported."""
-    return (f"n/a: the reference's error grows by {100 * growth:.2f} points per severity on average, below the "
-            f"{100 * REFERENCE_FLOOR:g}-point floor (the ratio would divide by noise)")
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return (f"n/a: the reference's error grows by {growth:.2f} points per severity on average, below the "
+            f"{REFERENCE_FLOOR:g}-point floor (the ratio would divide by noise)")
 
 
 def content_sha256(path: str | Path) -> str | None:
@@ -78,13 +75,13 @@ def content_sha256(path: str | Path) -> str | None:
     path = Path(path)
     try:
         if path.is_file():
-            return _file_sha256(path)
+            return fs.sha256_file(path)
         if path.is_dir():
             digest = hashlib.sha256()
             for f in sorted(q for q in path.rglob("*") if q.is_file() and not q.is_symlink()):
-                digest.update(f.relative_to(path).as_posix().encode("utf-8") + b"\0" + _file_sha256(f).encode() + b"\n")
+                digest.update(f.relative_to(path).as_posix().encode("utf-8") + b"\0" + fs.sha256_file(f).encode() + b"\n")
             return digest.hexdigest()
-    except OSError:
+    except (OSError, fs.FileRefused):
         return None
     return None
 
@@ -120,8 +117,8 @@ def _ratio(num, den):
 
 
 def errors(scores: Sequence) -> list:
-    """``1 - score`` for each severity: the error ImageNet-C sums."""
-    return [1 - s for s in scores]
+    """``100 - score`` for each severity (scores in percent): the error ImageNet-C sums."""
+    return [100 - s for s in scores]
 
 
 def corruption_error(scores: Sequence, ref_scores: Sequence):
@@ -136,10 +133,11 @@ def relative_corruption_error(scores: Sequence, clean: Sequence, ref_scores: Seq
     return _ratio(sum(gaps), sum(ref_gaps))
 
 
-def mean_relative_drop(clean: Sequence, scores: Sequence):
-    """``mean_s (ID_s - score_s) / ID_s``: the mean over severities of the relative drop."""
-    rel = [_ratio(c - s, c) for c, s in zip(clean, scores)]
-    return sum(rel) / len(rel)
+def mean_relative_change(clean: Sequence, scores: Sequence):
+    """``100 * mean_s (score_s - ID_s) / ID_s``: the mean over severities of the relative change, in percent
+    (negative: worse than ID)."""
+    rel = [_ratio(s - c, c) for c, s in zip(clean, scores)]
+    return 100 * (sum(rel) / len(rel))
 
 
 def sweep_family(location: str, configs: Sequence[str], shifts: Iterable[str], fallback: Sequence[str]) -> list[str]:
@@ -153,13 +151,10 @@ def sweep_family(location: str, configs: Sequence[str], shifts: Iterable[str], f
     from dogood.shifts import SHIFTS
 
     swept: set[str] = set()
-    record = Path(location) / "dogood_build.json" if location else None
-    if record is not None and record.is_file():
-        import json
-
-        try:
-            chains = json.loads(record.read_text(encoding="utf-8")).get("chains") or {}
-        except (OSError, ValueError, AttributeError, RecursionError):
+    record = build_record(location)
+    if record is not None:
+        chains = (record.get("chains") if isinstance(record, dict) else None) or {}
+        if not isinstance(chains, dict):
             chains = {}
         steps = [chains.get(c) for c in configs]
         if len(configs) > 1 and all(isinstance(s, list) for s in steps) and len({len(s) for s in steps}) == 1:
@@ -195,12 +190,14 @@ def _nan_mean(values: Sequence[float]) -> float:
 
 
 def family_means(sweeps: Sequence[dict]) -> dict[str, Any]:
-    """mCE, relative mCE and the mean of the mean relative drops over ``sweeps`` (NaN ratios left out)."""
-    return {"corruptions": len(sweeps),
-            "mce": _nan_mean([s["ce"] for s in sweeps if "ce" in s]) if any("ce" in s for s in sweeps) else None,
-            "relative_mce": (_nan_mean([s["relative_ce"] for s in sweeps if "relative_ce" in s])
-                             if any("relative_ce" in s for s in sweeps) else None),
-            "mean_relative_drop": _nan_mean([s["mean_relative_drop"] for s in sweeps])}
+    """mCE, relative mCE and the mean of the mean relative changes over the ``sweeps`` the model sees (NaN ratios
+    left out); ``blind``: how many sweeps were left out because they change only what the model does not see."""
+    seen = [s for s in sweeps if not s.get("note")]
+    return {"corruptions": len(seen), "blind": len(sweeps) - len(seen),
+            "mce": _nan_mean([s["ce"] for s in seen if "ce" in s]) if any("ce" in s for s in seen) else None,
+            "relative_mce": (_nan_mean([s["relative_ce"] for s in seen if "relative_ce" in s])
+                             if any("relative_ce" in s for s in seen) else None),
+            "mean_relative_change": _nan_mean([s["mean_relative_change"] for s in seen]) if seen else None}
 
 
 def plot_family(path: str | Path, family: str, sweeps: Sequence[dict], metric_label: str, model: str,
@@ -218,18 +215,20 @@ def plot_family(path: str | Path, family: str, sweeps: Sequence[dict], metric_la
     for k, sweep in enumerate(sweeps):
         colour = colours[k % len(colours)]
         xs = [0] + [p["severity"] for p in sweep["curve"]]
-        ys = [100 * sweep["id_value"]] + [100 * p["value"] for p in sweep["curve"]]
+        ys = [sweep["curve"][0]["id_value"] if sweep["id_value"] is None else sweep["id_value"]]
+        ys += [p["value"] for p in sweep["curve"]]
         cis = [sweep.get("id_ci")] + [p.get("ci") for p in sweep["curve"]]
         yerr = None
         if all(ci is not None for ci in cis):
-            yerr = np.array([[max(0.0, y - 100 * ci[0]) for y, ci in zip(ys, cis)],
-                             [max(0.0, 100 * ci[1] - y) for y, ci in zip(ys, cis)]])
-            top = max(top, max(100 * ci[1] for ci in cis))
+            yerr = np.array([[max(0.0, y - ci[0]) for y, ci in zip(ys, cis)],
+                             [max(0.0, ci[1] - y) for y, ci in zip(ys, cis)]])
+            top = max(top, max(ci[1] for ci in cis))
         top = max(top, max(ys))
-        ax.errorbar(xs, ys, yerr=yerr, marker="o", capsize=3, color=colour, label=sweep["corruption"], linewidth=1.4)
+        label = sweep["corruption"] + (" (the model does not see it)" if sweep.get("note") else "")
+        ax.errorbar(xs, ys, yerr=yerr, marker="o", capsize=3, color=colour, label=label, linewidth=1.4)
         if sweep.get("reference"):
             ref = sweep["reference"]
-            rys = [100 * ref["id_value"]] + [100 * v for v in ref["values"]]
+            rys = [ref["id_values"][0] if ref["id_value"] is None else ref["id_value"]] + list(ref["values"])
             top = max(top, max(rys))
             ax.plot(xs, rys, linestyle="--", marker=".", color=colour, alpha=0.6, linewidth=1,
                     label=f"{sweep['corruption']}, reference {reference}")
@@ -249,3 +248,134 @@ def plot_family(path: str | Path, family: str, sweeps: Sequence[dict], metric_la
     fig.savefig(path, format="png", metadata={"Software": None})
     plt.close(fig)
     return path
+
+
+def severity_sweeps(ctx: Any, reference: Any, reference_note: str | None) -> dict | None:
+    """The severity curves, mean relative changes and corruption errors of the severity-swept OOD rows of
+    ``ctx.report`` (a :class:`dogood.eval.scoring.Context`), any task; ``None`` when no OOD config is named
+    ``<config>@<s>``. ``reference``: the model the corruption errors are divided by (``None``: none, and
+    ``reference_note`` says why)."""
+    from dogood.core.errors import ModelError
+    from dogood.eval.bootstrap import (
+        bootstrap_values,
+        nan_interval,
+        percentile_interval,
+    )
+    from dogood.eval.scoring import predict, score_row
+
+    report, task, model = ctx.report, ctx.task, ctx.model
+    groups: dict[tuple[str, str], dict[int, int]] = {}
+    for j, row in enumerate(report.ood):
+        base, level = split_severity(row.get("config"))
+        if level is not None:
+            folder = row["dataset"].rsplit("/", 1)[0]
+            groups.setdefault((folder, base), {})[level] = j
+    if not groups:
+        return None
+    ref_name = ref_identity = None
+    self_reference = False
+    if reference is not None:
+        if reference.task != task.model_task:
+            raise ModelError(f"reference model {reference.name!r} does {reference.task} prediction but the datasets "
+                             f"need {task.model_task} prediction")
+        ref_identity = model_identity(reference)
+        ref_name = ref_identity["label"]
+        self_reference = reference is model or (ref_identity.get("sha256") is not None
+                                                and ref_identity.get("sha256") == model_identity(model).get("sha256"))
+    if self_reference:
+        # CE and relative CE against oneself are 1 by definition: say so instead of printing rows of 1.000
+        reference_note = (f"the model is its own reference ({ref_name}): its corruption errors are 1 by definition, so "
+                          "none are shown; pass --reference MODEL to compare with another model")
+        reference = ref_name = None
+    ref_cache: dict[int | None, Any] = {}
+    kw = {"batch_size": ctx.batch_size, "progress": ctx.progress}
+
+    def ref_scored(j: int | None):
+        """The reference's results on the ID set (``None``) or on OOD row ``j``: on all the documents scored."""
+        if j not in ref_cache:
+            if j is None:
+                ref_cache[j] = predict(reference, task, ctx.id_set, ctx.id_ids, **kw)
+            else:
+                ref_cache[j] = predict(reference, task, ctx.ood_sets[j], ctx.pairs[j].docs, **kw)
+        return ref_cache[j]
+
+    boot = ctx.resamples > 0
+    sweeps = []
+    for (folder, base), levels in sorted(groups.items()):
+        order = sorted(levels)
+        rows = [report.ood[levels[s]] for s in order]
+        shifts = sorted(set().union(*(r["shifts"] for r in rows)))
+        fallback = [f for f in ("image", "text", "layout") if any(f in (r["families"] or []) for r in rows)]
+        family = "+".join(sweep_family(ctx.ood_sets[levels[order[0]]].location, [r["config"] for r in rows], shifts,
+                                       fallback) or ["unknown"])
+        docs = [ctx.pairs[levels[s]].docs for s in order]
+        same_docs = all(d == docs[0] for d in docs) and not any(ctx.pairs[levels[s]].unpaired for s in order)
+        notes = {r.get("note") for r in rows}
+        sweep: dict[str, Any] = {
+            "corruption": f"{folder}/{base}", "dataset": folder, "config": base, "family": family,
+            "subfamily": subfamily(shifts), "shifts": shifts, "severities": order, "same_documents": same_docs,
+            "id_value": rows[0]["id_value"] if same_docs else None,
+            "note": rows[0].get("note") if len(notes) == 1 else None,
+            "curve": [{"severity": s, "config": r["config"], "dataset": r["dataset"], "documents": r["documents"],
+                       "value": r["value"], "id_value": r["id_value"], "change": r["change"],
+                       "relative_change": r["relative_change"],
+                       **({"ci": r["ci"]["value"], "change_ci": r["ci"]["change"]} if "ci" in r else {})}
+                      for s, r in zip(order, rows)],
+        }
+        if same_docs and "ci" in rows[0]:
+            sweep["id_ci"] = rows[0]["ci"]["id_value"]
+        clean = [r["id_value"] for r in rows]
+        values = [r["value"] for r in rows]
+        sweep["mean_relative_change"] = mean_relative_change(clean, values)
+        if reference is not None:
+            ref_values, ref_clean = [], []
+            for s in order:
+                j = levels[s]
+                ref_values.append(score_row(ref_scored(j), ctx.pairs[j].docs)["value"])
+                ref_clean.append(score_row(ref_scored(None), ctx.id_ids if ctx.pairs[j].unpaired
+                                           else ctx.pairs[j].docs)["value"])
+            sweep["reference"] = {"model": ref_name, "values": ref_values, "id_values": ref_clean,
+                                  "id_value": ref_clean[0] if same_docs else None}
+            sweep["ce"] = corruption_error(values, ref_values)
+            growth = reference_degradation(ref_values, ref_clean)
+            sweep["reference"]["degradation"] = growth
+            if growth >= REFERENCE_FLOOR:
+                sweep["relative_ce"] = relative_corruption_error(values, clean, ref_values, ref_clean)
+            else:
+                sweep["relative_ce"] = None
+                sweep["relative_ce_note"] = floor_note(growth)
+        if boot and same_docs:
+            ids = docs[0]
+            stats = [ctx.id_scored.stats(ids)] + [ctx.ood_scored[levels[s]].stats(ids) for s in order]
+            if reference is not None:
+                stats += [ref_scored(None).stats(ids)] + [ref_scored(levels[s]).stats(ids) for s in order]
+            vals = bootstrap_values(task, stats, ctx.resamples, ctx.seed)
+            k = len(order)
+            m_id, m_sev = vals[0], vals[1:k + 1]
+            ci = {"mean_relative_change": percentile_interval(mean_relative_change([m_id] * k, m_sev),
+                                                              ctx.confidence)}
+            if reference is not None:
+                r_id, r_sev = vals[k + 1], vals[k + 2:]
+                ci["ce"] = nan_interval(corruption_error(m_sev, r_sev), ctx.confidence)
+                if sweep["relative_ce"] is not None:
+                    # a resample whose reference degrades less than the floor has no relative CE either
+                    rel = relative_corruption_error(m_sev, [m_id] * k, r_sev, [r_id] * k)
+                    growth = reference_degradation(r_sev, [r_id] * k)
+                    ci["relative_ce"] = nan_interval(np.where(growth >= REFERENCE_FLOOR, rel, np.nan), ctx.confidence)
+            sweep["ci"] = ci
+        sweeps.append(sweep)
+    families: dict[str, list[dict]] = {}
+    for sweep in sweeps:
+        families.setdefault(sweep["family"], []).append(sweep)
+    rank = {f: i for i, f in enumerate(("image", "text", "layout"))}
+    fam = sorted(families, key=lambda f: (rank.get(f, 99), f))
+    return {
+        "reference": ref_name,
+        "reference_identity": ref_identity,
+        "self_reference": self_reference,
+        "reference_floor": REFERENCE_FLOOR,
+        "reference_note": reference_note,
+        "families": [{"family": f, "plot": family_file(f), **family_means(families[f])} for f in fam],
+        "all": family_means(sweeps),
+        "sweeps": sweeps,
+    }

@@ -42,6 +42,7 @@ different BLAS builds may rank near-tied neighbours differently.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -55,6 +56,7 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
+from dogood.core import fs
 from dogood.core.errors import SourceError
 from dogood.core.paths import cache_dir, data_dir
 from dogood.core.progress import one_time_step
@@ -135,8 +137,11 @@ def _data_root(root: str | Path | None) -> Path:
 def glove_vectors(vocab_size: int | None = None, *, root: str | Path | None = None) -> WordVectors:
     """GloVe 6B 50-d vectors of the vocabulary (see module docstring), unit length, no neighbours."""
     root = _data_root(root)
-    matrix = np.load(root / GLOVE_VECTORS)
-    vocab = (root / GLOVE_VOCAB).read_text(encoding="utf-8").split("\n")[: len(matrix)]
+    try:
+        matrix = fs.load_npy(root / GLOVE_VECTORS, what="GloVe vectors", dtypes="f", ndim=2)
+        vocab = fs.read_text(root / GLOVE_VOCAB, what="GloVe vocabulary").split("\n")[: len(matrix)]
+    except fs.FileRefused as exc:
+        raise SourceError(str(exc)) from None
     limit = len(matrix) if vocab_size is None else min(int(vocab_size), len(matrix))
     keep = [i for i, w in enumerate(vocab[:limit]) if WORD_PATTERN.fullmatch(w)]
     vectors = matrix[keep].astype(np.float32)
@@ -148,7 +153,7 @@ def read_pairs(paths: Iterable[str | Path], index: dict[str, int]) -> np.ndarray
     """Word pairs (one ``a b`` a line) as index pairs, both directions, de-duplicated, in-vocabulary only."""
     pairs = set()
     for path in paths:
-        with open(path, encoding="utf-8") as fh:
+        with io.TextIOWrapper(fs.open_file(path, what="word pairs file"), encoding="utf-8") as fh:
             for line in fh:
                 parts = line.split()
                 if len(parts) >= 2 and parts[0] in index and parts[1] in index and parts[0] != parts[1]:
@@ -263,11 +268,7 @@ def nearest_neighbours(unit: np.ndarray, k: int, block: int = 256) -> np.ndarray
 
 
 def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return fs.sha256_file(path)
 
 
 def counter_fitted_glove(
@@ -349,13 +350,15 @@ def save_word_vectors(vectors: WordVectors, path: str | Path, *, meta: dict | No
 def load_word_vectors(path: str | Path) -> WordVectors:
     """Read vectors written by :func:`save_word_vectors` (rows are normalised to unit length)."""
     path = Path(path)
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            words = tuple(str(w) for w in data["words"])
-            vectors = np.asarray(data["vectors"], dtype=np.float32)
-            nn = np.asarray(data["neighbours"], dtype=np.int32) if "neighbours" in data.files else None
+    try:  # through the one reader: the archive and each array's header checked before allocation, no pickle
+        data = fs.load_npz(path, what="word vectors")
+        words = tuple(str(w) for w in data["words"])
+        vectors = np.asarray(data["vectors"], dtype=np.float32)
+        nn = np.asarray(data["neighbours"], dtype=np.int32) if "neighbours" in data else None
     except (OSError, KeyError, ValueError) as exc:
         raise SourceError(f"cannot read word vectors from {path}: {exc}") from None
+    except fs.FileRefused as exc:
+        raise SourceError(f"cannot read word vectors from {path}: {exc.reason}") from None
     if vectors.ndim != 2 or len(vectors) != len(words) or (nn is not None and len(nn) != len(words)):
         raise SourceError(f"{path}: words, vectors and neighbours disagree in length")
     vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)

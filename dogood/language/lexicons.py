@@ -84,12 +84,51 @@ def stopwords() -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def wordnet():
-    """NLTK's WordNet reader, loaded."""
+    """NLTK's WordNet reader, loaded.
+
+    The reader keeps its data files open and reads a synset by ``seek`` then ``readline``. A process forked after
+    it opened them (a build's worker) shares each file's offset with its parent and siblings, so two of them
+    reading at once read each other's lines: wrong synsets or none ("No WordNet synset found at offset"). A
+    forked child therefore drops the inherited files and opens its own on first use."""
     require("wordnet", "wordnet")
     from nltk.corpus import wordnet as reader
 
     reader.synsets("form")  # loads the corpus
+    os.register_at_fork(after_in_child=lambda: _forget_open_files(reader))
     return reader
+
+
+def _forget_open_files(reader) -> None:
+    """Make ``reader`` (WordNet) open its data files anew in this process instead of using its parent's."""
+    files = getattr(reader, "_data_file_map", None)
+    if isinstance(files, dict):
+        reader._data_file_map = {}
+
+
+#: Words that negate (a swap into or out of one reverses a statement).
+NEGATIONS = frozenset({"no", "not", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor", "without",
+                       "cannot", "non", "nay", "n't"})
+#: English modal verbs (a swap into or out of one changes what a statement commits to: may, must, will...).
+MODALS = frozenset({"can", "could", "may", "might", "must", "shall", "should", "will", "would", "ought"})
+
+
+@lru_cache(maxsize=65536)
+def antonyms(word: str) -> frozenset[str]:
+    """WordNet antonyms of a lower-case ``word`` in any sense, direct or of an adjective similar to it
+    (``wet`` for ``damp``: WordNet's indirect antonyms); their own forms and base forms alike."""
+    wn = wordnet()
+    out = set()
+    for synset in wn.synsets(word):
+        for near in (synset, *synset.similar_tos()):
+            for lemma in near.lemmas():
+                out.update(a.name().lower() for a in lemma.antonyms())
+    return frozenset(out)
+
+
+def base_forms(word: str) -> frozenset[str]:
+    """``word`` and its WordNet base forms in each part of speech (``morphy``)."""
+    wn = wordnet()
+    return frozenset({word} | {wn.morphy(word, pos) or word for pos in ("n", "v", "a", "r")})
 
 
 @lru_cache(maxsize=65536)

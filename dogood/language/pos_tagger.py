@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from dogood.core import fs
 from dogood.core.errors import SourceError
 
 #: The PyPI package that holds the model, and the model's file in it.
@@ -68,8 +69,8 @@ def tagger():
         raise SourceError(f"the part-of-speech tagger needs nltk: {INSTALL}") from None
     path = model_path()
     try:
-        data = path.read_bytes()
-    except OSError as exc:
+        data = fs.read_bytes(path, what="tagger model")
+    except (OSError, fs.FileRefused) as exc:
         raise SourceError(f"cannot read the tagger model {path}: {exc}; reinstall it: {INSTALL}") from None
     if hashlib.sha256(data).hexdigest() != MODEL_SHA256:
         raise SourceError(f"the tagger model {path} is not textblob-aptagger 0.2.0's (its SHA-256 differs): {INSTALL}")
@@ -99,3 +100,21 @@ def pos_tags(tokens: Sequence[str]) -> list[str]:
     if not tokens:
         return []
     return [tag for _, tag in tagger().tag(list(tokens))]
+
+
+#: Penn Treebank tags to the universal tags of Petrov, Das and McDonald (2012), as NLTK's ``en-ptb.map`` maps them
+#: (what TextAttack's ``PartOfSpeech`` constraint compares: ``nltk.pos_tag(..., tagset="universal")``); anything
+#: else (punctuation, symbols) is ``.``.
+UNIVERSAL = {**{t: "NOUN" for t in ("NN", "NNS", "NNP", "NNPS")},
+             **{t: "VERB" for t in ("VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD")},
+             **{t: "ADJ" for t in ("JJ", "JJR", "JJS")}, **{t: "ADV" for t in ("RB", "RBR", "RBS", "WRB")},
+             **{t: "PRON" for t in ("PRP", "PRP$", "WP", "WP$")}, **{t: "DET" for t in ("DT", "PDT", "WDT", "EX")},
+             "IN": "ADP", "CC": "CONJ", "CD": "NUM", "RP": "PRT", "TO": "PRT", "POS": "PRT", "UH": "X", "FW": "X",
+             "SYM": "X", "LS": "X"}
+
+
+@lru_cache(maxsize=65536)
+def universal_tag(word: str) -> str:
+    """The universal tag (:data:`UNIVERSAL`) of ``word`` tagged alone: a word attacked on its own, as Do-GOOD's
+    scripts call TextAttack on each word."""
+    return UNIVERSAL.get(pos_tags([word])[0], ".")

@@ -589,17 +589,49 @@ MEASURES = {"text": measure_text, "word_order": measure_word_order, "word_set": 
             "geometry": measure_geometry, "quality": measure_quality}
 
 
-def measure_factors(original: Document, shifted: Document, source: SourcePage | None = None
-                    ) -> dict[str, dict[str, int]]:
+def measure_factors(original: Document, shifted: Document, source: SourcePage | None = None,
+                    bboxes: tuple | None = None) -> dict[str, dict[str, Any]]:
     """Every factor's ``{"changed": n, "of": m}`` for one document (the module docstring says what each counts).
 
-    ``source``: the :class:`SourcePage` of ``original``, to share its work between the configs of a build."""
+    ``source``: the :class:`SourcePage` of ``original``, to share its work between the configs of a build.
+    ``bboxes``: the ``bboxes`` column of the source's row and of the shifted row as written (0-1000, one box per
+    token word, in the build's convention); then ``out["bboxes"]`` holds :data:`COLUMN_FACTORS` measured on them
+    (:func:`column_factors`), what a user reading that column sees change."""
     c = Comparison(original, shifted, source)
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for name in FACTORS:
         changed, of = MEASURES[name](c)
         out[name] = {"changed": int(changed), "of": int(of)}
+    if bboxes is not None:
+        out["bboxes"] = column_factors(c, *bboxes)
     return out
+
+
+#: The factors measured again on the ``bboxes`` column as built (:func:`column_factors`).
+COLUMN_FACTORS = ("box_position", "box_size")
+
+
+def column_factors(c: Comparison, before, after) -> dict[str, dict[str, int]]:
+    """``box_position`` and ``box_size`` on the ``bboxes`` column as a row carries it (0-1000, the build's
+    convention: at segment level each token has its entity's box, so a word moved inside its entity's box changes
+    nothing there), over the paired token words: the box's centre moved by a unit or more; its area (plus one)
+    changed by more than 10% either way."""
+    from dogood.core.schema import token_index
+
+    tok0 = {w: k for k, w in enumerate(token_index(c.original))}
+    tok1 = {w: k for k, w in enumerate(token_index(c.shifted))}
+    pairs = [(tok0[i], tok1[j]) for i, j in c.pairing.pairs if i in tok0 and j in tok1]
+    if not pairs or len(before) != len(tok0) or len(after) != len(tok1):
+        return {name: {"changed": 0, "of": 0} for name in COLUMN_FACTORS}
+    i, j = np.array(pairs, np.int64).T
+    b0 = np.asarray(before, np.int64).reshape(-1, 4)[i]
+    b1 = np.asarray(after, np.int64).reshape(-1, 4)[j]
+    moved = int((np.abs((b1[:, :2] + b1[:, 2:]) - (b0[:, :2] + b0[:, 2:])) >= 2).any(axis=1).sum())
+    area0 = (np.maximum(b0[:, 2] - b0[:, 0], 0) * np.maximum(b0[:, 3] - b0[:, 1], 0)).astype(np.float64)
+    area1 = (np.maximum(b1[:, 2] - b1[:, 0], 0) * np.maximum(b1[:, 3] - b1[:, 1], 0)).astype(np.float64)
+    ratio = (area1 + 1) / (area0 + 1)
+    resized = int(((ratio < 1 / BOX_SIZE_RATIO) | (ratio > BOX_SIZE_RATIO)).sum())
+    return {"box_position": {"changed": moved, "of": len(pairs)}, "box_size": {"changed": resized, "of": len(pairs)}}
 
 
 def geometry_changed(c: Comparison) -> bool:
@@ -683,12 +715,13 @@ def _increasing_members(items: list[tuple[Any, int]]) -> set:
 
 # -- reading a build's statistics ------------------------------------------------------------------------------------
 
-def shares(factors: Mapping[str, Mapping[str, int]] | None) -> dict[str, float | None]:
+def shares(factors: Mapping[str, Mapping[str, int]] | None, names: Iterable[str] = FACTORS
+           ) -> dict[str, float | None]:
     """Each factor's measured share (changed over units) from summed statistics; ``None`` where nothing was
-    measured (no units)."""
+    measured (no units). ``shares(factors["bboxes"], COLUMN_FACTORS)``: the shares on the ``bboxes`` column."""
     factors = factors or {}
     out: dict[str, float | None] = {}
-    for name in FACTORS:
+    for name in names:
         f = factors.get(name) or {}
         of = f.get("of", 0)
         out[name] = f.get("changed", 0) / of if of else None

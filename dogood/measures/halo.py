@@ -26,7 +26,7 @@ and the ratio of medians). On a page with no box cue the two are drawn from
 the same distribution (the photo does not know where the words are), as
 long as the background is alike everywhere: one real photo has its subject
 in one place, which random placement compares too. Pool many pages with
-different photos (``bench/measure_guard_halo.py``: the 50 FUNSD test pages)
+different photos (``bench/measure_natural.py``: the 50 FUNSD test pages)
 or use a stationary background (the tests: a "dead leaves" texture).
 """
 

@@ -19,6 +19,8 @@ Kinds:
 - :mod:`dogood.models.hf_model`: Hugging Face token / sequence / image
   classification models by name or path (LayoutLMv3, LiLT, BROS, DiT, ...);
 - :class:`PredictionsFile`: predictions made elsewhere, read from JSONL;
+- :class:`dogood.models.coco_results.CocoResults`: region detections made elsewhere, read from COCO results
+  files (``task == "layout"``);
 - :mod:`dogood.models.ocr_engine`: OCR engines (``tesseract``, ``rapidocr``) as
   models of the ``ocr`` task;
 - :class:`dogood.models.pipeline_model.PipelineModel`: an OCR engine followed
@@ -62,6 +64,7 @@ class PredictionsFile:
             raise ModelError(f"predictions file or folder {self.path} does not exist")
         self.task = task
         self.name = self.path.stem if self.path.is_file() else self.path.name
+        self._read: dict[Path, dict[str, Prediction]] = {}
 
     def file_for(self, dataset: str | None) -> Path:
         if self.path.is_file():
@@ -74,11 +77,23 @@ class PredictionsFile:
                 return candidate
         raise ModelError(f"no predictions for dataset {dataset!r}: expected {candidates[-1]}")
 
-    def predict(self, docs: Sequence[Document], dataset: str | None = None) -> dict[str, Prediction]:
-        path = self.file_for(dataset)
-        preds = read_predictions(path, self.task)
-        check_against(preds, docs, self.task, source=str(path))
-        return preds
+    def predict(self, docs: Sequence[Document], dataset=None) -> dict[str, Prediction]:
+        """The predictions of ``docs`` from the file of ``dataset`` (its name, or an
+        :class:`~dogood.eval.datasets.EvalDataset`, whose ids every line must name)."""
+        name = getattr(dataset, "name", dataset)
+        path = self.file_for(name)
+        if path not in self._read:
+            preds = read_predictions(path, self.task)
+            if hasattr(dataset, "source"):
+                unknown = sorted(set(preds) - set(dataset.source.ids()))
+                if unknown:
+                    raise ModelError(f"{path}: predictions for document id(s) not in {name!r}: {', '.join(unknown[:5])}")
+            self._read = {path: preds}
+        preds = self._read[path]
+        docs = list(docs)
+        mine = {d.id: preds[d.id] for d in docs if d.id in preds}
+        check_against(mine, docs, self.task, source=str(path))
+        return mine
 
 
 def load_model(spec: str | Path, task: str | None = None, **options) -> Model:
@@ -89,9 +104,11 @@ def load_model(spec: str | Path, task: str | None = None, **options) -> Model:
     :func:`default_document_baseline_path`), an OCR engine (``"tesseract"``, ``"rapidocr"``),
     ``"pipeline:ENGINE+TAGGER"``,
     a ``.dogood-model`` file, a ``.jsonl`` predictions file or a folder of
-    them, a Hugging Face model folder, or a Hub model id. ``options`` go to
-    Hugging Face models' loader (``labels``, ``device``, ``batch_size``...);
-    the other kinds take none and ignore them.
+    them, with ``task="layout"`` a COCO results ``.json`` file or a folder of them
+    (:class:`~dogood.models.coco_results.CocoResults`), a Hugging Face model folder, or a Hub model id.
+    ``options`` go to Hugging Face models' loader (``labels``, ``device``, ``batch_size``...) and
+    ``ocr_options`` to an OCR engine (:func:`~dogood.models.ocr_engine.load_engine`: ``{"psm": "11"}``); the
+    other kinds take none and ignore them.
     """
     spec_str = str(spec)
     if spec_str.startswith("pipeline:"):
@@ -99,7 +116,11 @@ def load_model(spec: str | Path, task: str | None = None, **options) -> Model:
     from dogood.models.ocr_engine import ENGINES, load_engine
 
     if spec_str in ENGINES and not Path(spec_str).exists():
-        return load_engine(spec_str)
+        return load_engine(spec_str, **(options.get("ocr_options") or {}))
+    if task == "layout" and spec_str != "baseline":
+        from dogood.models.coco_results import CocoResults
+
+        return CocoResults(Path(spec_str).expanduser())
     if spec_str == "baseline":
         document = task == "document"
         level = options.get("box_level") or "segment"
@@ -110,7 +131,7 @@ def load_model(spec: str | Path, task: str | None = None, **options) -> Model:
             raise ModelError(f"no baseline model at {path}: train one with {how} (or pass its path)")
         return _load_baseline(path)
     path = Path(spec_str).expanduser()
-    if path.is_file() and zipfile.is_zipfile(path):
+    if path.is_file() and _is_zip(path):
         return _load_baseline(path)
     if path.suffix == ".jsonl" or (path.is_dir() and any(path.glob("*.jsonl")) and not (path / "config.json").exists()):
         return PredictionsFile(path, task or "token")
@@ -133,13 +154,15 @@ def _load_pipeline(spec: str, options: dict) -> Model:
                          "TAGGER a token model (e.g. pipeline:tesseract+baseline)")
     if tagger == "baseline":  # the engine reads words: the baseline trained on word boxes
         options = {**options, "box_level": options.get("box_level") or "word"}
-    return PipelineModel(load_engine(engine), load_model(tagger, task="token", **options))
+    return PipelineModel(load_engine(engine, **(options.get("ocr_options") or {})),
+                         load_model(tagger, task="token", **{k: v for k, v in options.items() if k != "ocr_options"}))
 
 
 def _load_hf(name: str, task: str | None, options: dict) -> Model:
     """A Hugging Face model: its architecture decides its task; ``task`` only fills in when it cannot."""
     from dogood.models.hf_model import load_hf_model
 
+    options = {k: v for k, v in options.items() if k != "ocr_options"}
     try:
         return load_hf_model(name, **options)
     except ModelError as exc:
@@ -148,17 +171,30 @@ def _load_hf(name: str, task: str | None, options: dict) -> Model:
         return load_hf_model(name, task=task, **options)
 
 
+def _is_zip(path: Path) -> bool:
+    """Whether ``path`` is a zip file (read through the one reader: a regular file only)."""
+    from dogood.core import fs
+    from dogood.models.model_zip import MAX_FILE_BYTES
+
+    try:
+        with fs.open_file(path, max_bytes=MAX_FILE_BYTES, what="model file") as fh:
+            return zipfile.is_zipfile(fh)
+    except (fs.FileRefused, OSError):
+        return True  # the loader names what is wrong with it (too large, unreadable)
+
+
 def baseline_kind(path: Path) -> str | None:
     """``"document"`` for a document baseline file, ``"token"`` for anything else that may be the CRF baseline,
     ``None`` when ``path`` is not a readable zip with a ``meta.json`` naming a dogood format."""
-    import json
+    from dogood.core import fs
+    from dogood.models.model_zip import MAX_MEMBERS
 
     try:
-        with zipfile.ZipFile(path) as zf:
+        with fs.open_zip(path, what="model file", max_members=MAX_MEMBERS) as zf:
             if "meta.json" not in zf.namelist() or zf.getinfo("meta.json").file_size > 1 << 20:
                 return None  # no meta, or one that expands beyond any model's (a zip bomb): the loader says so
-            meta = json.loads(zf.read("meta.json").decode("utf-8"))
-    except Exception:  # a damaged file: the loaders say what is wrong with it
+            meta = fs.parse_json(fs.read_member(zf, "meta.json", where=path), where=path, what="meta.json")
+    except (fs.FileRefused, OSError):  # a damaged file: the loaders say what is wrong with it
         return None
     if not isinstance(meta, dict):
         return None

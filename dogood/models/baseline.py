@@ -88,6 +88,7 @@ from typing import Any
 import numpy as np
 import pycrfsuite
 
+from dogood.core import fs
 from dogood.core.document import Document
 from dogood.models.base import ModelError, default_baseline_path
 from dogood.models.crf_file import CrfFileError, check_crf_model
@@ -198,6 +199,51 @@ def _nearest(gaps: np.ndarray, unit: float, edges: Sequence[float]) -> tuple[lis
     return np.where(found, j, -1).tolist(), _buckets(np.where(found, best, 0.0) / unit, edges)
 
 
+#: Rows of the n x n neighbour comparisons made at once: memory grows as n x this, not n x n (a 10,000-word
+#: page, ``Limits.page_words``, takes tens of megabytes per comparison instead of 800).
+_BLOCK = 256
+
+
+def _same_line(y0a, y1a, ha, y0b, y1b, hb) -> np.ndarray:
+    """Whether words a and b share a line: their vertical overlap is over half the smaller height."""
+    return (np.minimum(y1a, y1b) - np.maximum(y0a, y0b)) > 0.5 * np.minimum(ha, hb)
+
+
+def _neighbours(x0, y0, x1, y1, h, cx, cy, unit: float, caps: np.ndarray):
+    """The nearest word left, right, above and below each word (index, or ``-1``, and the gap's bucket), the
+    words on each word's line and the capitalised ones among them: the n x n comparisons of every pair, made
+    :data:`_BLOCK` rows at a time (each row's values are those of the whole matrix, so the result is too)."""
+    n = len(x0)
+    tol = 0.25 * unit
+    inf = np.inf
+    out: dict[str, list] = {k: [] for k in ("left", "right", "above", "below", "on_line", "caps")}
+    for start in range(0, n, _BLOCK):
+        r = slice(start, min(start + _BLOCK, n))
+        rows = np.arange(r.start, r.stop)
+        diagonal = (np.arange(len(rows)), rows)
+        same_line = _same_line(y0[r, None], y1[r, None], h[r, None], y0[None, :], y1[None, :], h[None, :])
+        same_line[diagonal] = False
+        # left[i, j]: j ends before i starts (up to a small overlap) on i's line; right[i, j] is left[j, i]
+        left = np.where(same_line & (x1[None, :] <= x0[r, None] + tol) & (cx[None, :] < cx[r, None]),
+                        x0[r, None] - x1[None, :], inf)
+        right = np.where(same_line & (x1[r, None] <= x0[None, :] + tol) & (cx[r, None] < cx[None, :]),
+                         x0[None, :] - x1[r, None], inf)
+        overlaps = (np.minimum(x1[r, None], x1[None, :]) - np.maximum(x0[r, None], x0[None, :])) > 0
+        above_ok = overlaps & (y1[None, :] <= y0[r, None] + tol) & (cy[None, :] < cy[r, None])
+        above_ok[diagonal] = False
+        below_ok = overlaps & (y1[r, None] <= y0[None, :] + tol) & (cy[r, None] < cy[None, :])
+        below_ok[diagonal] = False
+        out["left"].append(_nearest(left, unit, _HGAP_EDGES))
+        out["right"].append(_nearest(right, unit, _HGAP_EDGES))
+        out["above"].append(_nearest(np.where(above_ok, y0[r, None] - y1[None, :], inf), unit, _ABOVE_EDGES))
+        out["below"].append(_nearest(np.where(below_ok, y0[None, :] - y1[r, None], inf), unit, _ABOVE_EDGES))
+        out["on_line"].append(same_line.sum(axis=1))
+        out["caps"].append((same_line & caps[None, :]).sum(axis=1))
+    joined = [tuple(sum((list(part[k]) for part in out[d]), []) for k in range(2))
+              for d in ("left", "right", "above", "below")]
+    return (*joined, np.concatenate(out["on_line"]), np.concatenate(out["caps"]))
+
+
 def check_input(box_level: str) -> str:
     """``box_level`` if the baseline can read it (:data:`INPUTS`), else ``ValueError``."""
     if box_level not in INPUTS:
@@ -252,29 +298,14 @@ def word_features(doc: Document, box_level: str = "record") -> list[dict[str, An
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     unit = max(float(np.median(h)), 1.0)  # median word height: the length unit and the font-size proxy
 
-    # Geometric neighbours: n x n comparisons, the nearest candidate in each direction.
-    v_overlap = np.minimum(y1[:, None], y1[None, :]) - np.maximum(y0[:, None], y0[None, :])
-    same_line = v_overlap > 0.5 * np.minimum(h[:, None], h[None, :])
-    np.fill_diagonal(same_line, False)
-    tol = 0.25 * unit
-    inf = np.inf
-    # left_gap[i, j]: j ends before i starts (up to a small overlap) on i's line
-    left_gap = np.where(same_line & (x1[None, :] <= x0[:, None] + tol) & (cx[None, :] < cx[:, None]),
-                        x0[:, None] - x1[None, :], inf)
-    h_overlap = np.minimum(x1[:, None], x1[None, :]) - np.maximum(x0[:, None], x0[None, :])
-    above_ok = (h_overlap > 0) & (y1[None, :] <= y0[:, None] + tol) & (cy[None, :] < cy[:, None])
-    np.fill_diagonal(above_ok, False)
-    above_gap = np.where(above_ok, y0[:, None] - y1[None, :], inf)
-    left, left_b = _nearest(left_gap, unit, _HGAP_EDGES)
-    right, right_b = _nearest(left_gap.T, unit, _HGAP_EDGES)  # j is right of i exactly when i is left of j
-    above, above_b = _nearest(above_gap, unit, _ABOVE_EDGES)
-    below, below_b = _nearest(above_gap.T, unit, _ABOVE_EDGES)
+    # Geometric neighbours: n x n comparisons, the nearest candidate in each direction, a block of rows at a time.
+    caps = np.array(["caps" in f for f in base])
+    (left, left_b), (right, right_b), (above, above_b), (below, below_b), on_line, caps_on_line = _neighbours(
+        x0, y0, x1, y1, h, cx, cy, unit, caps)
 
     # Line statistics and per-word layout buckets.
-    caps = np.array(["caps" in f for f in base])
-    on_line = same_line.sum(axis=1)
     line_n = _buckets(on_line, (1, 2, 4, 8))
-    line_caps = _buckets(((same_line & caps[None, :]).sum(axis=1) + caps) / (on_line + 1.0), (0.01, 0.5, 0.99))
+    line_caps = _buckets((caps_on_line + caps) / (on_line + 1.0), (0.01, 0.5, 0.99))
     xbin = np.clip((cx / page_w * 8).astype(int), 0, 7).tolist()
     ybin = np.clip((cy / page_h * 10).astype(int), 0, 9).tolist()
     x0bin = np.clip((x0 / page_w * 10).astype(int), 0, 9).tolist()
@@ -284,7 +315,7 @@ def word_features(doc: Document, box_level: str = "record") -> list[dict[str, An
     size_b = _buckets(h / unit, _HEIGHT_EDGES)
 
     # Consecutive pairs in the sequence: (k, k + 1).
-    pair_line = same_line[np.arange(n - 1), np.arange(1, n)].tolist()
+    pair_line = _same_line(y0[:-1], y1[:-1], h[:-1], y0[1:], y1[1:], h[1:]).tolist()
     pair_hgap = _buckets((x0[1:] - x1[:-1]) / unit, _HGAP_EDGES)
     pair_vgap = _buckets((cy[1:] - cy[:-1]) / unit, _VGAP_EDGES)
     pair_dx = _buckets((x0[1:] - x0[:-1]) / unit, _HGAP_EDGES)
@@ -554,7 +585,11 @@ class BaselineTagger:
                     f"baseline model file {path} has {key.replace('_', ' ')} {meta.get(key)!r}, but this dogood "
                     f"reads version {expected}: retrain it with `dogood train-baseline`"
                 )
-        try:  # CRFsuite parses in C without checks: only a file that passes is given to it
+        limit = fs.limits().crf_bytes
+        if len(model_bytes) > limit:
+            raise ModelError(f"baseline model file {path}: model.crfsuite is {len(model_bytes)} bytes, more than the "
+                             f"{limit} dogood opens (a limit of dogood's: set DOGOOD_LIMIT_CRF_BYTES to raise it)")
+        try:  # CRFsuite parses in C without checks: only a file that passes (labels bounded too) is given to it
             check_crf_model(model_bytes)
         except CrfFileError as exc:
             raise ModelError(f"baseline model file {path}: model.crfsuite is corrupt or crafted ({exc}): retrain "
@@ -710,7 +745,7 @@ def train_baseline(
     with tempfile.TemporaryDirectory(prefix="dogood-crf-") as tmp:
         model_path = os.path.join(tmp, MODEL_MEMBER)
         trainer.train(model_path)
-        model_bytes = Path(model_path).read_bytes()
+        model_bytes = fs.read_bytes(model_path, limit="crf_bytes", what="CRF model")
     from dogood.version import __version__
 
     meta = {
@@ -722,6 +757,7 @@ def train_baseline(
         "num_documents": len(ids),
         "num_words": n_words,
         "train_ids_sha256": hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest(),
+        "train_ids": list(ids),  # dogood eval warns of an OOD set holding them
         "dogood_version": __version__,
         "crfsuite": "python-crfsuite " + _crfsuite_version(),
     }

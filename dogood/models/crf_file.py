@@ -36,8 +36,19 @@ def _u32(buf: bytes, offset: int) -> int:
     return struct.unpack_from("<I", buf, offset)[0]
 
 
-def check_crf_model(buf: bytes) -> tuple[int, int, int]:
-    """``(features, labels, attributes)`` of a CRFsuite model, or :class:`CrfFileError` saying what is wrong."""
+def check_crf_model(buf: bytes, *, max_labels: int | None = None,
+                    max_attributes: int | None = None) -> tuple[int, int, int]:
+    """``(features, labels, attributes)`` of a CRFsuite model, or :class:`CrfFileError` saying what is wrong.
+
+    ``max_labels``, ``max_attributes`` (default :attr:`dogood.core.fs.Limits.crf_labels` and ``crf_attributes``):
+    the counts the header may declare, checked before anything else. CRFsuite's tagger allocates labels x labels
+    transition scores (twice) when it opens a model: a file of a few hundred kilobytes naming 20,000 labels passed
+    every other check and then took 3.3 GB."""
+    from dogood.core import fs
+
+    current = fs.limits()
+    max_labels = current.crf_labels if max_labels is None else max_labels
+    max_attributes = current.crf_attributes if max_attributes is None else max_attributes
     if len(buf) <= HEADER.size:
         raise CrfFileError(f"{len(buf)} bytes: shorter than the {HEADER.size}-byte header")
     (magic, size, kind, version, n_features, n_labels, n_attrs, off_features, off_labels, off_attrs,
@@ -46,6 +57,10 @@ def check_crf_model(buf: bytes) -> tuple[int, int, int]:
         raise CrfFileError(f"not a CRFsuite 1st-order model (magic {magic!r}, type {kind!r}, version {version})")
     if size != len(buf):
         raise CrfFileError(f"the header gives {size} bytes, the file has {len(buf)} (truncated or padded)")
+    if n_labels > max_labels or n_attrs > max_attributes:
+        raise CrfFileError(f"the model declares {n_labels} labels and {n_attrs} attributes, more than the "
+                           f"{max_labels} and {max_attributes} dogood opens (a limit of dogood's: set "
+                           "DOGOOD_LIMIT_CRF_LABELS or DOGOOD_LIMIT_CRF_ATTRIBUTES to raise it)")
     _check_dictionary(buf, off_labels, n_labels, "labels")
     _check_dictionary(buf, off_attrs, n_attrs, "attributes")
     features = _features(buf, off_features)  # CRFsuite leaves the header's feature count at 0: the chunk's

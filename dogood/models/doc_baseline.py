@@ -39,6 +39,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from dogood.core import fs
 from dogood.core.document import Document
 from dogood.models.base import ModelError
 from dogood.models.model_zip import CHECKSUMS, member_checksums, read_model_zip
@@ -236,10 +237,12 @@ class DocumentBaseline:
             raise ModelError(f"document baseline model file {path}: {META_MEMBER} lacks its list of classes")
         arrays = {}
         for name in ARRAYS:
-            try:
-                arrays[name] = np.load(io.BytesIO(raw[f"{name}.npy"]), allow_pickle=False)
-            except (ValueError, OSError, EOFError) as exc:
-                raise ModelError(f"document baseline model file {path}: {name}.npy is not a valid array ({exc})") from None
+            try:  # the header checked before the array is allocated (a declared 2^40 values is refused)
+                arrays[name] = fs.parse_npy(raw[f"{name}.npy"], where=path, what=f"{name}.npy",
+                                            dtypes="fU" if name == "vocabulary" else "f")
+            except fs.FileRefused as exc:
+                raise ModelError(f"document baseline model file {path}: {name}.npy is not a valid array "
+                                 f"({exc.reason})") from None
         return cls(arrays, meta, source=str(path))
 
 
@@ -329,6 +332,7 @@ def train_document_baseline(
         "num_documents_with_text": len(with_text),
         "num_terms": int(vocabulary.size),
         "train_ids_sha256": hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest(),
+        "train_ids": list(ids),  # dogood eval warns of an OOD set holding them
         "dogood_version": __version__,
     }
     arrays = {"vocabulary": vocabulary, "idf": idf, "text_coef": text_coef, "text_intercept": text_intercept,

@@ -4,17 +4,18 @@ A model file is untrusted input (it may come from anywhere): before any member i
 bounded size, with a bounded number of members, none of which expands beyond :data:`MAX_MEMBER_BYTES` (a zip bomb
 of a few megabytes would otherwise expand to gigabytes in memory), and each member must have the sha256 that
 ``meta.json`` records for it (:func:`member_checksums`, written by dogood's ``save``). Models saved before the
-checksums were recorded carry none; they are read, but parsed as untrusted (the CRF in a child process).
+checksums were recorded carry none; they are read, but parsed as untrusted (the CRF in a child process). The zip
+is read through :func:`dogood.core.fs.open_zip` and :func:`~dogood.core.fs.read_member` (a regular file only, its
+directory checked before any member is read) with the bounds below.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from dogood.core import fs
 from dogood.models.base import ModelError
 
 #: The largest model file read (bytes on disk).
@@ -52,32 +53,24 @@ def read_model_zip(path: str | Path, members: Sequence[str], *, what: str, kind:
                          f"({MAX_FILE_BYTES})")
     wanted = ["meta.json", *members]
     try:
-        with zipfile.ZipFile(path) as zf:
-            infos = zf.infolist()
-            if len(infos) > MAX_MEMBERS:
-                raise ModelError(f"{what} file {path} has {len(infos)} members; a dogood {kind} has "
-                                 f"{len(wanted)}")
-            names = {i.filename for i in infos}
+        with fs.open_zip(path, what=what, max_members=MAX_MEMBERS, max_bytes=MAX_TOTAL_BYTES,
+                         max_member_bytes=MAX_MEMBER_BYTES, max_file_bytes=MAX_FILE_BYTES) as zf:
+            names = set(zf.namelist())
             missing = [m for m in wanted if m not in names]
             if missing:
                 raise ModelError(f"{what} file {path} is not a dogood {kind}: it lacks {', '.join(missing)}")
-            sizes = {m: zf.getinfo(m).file_size for m in wanted}
-            big = [m for m, n in sizes.items() if n > MAX_MEMBER_BYTES]
-            if big or sum(sizes.values()) > MAX_TOTAL_BYTES:
-                m = big[0] if big else max(sizes, key=sizes.get)
-                raise ModelError(f"{what} file {path}: member {m} expands to {sizes[m]} bytes, beyond what a "
-                                 f"dogood model holds ({MAX_MEMBER_BYTES} per member, {MAX_TOTAL_BYTES} in all)")
-            raw = {m: _read_bounded(zf, m, sizes[m]) for m in wanted}
-    except ModelError:
-        raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
-        raise ModelError(f"{what} file {path} is not a valid zip file or is corrupt ({exc})") from None
-    except Exception as exc:  # zlib.error and friends from a damaged member
-        raise ModelError(f"{what} file {path} is corrupt ({type(exc).__name__}: {exc})") from None
+            raw = {m: fs.read_member(zf, m, where=path, what=what) for m in wanted}
+    except fs.FileRefused as exc:
+        if "not a valid zip" in exc.reason or "damaged" in exc.reason:
+            raise ModelError(f"{what} file {path} is not a valid zip file or is corrupt ({exc.reason})") from None
+        raise ModelError(f"{what} file {path}: {exc.reason} (a dogood {kind} has {len(wanted)} members of at most "
+                         f"{MAX_MEMBER_BYTES} bytes, {MAX_TOTAL_BYTES} in all)") from None
     try:
-        meta = json.loads(raw.pop("meta.json").decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ModelError(f"{what} file {path}: meta.json is not valid JSON ({exc})") from None
+        meta = fs.parse_json(raw.pop("meta.json"), where=path, what="meta.json")
+    except fs.MalformedFile as exc:
+        raise ModelError(f"{what} file {path}: meta.json is not valid JSON ({exc.detail})") from None
+    except fs.FileRefused as exc:
+        raise ModelError(f"{what} file {path}: {exc.reason}") from None
     if not isinstance(meta, dict) or meta.get("format") != format_name:
         raise ModelError(f"{what} file {path}: meta.json does not describe a {format_name} model")
     recorded = meta.pop(CHECKSUMS, None)  # the model's meta is what it was saved with; save records them anew
@@ -90,15 +83,3 @@ def read_model_zip(path: str | Path, members: Sequence[str], *, what: str, kind:
                 raise ModelError(f"{what} file {path}: member {m} does not match the sha256 meta.json records: "
                                  "the file is corrupt or was changed since it was saved")
     return meta, raw
-
-
-def _read_bounded(zf: zipfile.ZipFile, member: str, declared: int) -> bytes:
-    """A member's bytes, never more than it declares (a member whose data runs on is refused by zipfile's
-    length and CRC checks)."""
-    out = bytearray()
-    with zf.open(member) as fh:
-        while chunk := fh.read(1 << 20):
-            out += chunk
-            if len(out) > declared:
-                raise ValueError(f"member {member} expands beyond the {declared} bytes it declares")
-    return bytes(out)

@@ -15,7 +15,8 @@
   keyed by the image's bytes, the rapidocr version and the settings.
 
 An engine sees only the image; ablating text or layout changes nothing it is
-given, so it declares the image ablation only.
+given, so it declares the image ablation only. Options (``dogood eval --ocr-option KEY=VALUE``,
+:func:`load_engine`) are recorded in the engine's ``options`` and ``description``, which the report prints.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from dogood.core.document import Document, PageImage
+from dogood.core import fs
 from dogood.core.errors import ModelError
 from dogood.core.paths import cache_dir, write_atomic
 from dogood.models.predictions import Prediction
@@ -55,11 +57,12 @@ class TesseractEngine:
     sees = frozenset({"image"})
     ablations = frozenset({"image"})
 
-    def __init__(self, lang: str = "eng", config: str = ""):
+    def __init__(self, lang: str = "eng", config: str = "", options: dict[str, str] | None = None):
         from dogood.core.errors import SourceError
         from dogood.page.ocr import tesseract_version
 
         self.lang, self.config = lang, config
+        self.options = dict(options or {})
         try:
             self.version = tesseract_version()
         except SourceError as exc:
@@ -92,9 +95,11 @@ class RapidOCREngine:
     CACHE_FORMAT = 1
 
     def __init__(self, threads: int = 1, cache: bool | str | Path = True):
+        self.options = {"threads": str(threads)} if threads != 1 else {}
         try:
-            import rapidocr
             from importlib.metadata import version
+
+            import rapidocr
         except ImportError:
             raise ModelError(f"the rapidocr OCR engine is not installed: {_RAPID_HINT}") from None
         self.version = version("rapidocr")
@@ -106,7 +111,8 @@ class RapidOCREngine:
         self.cache = cache
         self._engine = None
         self.name = "rapidocr"
-        self.description = f"RapidOCR {self.version} (its bundled PP-OCR det/rec ONNX models, angle classifier off)"
+        self.description = (f"RapidOCR {self.version} (its bundled PP-OCR det/rec ONNX models, angle classifier off"
+                            f"{f', {self.threads} threads' if self.threads != 1 else ''})")
 
     def _ocr(self):
         if self._engine is None:
@@ -118,7 +124,7 @@ class RapidOCREngine:
                 self._engine = self._module.RapidOCR(params=params)
         return self._engine
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, Any]:  # the engine itself is rebuilt in each process
         return {"threads": self.threads, "cache": self.cache}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -138,9 +144,9 @@ class RapidOCREngine:
         path = self._cache_path(image)
         if path is not None and path.is_file():
             try:
-                entry = json.loads(path.read_text(encoding="utf-8"))
+                entry = fs.read_json(path, what="OCR cache file")
                 return tuple((w[0], tuple(w[1]), float(w[2])) for w in entry["words"])
-            except (OSError, ValueError, KeyError, TypeError, IndexError):
+            except (OSError, ValueError, KeyError, TypeError, IndexError, fs.FileRefused):
                 pass  # an unreadable entry is recomputed
         pixels = image.to_array()
         if pixels.ndim == 3:
@@ -173,10 +179,46 @@ class RapidOCREngine:
         return f"RapidOCREngine({self.description})"
 
 
-def load_engine(name: str, **options) -> TesseractEngine | RapidOCREngine:
-    """The OCR engine ``name`` (:data:`ENGINES`)."""
+#: The options each engine takes (``--ocr-option KEY=VALUE``); Tesseract's other keys are its ``-c`` variables.
+ENGINE_OPTIONS = {"tesseract": ("lang", "psm", "oem", "any -c variable (preserve_interword_spaces=1, ...)"),
+                  "rapidocr": ("threads",)}
+
+
+def parse_options(values) -> dict[str, str]:
+    """``["psm=11", "lang=deu"]`` -> ``{"psm": "11", "lang": "deu"}``; a value without ``=`` is refused."""
+    out: dict[str, str] = {}
+    for value in values or ():
+        key, sep, val = str(value).partition("=")
+        key, val = key.strip(), val.strip()
+        if not sep or not key or not val or any(c.isspace() for c in key + val):
+            raise ModelError(f"--ocr-option {value!r}: write KEY=VALUE (e.g. psm=11), without spaces")
+        out[key] = val
+    return out
+
+
+def load_engine(name: str, **options: str) -> TesseractEngine | RapidOCREngine:
+    """The OCR engine ``name`` (:data:`ENGINES`) with its ``options`` (:data:`ENGINE_OPTIONS`): Tesseract's ``lang``,
+    ``psm`` and ``oem`` become its language and ``--psm``/``--oem`` flags, any other key a ``-c KEY=VALUE``
+    variable; RapidOCR takes ``threads``."""
+    options = {str(k): str(v) for k, v in options.items()}
+    bad = [k for k, v in options.items() if not v or any(c.isspace() or c in "\"'" for c in k + v)]
+    if bad:
+        raise ModelError(f"OCR option(s) {', '.join(bad)}: a key and a value without spaces or quotes")
     if name == "tesseract":
-        return TesseractEngine()
+        import re
+
+        for key in ("psm", "oem"):
+            if key in options and not re.fullmatch(r"[0-9]{1,2}", options[key]):
+                raise ModelError(f"OCR option {key}={options[key]}: Tesseract's --{key} takes a number")
+        flags = [f"--{k} {options[k]}" for k in ("psm", "oem") if k in options]
+        flags += [f"-c {k}={v}" for k, v in options.items() if k not in ("psm", "oem", "lang")]
+        return TesseractEngine(lang=options.get("lang", "eng"), config=" ".join(flags), options=options)
     if name == "rapidocr":
-        return RapidOCREngine()
+        unknown = sorted(set(options) - {"threads"})
+        if unknown:
+            raise ModelError(f"RapidOCR takes no option {', '.join(unknown)} (it takes threads)")
+        threads = options.get("threads", "1")
+        if not threads.isdigit() or not 1 <= int(threads) <= 256:
+            raise ModelError(f"OCR option threads={threads}: a whole number of threads, 1 to 256")
+        return RapidOCREngine(threads=int(threads))
     raise ModelError(f"unknown OCR engine {name!r}; dogood knows {', '.join(ENGINES)}")

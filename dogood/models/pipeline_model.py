@@ -70,6 +70,7 @@ class PipelineModel:
                              "--box-level word`) or give a tagger fine-tuned on word boxes")
         self.engine, self.tagger, self.min_overlap = engine, tagger, float(min_overlap)
         self.name = f"pipeline:{engine.name}+{tagger.name}"
+        self.options = dict(getattr(engine, "options", None) or {})  # the engine's (--ocr-option), for the report
         self.description = (f"{getattr(engine, 'description', engine.name)}, then {tagger.name} on the words read; "
                             f"labels back to the gold words that predicted entities cover ≥ {self.min_overlap:.0%}")
 

@@ -20,12 +20,14 @@ Every error names the file, the line and the document.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from dogood.core import fs
 from dogood.core.document import Document
 from dogood.core.errors import DogoodError
 from dogood.core.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, iob_tags
@@ -49,6 +51,9 @@ class Prediction:
     answers: dict[str, str] | None = None
     #: OCR: ``(text, (x0, y0, x1, y1), confidence or None)`` per word read, pixel boxes.
     words: tuple[tuple[str, tuple[int, int, int, int], float | None], ...] | None = None
+    #: Layout: ``(category id, (x0, y0, x1, y1), score)`` per detected region, pixel boxes
+    #: (:class:`dogood.models.coco_results.CocoResults`).
+    regions: tuple[tuple[int, tuple[float, float, float, float], float], ...] | None = None
 
 
 def read_predictions(path: str | Path, task: str) -> dict[str, Prediction]:
@@ -56,12 +61,14 @@ def read_predictions(path: str | Path, task: str) -> dict[str, Prediction]:
     if task not in TASKS:
         raise ValueError(f"task must be one of {', '.join(TASKS)}, got {task!r}")
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise PredictionError(f"predictions file {path} does not exist")
     out: dict[str, Prediction] = {}
     try:
-        with open(path, encoding="utf-8") as fh:
+        with io.TextIOWrapper(fs.open_file(path, limit="jsonl_bytes", what="predictions file"), encoding="utf-8") as fh:
             _read_lines(fh, path, task, out)
+    except fs.FileRefused as exc:
+        raise PredictionError(str(exc)) from None
     except UnicodeDecodeError as exc:
         raise PredictionError(f"predictions file {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:

@@ -193,7 +193,7 @@ def hit_points(camera: Camera, field: HeightField, pixels: np.ndarray, iteration
     for _ in range(iterations):
         t = (-h - c[2]) / rays[..., 2]
         points = c[:2] + t[..., None] * rays[..., :2]
-        new = field.height(points)
+        new = field.height(points, clip=False)
         if np.abs(new - h).max(initial=0.0) < 1e-3:  # converged (a thousandth of a pixel)
             break
         h = new
@@ -236,7 +236,8 @@ def light_field(coarse_nodes: np.ndarray, coarse_hits: np.ndarray, size: Size, f
                 rng: np.random.Generator) -> np.ndarray:
     """Brightness per coarse node: Lambertian shading times a linear gradient across the frame (from
     ``1 - gradient`` to ``1 + gradient`` in a random direction) times a cast shadow (a half-plane darkened by
-    ``shadow`` times 0.5-1, its edge blurred over 3-10% of the frame), scaled so the brightest page node is 1."""
+    ``shadow`` times 0.5-1, its edge blurred over 3-10% of the frame and placed anywhere within 45% of the frame
+    from its centre), scaled so the brightest page node is 1."""
     width, height = size
     frame = float(max(size))
     centre = np.array([(width - 1) / 2, (height - 1) / 2])
@@ -245,7 +246,9 @@ def light_field(coarse_nodes: np.ndarray, coarse_hits: np.ndarray, size: Size, f
     ramp = 1.0 + gradient * np.clip(((coarse_nodes - centre) @ ramp_dir) / (frame / 2), -1, 1)
     shadow_angle = rng.uniform(0, 2 * math.pi)
     shadow_dir = np.array([math.cos(shadow_angle), math.sin(shadow_angle)])
-    edge = centre + shadow_dir * rng.uniform(0.15, 0.45) * frame  # the shadow covers the far side of this line
+    # the shadow covers the far side of this line, anywhere across the frame: over a direction drawn uniformly,
+    # every point of the page is as likely to lie in it (a shadow kept to the margins would mark where text is not)
+    edge = centre + shadow_dir * rng.uniform(-0.45, 0.45) * frame
     softness = rng.uniform(0.03, 0.1) * frame
     depth = shadow * rng.uniform(0.5, 1.0)
     reach = ((coarse_nodes - edge) @ shadow_dir) / softness
@@ -258,24 +261,45 @@ def light_field(coarse_nodes: np.ndarray, coarse_hits: np.ndarray, size: Size, f
 
 # -- the surface -------------------------------------------------------------------------------------------------------
 
-#: Desk and cloth colours (RGB) a drawn texture is tinted with.
-TEXTURE_COLOURS = ((120, 84, 52), (150, 110, 70), (90, 60, 40), (70, 70, 75), (40, 45, 60), (160, 150, 135),
-                   (60, 80, 60), (110, 40, 35))
+#: Wood colours (RGB) a drawn wood surface is tinted with: oak, walnut, pine, mahogany, grey-stained.
+WOOD_COLOURS = ((150, 105, 62), (96, 64, 42), (178, 138, 92), (110, 52, 38), (120, 112, 102))
+#: Cloth colours (RGB) a drawn fabric surface is tinted with.
+FABRIC_COLOURS = ((70, 70, 75), (40, 45, 60), (160, 150, 135), (60, 80, 60), (110, 40, 35), (180, 175, 165))
+#: The drawn surfaces (:func:`texture`).
+TEXTURES = ("wood", "fabric")
 
 
-def texture(rng: np.random.Generator, size: int = 160) -> np.ndarray:
-    """A ``size x size`` RGB surface: a desk colour with low-frequency blotches and wood-like streaks."""
-    base = np.array(TEXTURE_COLOURS[int(rng.integers(len(TEXTURE_COLOURS)))], dtype=np.float32)
-    blotches = cv2.resize(rng.standard_normal((6, 6)).astype(np.float32), (size, size),
-                          interpolation=cv2.INTER_CUBIC)
-    streaks = cv2.resize(rng.standard_normal((1, 64)).astype(np.float32), (size, size),
-                         interpolation=cv2.INTER_LINEAR)
+def texture(rng: np.random.Generator, size: int = 256) -> tuple[np.ndarray, str]:
+    """A ``size x size`` RGB surface drawn procedurally and its kind: ``wood`` (planks of a desk: grain lines
+    bent by low-frequency noise, streaks along the grain, a dark seam between planks) or ``fabric`` (a woven
+    cloth: warp and weft threads a few pixels apart, each thread's tone varying, soft folds). The same number of
+    draws whichever kind."""
+    kind = TEXTURES[int(rng.integers(len(TEXTURES)))]
+    wood = np.array(WOOD_COLOURS[int(rng.integers(len(WOOD_COLOURS)))], np.float32)
+    cloth = np.array(FABRIC_COLOURS[int(rng.integers(len(FABRIC_COLOURS)))], np.float32)
     angle = float(rng.uniform(0, 180))
-    rot = cv2.getRotationMatrix2D((size / 2, size / 2), angle, 1.5)
-    streaks = cv2.warpAffine(streaks, rot, (size, size), borderMode=cv2.BORDER_REFLECT)
-    grain = rng.standard_normal((size, size)).astype(np.float32)
-    tone = 1.0 + 0.12 * blotches + 0.1 * streaks + 0.03 * grain
-    return np.clip(base[None, None, :] * tone[..., None], 0, 255).astype(np.uint8)
+    low = cv2.resize(rng.standard_normal((5, 5)).astype(np.float32), (size, size), interpolation=cv2.INTER_CUBIC)
+    lines = rng.standard_normal((size, 2)).astype(np.float32)  # per row (wood: along the grain; fabric: threads)
+    fine = rng.standard_normal((size, size)).astype(np.float32)
+    ys, xs = np.mgrid[0:size, 0:size].astype(np.float32)
+    if kind == "wood":
+        plank = max(24, size // 4)
+        bend = 6.0 * low + 0.03 * xs
+        grain = np.sin(2 * np.pi * (ys + bend) / 9.0) * 0.5 + np.sin(2 * np.pi * (ys + 2 * bend) / 3.7) * 0.25
+        streaks = cv2.resize(lines[:, :1], (size, size), interpolation=cv2.INTER_LINEAR)  # constant along x
+        seam = np.exp(-((ys % plank) ** 2) / 2.0)  # a dark line at each plank's edge
+        tone = 1.0 + 0.07 * grain + 0.08 * streaks + 0.04 * cv2.GaussianBlur(fine, (0, 0), 1.0) - 0.35 * seam
+        tone += 0.06 * cv2.resize(lines[(ys[:, 0] // plank).astype(int) % size, 1:2], (size, size),
+                                  interpolation=cv2.INTER_NEAREST)  # each plank its own shade
+        base = wood
+    else:
+        warp = np.sin(2 * np.pi * xs / 3.0) * (0.5 + 0.15 * lines[xs[0].astype(int), 0])
+        weft = np.sin(2 * np.pi * ys / 3.0) * (0.5 + 0.15 * lines[:, 1:2])
+        tone = 1.0 + 0.07 * (warp + weft) + 0.1 * low + 0.05 * fine
+        base = cloth
+    rot = cv2.getRotationMatrix2D((size / 2, size / 2), angle, 1.0)
+    tone = cv2.warpAffine(tone.astype(np.float32), rot, (size, size), borderMode=cv2.BORDER_REFLECT)
+    return np.clip(base[None, None, :] * tone[..., None], 0, 255).astype(np.uint8), kind
 
 
 def surface_homography(surface_size: Size, camera: Camera, coarse_hits: np.ndarray,
@@ -340,7 +364,8 @@ def camera_kernel(blur: float, sharpen: float) -> np.ndarray:
 def render(page: np.ndarray, surface: np.ndarray, homography: np.ndarray, backward: np.ndarray, alpha: np.ndarray,
            light: np.ndarray, *, tint: float, darken: float, blur: float, noise: float,
            rng: np.random.Generator, interpolation: int = cv2.INTER_CUBIC, sharpen: float = 0.0,
-           region: tuple[slice, slice] | None = None) -> np.ndarray:
+           region: tuple[slice, slice] | None = None, contact: float = 0.0,
+           contact_shift: tuple[float, float] = (0.0, 0.0), contact_blur: float = 2.0) -> np.ndarray:
     """The photographed frame, BGR (OpenCV's order) uint8 of ``backward``'s size.
 
     The page (``HxW`` or ``HxWx3`` uint8) is resampled through ``backward``
@@ -354,7 +379,10 @@ def render(page: np.ndarray, surface: np.ndarray, homography: np.ndarray, backwa
     levels RMS of bicubic at less than half its cost) is fused with the
     defocus into one separable filter (:func:`camera_kernel`). ``region``
     (:func:`page_region`): the rows and columns outside which ``alpha`` is 0,
-    the only ones the page is resampled in.
+    the only ones the page is resampled in. ``contact``: the depth (0-1) of
+    the contact shadow the page casts on the surface it lies on, the page's
+    coverage moved by ``contact_shift`` (frame pixels, away from the light)
+    and blurred by ``contact_blur`` pixels (sigma), darkening the surface only.
 
     Luminance is rendered at full resolution and chroma at half (YCrCb, as
     cameras and JPEG keep it): a grey page needs only one full-size resampling.
@@ -368,8 +396,13 @@ def render(page: np.ndarray, surface: np.ndarray, homography: np.ndarray, backwa
     dim = np.float32([[darken, 0, 0, 0], [0, darken, 0, 128 * (1 - darken)], [0, 0, darken, 128 * (1 - darken)]])
     seen = cv2.transform(seen, dim)
     surface_y, surface_cr, surface_cb = cv2.split(seen)
-    surface_y = cv2.resize(surface_y, (width, height), interpolation=cv2.INTER_LINEAR)
     alpha_half = cv2.resize(alpha, half, interpolation=cv2.INTER_AREA)
+    if contact > 0:  # the page's shadow on the surface, at half size (it is soft)
+        move = np.float32([[1, 0, contact_shift[0] / 2], [0, 1, contact_shift[1] / 2]])
+        under = cv2.warpAffine(alpha_half, move, half, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+        under = cv2.GaussianBlur(under, (0, 0), max(contact_blur / 2, 0.5))
+        surface_y = cv2.multiply(surface_y, 1.0 - contact * under, dtype=cv2.CV_8U)
+    surface_y = cv2.resize(surface_y, (width, height), interpolation=cv2.INTER_LINEAR)
     rows, cols = region or (slice(0, height), slice(0, width))
     page_y = np.full((height, width), 255, np.uint8)  # off the page alpha is 0: any value
     if page.ndim == 3:

@@ -48,6 +48,7 @@ from collections import ChainMap
 from pathlib import Path
 from typing import Any
 
+from dogood.core import fs
 from dogood.core.boxes import clip_box
 from dogood.core.document import PageImage, Word
 from dogood.core.extras import install_line
@@ -184,6 +185,10 @@ def ocr_records(
     records = _run_tesseract(image, lang=lang, config=config)
     _RUNS["pages"] += 1
     _RUNS["seconds"] += time.perf_counter() - start
+    try:
+        fs.check_words([r["text"] for r in records])
+    except fs.FileRefused as exc:
+        raise DocumentError(f"Tesseract read {exc.reason.removeprefix('the page has ')}", path=image.path) from None
     if path is not None:
         entry = {
             "format": CACHE_FORMAT,
@@ -483,21 +488,31 @@ def _read_cache(path: Path, key: str, width: int | None = None, height: int | No
     not a text with a box of four whole numbers on the page; that is said with the cache file's name (the page
     itself is not to blame)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            entry = json.load(fh)
+        entry = fs.read_json(path, what="OCR cache file")
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, RecursionError) as exc:
+    except fs.FileRefused as exc:
+        _damaged(path, f"not readable JSON ({exc.reason})")
+        return None
+    except OSError as exc:
         _damaged(path, f"not readable JSON ({exc})")
         return None
     if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
         return None  # another format or key: an entry of another page or version, not damage
     words = entry.get("words")
+    if isinstance(words, list) and len(words) > fs.limits().page_words:  # never written so: planted or damaged
+        _damaged(path, f"it holds {len(words)} words, more than the {fs.limits().page_words} of a page")
+        return None
     if "sha256" in entry and (not isinstance(words, list) or entry["sha256"] != _records_sha256(words)):
         _damaged(path, "its words do not match the sha256 recorded when it was written")
         return None
     if not isinstance(words, list) or not all(_good_record(r, width, height) for r in words):
         _damaged(path, "a word is not a text with a box of four whole numbers on the page")
+        return None
+    try:
+        fs.check_words([r["text"] for r in words])  # never written so: planted or damaged
+    except fs.FileRefused as exc:
+        _damaged(path, exc.reason)
         return None
     return words
 

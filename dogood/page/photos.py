@@ -39,6 +39,7 @@ from PIL import Image, UnidentifiedImageError
 
 from dogood.core import downloads as _download
 from dogood.core.document import standard_pixels
+from dogood.core import fs
 from dogood.core.errors import DocumentError, SourceError
 from dogood.core.paths import cache_dir, data_dir
 from dogood.core.progress import one_time_step
@@ -49,8 +50,10 @@ __all__ = [
     "COCO_LICENSES",
     "DEFAULT_ANNOTATION",
     "DEFAULT_LICENSES",
+    "SURFACE_CATEGORIES",
     "CocoPhoto",
     "CocoPool",
+    "Surface",
     "coco_photos",
 ]
 
@@ -105,6 +108,31 @@ class CocoPhoto:
     flickr_url: str
 
 
+@dataclass(frozen=True)
+class Surface:
+    """Where a page may lie in a COCO photo: the box ``(x, y, width, height)``, in the photo's annotated pixels, of
+    its largest annotated segment of a surface category (``category``: a table, a bed, a floor...)."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+    category: str
+
+
+#: COCO categories a page may lie on (instances' things, panoptic's stuff): tables, desks (COCO has no desk class:
+#: they are ``table-merged``), counters, beds and bedding, floors, rugs.
+SURFACE_CATEGORIES = ("dining table", "table-merged", "counter", "bed", "blanket", "towel", "floor-wood",
+                      "floor-other-merged", "rug-merged", "carpet")
+
+#: A surface segment counts when it covers this share of its photo at least, and this share of its own box
+#: (panoptic segments come without a mask: their box stands for them, so it must be mostly surface).
+MIN_SURFACE_AREA = 0.1
+MIN_SURFACE_FILL = 0.45
+#: A page lies on a rectangle of a surface at least this many of the photo's pixels wide and tall.
+MIN_SURFACE_SIDE = 160
+
+
 class CocoPool:
     """A licence- and size-filtered set of COCO photos, sorted by image id.
 
@@ -113,13 +141,17 @@ class CocoPool:
     ``uint8`` pixels and keeps the last few decoded photos.
     """
 
-    def __init__(self, photos: Iterable[CocoPhoto], *, root: Path | None, min_size: int, info: dict):
+    def __init__(self, photos: Iterable[CocoPhoto], *, root: Path | None, min_size: int, info: dict,
+                 surfaces: dict[int, Surface] | None = None):
         self.photos: tuple[CocoPhoto, ...] = tuple(sorted(photos, key=lambda p: p.id))
+        #: Per photo id, the surface a page may lie on (pools built with ``surfaces``): :class:`Surface`.
+        self.surfaces: dict[int, Surface] = dict(surfaces or {})
         self.root = root
         self.min_size = int(min_size)
         self._info = info
         self._by_id = {p.id: p for p in self.photos}
         self._loaded: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._size_table: np.ndarray | None = None
         self._lock = threading.Lock()
 
     # -- the pool as a sequence ----------------------------------------------
@@ -145,6 +177,22 @@ class CocoPool:
     def choose(self, rng: np.random.Generator) -> CocoPhoto:
         """One photo, drawn uniformly with a single ``rng.integers`` call."""
         return self.photos[int(rng.integers(len(self.photos)))]
+
+    def choose_fitting(self, rng: np.random.Generator, width: int, height: int, max_upscale: float) -> CocoPhoto:
+        """One photo drawn uniformly (a single ``rng.integers`` call) among those that cover a ``width x height``
+        page scaled by at most ``max_upscale``, or among all when none does (COCO's photos are at most 640
+        pixels: a 1000-pixel page needs a photo scaled twice)."""
+        sizes = self._sizes()
+        fits = np.flatnonzero(np.maximum(width / sizes[:, 0], height / sizes[:, 1]) <= max_upscale + 1e-9)
+        if not len(fits):
+            return self.choose(rng)
+        return self.photos[int(fits[int(rng.integers(len(fits)))])]
+
+    def _sizes(self) -> np.ndarray:
+        """``(n, 2)`` float widths and heights of the photos, in pool order (computed once)."""
+        if self._size_table is None:
+            self._size_table = np.array([(p.width, p.height) for p in self.photos], np.float64).reshape(-1, 2)
+        return self._size_table
 
     # -- pixels ----------------------------------------------------------------
     def path(self, photo: CocoPhoto) -> Path:
@@ -232,10 +280,12 @@ class CocoPool:
 
     # -- pickling: ship the records, not the lock or decoded pixels -----------------
     def __getstate__(self):
-        return {"photos": self.photos, "root": self.root, "min_size": self.min_size, "info": self._info}
+        return {"photos": self.photos, "root": self.root, "min_size": self.min_size, "info": self._info,
+                "surfaces": self.surfaces}
 
     def __setstate__(self, state):
-        self.__init__(state["photos"], root=state["root"], min_size=state["min_size"], info=state["info"])
+        self.__init__(state["photos"], root=state["root"], min_size=state["min_size"], info=state["info"],
+                      surfaces=state.get("surfaces"))
 
 
 def coco_photos(
@@ -244,6 +294,7 @@ def coco_photos(
     licenses: Iterable[int] | None = DEFAULT_LICENSES,
     min_size: int = 256,
     categories: Iterable[str] | None = None,
+    surfaces: Iterable[str] | None = None,
 ) -> CocoPool:
     """The pool of COCO photos to draw backgrounds from (cached per process).
 
@@ -264,6 +315,12 @@ def coco_photos(
     min_size : smallest shorter side, in pixels, from the annotated size.
     categories : object or stuff category names (e.g. ``["dog", "person"]``);
         keeps photos with at least one of them. ``None`` keeps all.
+    surfaces : surface category names (:data:`SURFACE_CATEGORIES`: what a page
+        may lie on); keeps the photos with a segment of one of them covering
+        :data:`MIN_SURFACE_AREA` of the photo and :data:`MIN_SURFACE_FILL` of its
+        box, and records the largest such box (:attr:`CocoPool.surfaces`). Names
+        the files do not know are ignored, and this filter may leave the pool
+        empty (the caller decides what a page then lies on).
 
     Returns
     -------
@@ -286,7 +343,10 @@ def coco_photos(
     if isinstance(categories, str):
         categories = [categories]
     cats = None if categories is None else tuple(sorted({str(c) for c in categories}))
-    return _build_pool(None if root_path is None else str(root_path), keys, lic, int(min_size), cats)
+    if isinstance(surfaces, str):
+        surfaces = [surfaces]
+    places = None if surfaces is None else tuple(sorted({str(c) for c in surfaces}))
+    return _build_pool(None if root_path is None else str(root_path), keys, lic, int(min_size), cats, places)
 
 
 def clear_cache() -> None:
@@ -357,7 +417,7 @@ def _stamp(path: Path) -> tuple[int, int]:
 
 
 @lru_cache(maxsize=16)
-def _build_pool(root: str | None, files: tuple, licenses, min_size: int, categories) -> CocoPool:
+def _build_pool(root: str | None, files: tuple, licenses, min_size: int, categories, surfaces=None) -> CocoPool:
     indexes = [(Path(f[0]), *_read_annotations(Path(f[0]))) for f in files]
 
     # Every photo once, first file wins; each filter's drops are counted.
@@ -381,6 +441,10 @@ def _build_pool(root: str | None, files: tuple, licenses, min_size: int, categor
 
     if not records:
         raise SourceError(f"no COCO photo: the annotation files list no images ({', '.join(f[0] for f in files)})")
+    regions: dict[int, Surface] = {}
+    if surfaces is not None:
+        regions = _surface_regions(indexes, surfaces, {p.id for p in photos})
+        photos = [p for p in photos if p.id in regions]
     dropped, before = {}, len(records)
     for key, name, count in stages:
         if count == 0:
@@ -405,9 +469,13 @@ def _build_pool(root: str | None, files: tuple, licenses, min_size: int, categor
         "unique_images": len(records),
         "dropped": dropped,
     }
+    if surfaces is not None:  # absent otherwise: the pools of builds before surfaces describe themselves as before
+        info["surfaces"] = list(surfaces)
+        info["dropped"]["surfaces"] = before - len(photos)
     if any(path.is_relative_to(cache_dir() / "coco" / "annotations_trainval2017") for path, _, _ in indexes):
         info["download"] = {"url": ANNOTATIONS_URL, "sha256": ANNOTATIONS_SHA256}
-    return CocoPool(photos, root=None if root is None else Path(root), min_size=min_size, info=info)
+    return CocoPool(photos, root=None if root is None else Path(root), min_size=min_size, info=info,
+                    surfaces=regions)
 
 
 def _read_annotations(path: Path):
@@ -415,11 +483,12 @@ def _read_annotations(path: Path):
     from pycocotools.coco import COCO
 
     try:
-        with open(path, "rb") as fh:
-            data = json.load(fh)
+        data = fs.read_json(path, limit="coco_bytes", what="COCO annotation file")
     except FileNotFoundError:
         raise SourceError(f"COCO annotation file not found: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except fs.FileRefused as exc:
+        raise SourceError(f"{path}: not a readable COCO annotation file ({exc.reason})") from None
+    except OSError as exc:
         raise SourceError(f"{path}: not a readable COCO annotation file ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("images"), list):
         raise SourceError(f"{path}: not a COCO annotation file (no 'images' list)")
@@ -513,6 +582,99 @@ def _photo(img: dict, table: dict[int, tuple[str, str]], path: Path) -> CocoPhot
     )
 
 
+def _surface_regions(indexes, names: tuple[str, ...], keep: set[int]) -> dict[int, Surface]:
+    """Per photo id in ``keep``, where a page may lie (the first file's record): the largest rectangle, on a grid of
+    :data:`SURFACE_CELL` pixels, inside a segment of a category in ``names`` (its polygon, or its box for panoptic
+    segments, which come without one) and clear of every other object's box (plates on a table, people on a floor),
+    :data:`MIN_SURFACE_SIDE` pixels wide and tall at least; only segments covering :data:`MIN_SURFACE_AREA` of the
+    photo and :data:`MIN_SURFACE_FILL` of their box count."""
+    out: dict[int, Surface] = {}
+    for _path, _kind, coco in indexes:
+        cats = {c["id"]: c for c in coco.dataset.get("categories", [])}
+        wanted = {i for i, c in cats.items() if c.get("name") in names}
+        if not wanted:
+            continue
+        sizes = {img["id"]: (img["width"], img["height"]) for img in coco.dataset.get("images", [])}
+        by_image: dict[int, list[dict]] = {}
+        for ann in coco.dataset.get("annotations") or ():
+            if isinstance(ann, dict) and ann.get("image_id") in keep and ann.get("image_id") not in out:
+                by_image.setdefault(ann["image_id"], []).append(ann)
+        for image_id, anns in by_image.items():
+            if not any(a.get("category_id") in wanted for a in anns):
+                continue
+            try:
+                place = _free_surface(anns, sizes[image_id], wanted, cats)
+            except (KeyError, TypeError, ValueError, IndexError):
+                continue  # a malformed annotation: the photo is not a surface
+            if place is not None:
+                out[image_id] = place
+    return out
+
+
+#: The grid (photo pixels) on which a surface's free rectangle is found.
+SURFACE_CELL = 16
+
+
+def _free_surface(anns: list[dict], size, wanted: set[int], cats: dict) -> Surface | None:
+    """The largest clear rectangle of one photo's surfaces (:func:`_surface_regions`), or ``None``."""
+    width, height = (int(v) for v in size)
+    cols, rows = -(-width // SURFACE_CELL), -(-height // SURFACE_CELL)
+    best = None
+    for ann in anns:
+        if ann.get("category_id") not in wanted:
+            continue
+        x, y, w, h = (float(v) for v in ann["bbox"])
+        area = float(ann["area"])
+        if area < MIN_SURFACE_AREA * width * height or area < MIN_SURFACE_FILL * w * h:
+            continue
+        free = np.zeros((rows, cols), np.uint8)
+        polygons = ann.get("segmentation")
+        if isinstance(polygons, list) and polygons:  # instances: the segment's own outline
+            for poly in polygons:
+                points = np.asarray(poly, np.float64).reshape(-1, 2) / SURFACE_CELL
+                cv2.fillPoly(free, [np.round(points).astype(np.int32)], 1)
+            free = cv2.erode(free, np.ones((3, 3), np.uint8))  # cells wholly inside
+        else:  # panoptic: the box
+            free[int(np.ceil(y / SURFACE_CELL)) : int((y + h) // SURFACE_CELL),
+                 int(np.ceil(x / SURFACE_CELL)) : int((x + w) // SURFACE_CELL)] = 1
+        for other in anns:
+            category = cats.get(other.get("category_id"), {})
+            if other is ann or other.get("category_id") in wanted or category.get("isthing", 1) == 0:
+                continue  # stuff (a wall, the sky) has no box worth keeping clear of
+            ox, oy, ow, oh = (float(v) for v in other["bbox"])
+            free[int(oy // SURFACE_CELL) : int(np.ceil((oy + oh) / SURFACE_CELL)),
+                 int(ox // SURFACE_CELL) : int(np.ceil((ox + ow) / SURFACE_CELL))] = 0
+        r0, c0, r1, c1 = _largest_rectangle(free)
+        side = MIN_SURFACE_SIDE / SURFACE_CELL
+        if r1 - r0 >= side and c1 - c0 >= side and (best is None or (r1 - r0) * (c1 - c0) > best[0]):
+            best = ((r1 - r0) * (c1 - c0), Surface(c0 * SURFACE_CELL, r0 * SURFACE_CELL,
+                                                   min((c1 - c0) * SURFACE_CELL, width - c0 * SURFACE_CELL),
+                                                   min((r1 - r0) * SURFACE_CELL, height - r0 * SURFACE_CELL),
+                                                   cats[ann["category_id"]]["name"]))
+    return None if best is None else best[1]
+
+
+def _largest_rectangle(grid: np.ndarray) -> tuple[int, int, int, int]:
+    """``(row0, col0, row1, col1)`` (ends exclusive) of the largest all-ones rectangle of a 0/1 grid (the
+    histogram-and-stack method, one pass per row); all zeros for an empty grid."""
+    rows, cols = grid.shape
+    heights = np.zeros(cols + 1, np.int64)
+    best = (0, 0, 0, 0, 0)
+    for r in range(rows):
+        heights[:cols] = np.where(grid[r] > 0, heights[:cols] + 1, 0)
+        stack: list[int] = []
+        for c in range(cols + 1):
+            start = c
+            while stack and heights[stack[-1]] >= heights[c]:
+                top = stack.pop()
+                start = stack[-1] + 1 if stack else 0
+                area = heights[top] * (c - start)
+                if area > best[0]:
+                    best = (int(area), r - int(heights[top]) + 1, start, r + 1, c)
+            stack.append(c)
+    return best[1:]
+
+
 def _category_images(indexes, names: tuple[str, ...]) -> set[int]:
     """Ids of the images that contain any of ``names`` in any annotation file."""
     known = set()
@@ -550,13 +712,15 @@ def _cached_photo_path(photo: CocoPhoto) -> Path:
 def _decode(path: Path, photo: CocoPhoto, min_size: int, *, downloaded: bool, reduce: int = 1) -> np.ndarray:
     doc_id = f"coco-{photo.id}"
     try:
-        with Image.open(path) as im:
+        with fs.open_file(path, limit="image_bytes", what="COCO photo") as fh, Image.open(fh) as im:
             if reduce > 1:  # JPEG's DCT scaling: decodes at 1/2, 1/4 or 1/8 of the size, several times faster
                 im.draft("RGB", (-(-im.width // reduce), -(-im.height // reduce)))
             im.load()  # a truncated file raises here
             pixels = standard_pixels(im)
     except FileNotFoundError:
         raise DocumentError("COCO photo not found", doc_id=doc_id, path=str(path)) from None
+    except fs.FileRefused as exc:
+        raise DocumentError(exc.reason, doc_id=doc_id, path=str(path)) from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
         note = ""
         if downloaded:

@@ -108,6 +108,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont, features
 
+from dogood.core import fs
 from dogood.core.document import Document, PageImage
 from dogood.core.errors import DogoodError
 
@@ -1311,10 +1312,11 @@ class _FitRecord:
     fit (``scores``, ``edges``: see :class:`_Fit`) and each face's refinement, filled in as they are asked for.
     Never changed but for adding a refinement, which depends on the starting fit alone."""
 
-    __slots__ = ("box", "text", "bits", "shape", "ink", "geoms", "scores", "edges", "refined", "_costs")
+    __slots__ = ("box", "text", "bits", "shape", "ink", "geoms", "scores", "edges", "refined", "_costs", "index")
 
     def __init__(self, box, text: str, mask: np.ndarray, refs: list):
         self.box, self.text, self.shape = box, text, mask.T.shape
+        self.index = -1  # its place among its page's records (:class:`_PageFits`), which a run's choice is keyed by
         self.bits = np.packbits(mask.T, axis=None)
         self.ink = int(np.count_nonzero(mask))
         self.geoms = np.array([ref_box + (base,) for _, ref_box, base in refs], np.int32)  # arrays: a record is kept
@@ -1555,6 +1557,7 @@ class FitCache:
         self._pages: OrderedDict[bytes, _PageFits] = OrderedDict()
         self._lock = threading.Lock()
         self.words = self.hits = self.misses = 0
+        self.read = self.discarded = 0  # pages read from the folder, and bad files found there (removed)
 
     @property
     def max_words(self) -> int:
@@ -1582,19 +1585,20 @@ class FitCache:
         with self._lock:
             found = self._pages.get(key)
             if found is None:
-                found = self._pages[key] = self._stored(key) or _PageFits(self, key)
+                found = self._pages[key] = self._stored(key, pixels.shape[:2]) or _PageFits(self, key)
                 self.words += len(found.records)
             self._pages.move_to_end(key)
             self._trim()
             return found
 
     @contextmanager
-    def whole_pages_kept(self, folder: str | os.PathLike | None = None):
-        """Within the block, fit pages whole (``whole_pages``) and, with ``folder``, keep them there too."""
+    def whole_pages_kept(self, folder: str | os.PathLike | bool | None = None):
+        """Within the block, fit pages whole (``whole_pages``) and, with ``folder``, keep them there too
+        (``False``: in memory only; ``None``: in the cache's own folder, if any)."""
         saved = self.whole_pages, self.folder
         self.whole_pages = True
         if folder is not None:
-            self.folder = folder
+            self.folder = folder or None
         try:
             yield self
         finally:
@@ -1608,23 +1612,39 @@ class FitCache:
 
         return fit_store.folder_for(self.folder, _fit_signature())
 
-    def _stored(self, key: bytes) -> _PageFits | None:
+    def _stored(self, key: bytes, size: tuple[int, int]) -> _PageFits | None:
+        """The page's fits from the folder, or ``None``: absent, or a file that is not what dogood writes for a
+        page of ``size`` (``(height, width)``), which is removed (:func:`dogood.page.fit_store.load`)."""
         store = self._store()
         if store is None:
             return None
         from dogood.page import fit_store
 
-        arrays = fit_store.load(fit_store.page_path(store, key))
-        return None if arrays is None else _PageFits.from_arrays(self, key, arrays)
+        path = fit_store.page_path(store, key)
+        try:
+            arrays = fit_store.load(path, _PageFits.schema())
+        except fit_store.BadFile:
+            self.discarded += 1
+            return None
+        if arrays is None:
+            return None
+        page = _PageFits.from_arrays(self, key, arrays, size)
+        if page is None:
+            self.discarded += 1
+            fit_store.discard(path)
+            return None
+        self.read += 1
+        fit_store.touch(path)
+        return page
 
     def keep(self, page: _PageFits) -> None:
         """Write ``page``'s fits to the folder, when there is one and they grew since read or written."""
-        store = self._store() if page.dirty and page.cache is self else None
+        store = self._store() if page.cache is self and page.grew() else None
         if store is not None:
             from dogood.page import fit_store
 
             fit_store.save(fit_store.page_path(store, page.key), page.to_arrays())
-            page.dirty = False
+            page.dirty, page.written = False, len(page.choices)
 
     def _trim(self) -> None:
         while len(self._pages) > 1 and self.words > self.max_words:
@@ -1639,13 +1659,20 @@ class FitCache:
 class _PageFits:
     """One page's records, by (box, text), and its runs' choices (``cache``: ``None`` for a page not kept)."""
 
-    __slots__ = ("cache", "key", "records", "whole", "choices", "dirty", "contexts", "qualities")
+    __slots__ = ("cache", "key", "records", "whole", "choices", "dirty", "contexts", "qualities", "written")
 
     def __init__(self, cache: FitCache | None, key: bytes = b""):
         self.cache, self.key, self.records, self.whole, self.dirty = cache, key, {}, False, False
         self.choices: dict[bytes, tuple[int, int, list[int]]] = {}
         self.contexts: dict[tuple, list[int]] = {}
         self.qualities: dict[bytes, dict] = {}
+        self.written = 0  # choices in the page's file when it was last read or written
+
+    def grew(self) -> bool:
+        """Whether the page's file is worth writing again: new records or refinements, or half again as many runs'
+        choices as it holds (a worker forked anew then finds them; rewriting for every new choice would cost
+        more than it saves)."""
+        return self.dirty or len(self.choices) >= self.written * 3 // 2 + 16
 
     def quality(self, pixels: np.ndarray, words: list) -> dict:
         """:func:`print_quality` of a run's ``words``, kept: it depends on nothing but the page and them."""
@@ -1690,43 +1717,79 @@ class _PageFits:
             "refined_record": np.array([n for n, _, _ in refined], np.int64),
             "refined_face": np.array([k for _, k, _ in refined], np.int64),
             "refined": np.array([v for _, _, v in refined], np.float64).reshape(-1, len(EDGES) + 4),
+            "choice_keys": np.frombuffer(b"".join(self.choices), np.uint8).reshape(-1, 16),
+            "choices": np.array([[k, e] + best + [-1] * (REFINE_FACES - len(best))
+                                 for k, e, best in self.choices.values()], np.int64).reshape(-1, 2 + REFINE_FACES),
+            "costs": np.array([r.costs() for r in fitted], np.float64).reshape(-1, len(FACES)),
+            "context_keys": np.frombuffer(b"".join(layout for layout, _ in self.contexts), np.uint8).reshape(-1, 16),
+            "context_groups": np.array([list(group) + [-1] * (MAX_GROUP - len(group)) for _, group in self.contexts],
+                                       np.int64).reshape(-1, MAX_GROUP),
+            "contexts": np.array([found + [-1] * (CONTEXT_WORDS - len(found)) for found in self.contexts.values()],
+                                 np.int64).reshape(-1, CONTEXT_WORDS),
         }
 
+    @staticmethod
+    def schema() -> dict[str, tuple[str, tuple[int | None, ...]]]:
+        """Each array of :meth:`to_arrays`: its dtype and shape (``None``: any length), as
+        :func:`dogood.page.fit_store.load` checks a file before making any array."""
+        faces, edges = len(FACES), len(EDGES)
+        return {"whole": ("|b1", ()), "boxes": ("<i8", (None, 4)), "texts": ("|u1", (None,)),
+                "fitted": ("|b1", (None,)), "shapes": ("<i8", (None, 2)), "inks": ("<i8", (None,)),
+                "bits": ("|u1", (None,)), "geoms": ("<i4", (None, faces, 5)),
+                "scores": ("<f8", (None, faces, edges)), "edges": ("<f8", (None, faces, 4)),
+                "refined_record": ("<i8", (None,)), "refined_face": ("<i8", (None,)),
+                "refined": ("<f8", (None, edges + 4)), "choice_keys": ("|u1", (None, 16)),
+                "choices": ("<i8", (None, 2 + REFINE_FACES)), "costs": ("<f8", (None, faces)),
+                "context_keys": ("|u1", (None, 16)), "context_groups": ("<i8", (None, MAX_GROUP)),
+                "contexts": ("<i8", (None, CONTEXT_WORDS))}
+
     @classmethod
-    def from_arrays(cls, cache: FitCache, key: bytes, a: dict[str, np.ndarray]) -> _PageFits | None:
-        """The page :meth:`to_arrays` wrote, or ``None`` when the arrays do not make one (a damaged file)."""
+    def from_arrays(cls, cache: FitCache, key: bytes, a: dict[str, np.ndarray],
+                    size: tuple[int, int] | None = None) -> _PageFits | None:
+        """The page :meth:`to_arrays` wrote, or ``None`` when the arrays do not make one for a page of ``size``
+        (``(height, width)``): lengths that disagree, boxes off the page, ink masks of another size or ink
+        count, scores that are not finite or outside [0, 1], fitted edges that do not hold the ink box's
+        neighbourhood or reference boxes of no size (what fitting makes; nothing else is read)."""
         try:
+            if not _valid_fits(a, size):
+                return None
             texts = json.loads(a["texts"].tobytes().decode("utf-8"))
+            if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+                return None
             boxes, fitted = a["boxes"].tolist(), a["fitted"]
-            shapes, n = a["shapes"].tolist(), int(fitted.sum())
+            shapes = a["shapes"].tolist()
             sizes = [(h * w + 7) // 8 for h, w in shapes]
-            if not (len(texts) == len(boxes) == len(fitted) and len(shapes) == n == len(a["inks"]) == len(a["geoms"])
-                    == len(a["scores"]) == len(a["edges"]) and sum(sizes) == len(a["bits"])
-                    and a["geoms"].shape[1:] == (len(FACES), 5) and a["scores"].shape[1:] == (len(FACES), len(EDGES))
-                    and a["edges"].shape[1:] == (len(FACES), 4) and a["refined"].shape[1:] == (len(EDGES) + 4,)):
+            keys = [(tuple(box), text) for box, text in zip(boxes, texts)]
+            if len(texts) != len(boxes) or len(set(keys)) != len(keys):
                 return None
             page = cls(cache, key)
             page.whole = bool(a["whole"])
             records, start = [], 0
+            places = np.flatnonzero(fitted).tolist()  # each record's place among the page's records
             for m, (h, w) in enumerate(shapes):
                 record = _FitRecord.__new__(_FitRecord)
+                record.index = places[m]
                 record.shape, record.ink = (h, w), int(a["inks"][m])
                 record.bits = a["bits"][start:start + sizes[m]]
                 start += sizes[m]
                 record.geoms, record.scores, record.edges = a["geoms"][m], a["scores"][m], a["edges"][m]
-                record.scores.flags.writeable = False
-                record.refined, record._costs = {}, None
+                record.refined, record._costs = {}, a["costs"][m]  # read-only, as costs() makes them
                 records.append(record)
             for m, k, v in zip(a["refined_record"].tolist(), a["refined_face"].tolist(), a["refined"]):
                 records[m].refined[k] = v
             made = iter(records)
-            for box, text, ok in zip(boxes, texts, fitted.tolist()):
+            for (box, text), ok in zip(keys, fitted.tolist()):
                 record = next(made) if ok else None
                 if record is not None:
-                    record.box, record.text = tuple(box), text
-                page.records[(tuple(box), text)] = record
+                    record.box, record.text = box, text
+                page.records[(box, text)] = record
+            for key, (k, e, *best) in zip(a["choice_keys"], a["choices"].tolist()):
+                page.choices[key.tobytes()] = (k, e, [face for face in best if face >= 0])
+            for layout, group, found in zip(a["context_keys"], a["context_groups"].tolist(), a["contexts"].tolist()):
+                page.contexts[(layout.tobytes(), tuple(j for j in group if j >= 0))] = [j for j in found if j >= 0]
+            page.written = len(page.choices)
             return page
-        except (KeyError, ValueError, TypeError, IndexError, UnicodeDecodeError, StopIteration):
+        except (KeyError, ValueError, TypeError, IndexError, UnicodeDecodeError, StopIteration, RecursionError):
             return None
 
     def choose(self, fits: list[_Fit], context: list[_Fit]) -> tuple[int, int]:
@@ -1734,8 +1797,8 @@ class _PageFits:
         their faces are refined, so the same run in the same state is chosen once (and its refinements are
         replayed on ``fits``, as :func:`_choose` would make them)."""
         key = hashlib.blake2b(repr((
-            [(id(f.record), sorted(f.refined)) for f in fits],
-            [(id(f.record), sorted(f.refined)) for f in context])).encode(), digest_size=16).digest()
+            [(f.record.index, sorted(f.refined)) for f in fits],
+            [(f.record.index, sorted(f.refined)) for f in context])).encode(), digest_size=16).digest()
         found = self.choices.get(key)
         if found is None:
             if len(self.choices) > MAX_CHOICES:
@@ -1758,19 +1821,142 @@ class _PageFits:
             self.cache.words += 1
         self.dirty = True
         found = self.records[key] = _fit_record(pixels, box, text)
+        if found is not None:
+            found.index = len(self.records) - 1
         return found
+
+
+def _valid_fits(a: dict[str, np.ndarray], size: tuple[int, int] | None) -> bool:
+    """Whether the arrays of a fit file (dtypes and shapes already checked: :func:`dogood.page.fit_store.load`) hold
+    what fitting makes for a page of ``size``: see :meth:`_PageFits.from_arrays`."""
+    boxes, fitted, shapes, inks = a["boxes"], a["fitted"], a["shapes"], a["inks"]
+    n, m = len(boxes), int(np.count_nonzero(a["fitted"]))
+    if len(fitted) != n or not (len(shapes) == len(inks) == len(a["geoms"]) == len(a["scores"]) == len(a["edges"])
+                                == m):
+        return False
+    if len(a["refined_record"]) != len(a["refined_face"]) or len(a["refined_record"]) != len(a["refined"]):
+        return False
+    height, width = size if size is not None else (np.iinfo(np.int32).max,) * 2
+    x0, y0, x1, y1 = boxes.T if n else (np.zeros(0, np.int64),) * 4
+    if n and ((x0 < 0) | (y0 < 0) | (x1 > width) | (y1 > height)).any():
+        return False
+    fx0, fy0, fx1, fy1 = x0[fitted], y0[fitted], x1[fitted], y1[fitted]
+    if m and (((fx1 - fx0) != shapes[:, 0]) | ((fy1 - fy0) != shapes[:, 1]) | (shapes <= 0).any(axis=1)).any():
+        return False  # a record's mask is its box's crop, transposed
+    sizes = (shapes[:, 0] * shapes[:, 1] + 7) // 8
+    if int(sizes.sum()) != len(a["bits"]):
+        return False
+    if m:
+        ones = np.bitwise_count(a["bits"]).astype(np.int64)
+        if not np.array_equal(np.add.reduceat(ones, np.concatenate([[0], np.cumsum(sizes)[:-1]])), inks) \
+                or (inks < MIN_INK).any():
+            return False
+    geoms = a["geoms"]
+    if m and ((geoms[..., 2] <= geoms[..., 0]) | (geoms[..., 3] <= geoms[..., 1])).any():
+        return False
+    scores = a["scores"]
+    if not np.isfinite(scores).all() or (scores < 0).any() or (scores > 1).any():
+        return False
+    slack = REFINE_ROUNDS * sum(STEPS) + 1e-6  # how far refining moves a side of the ink box
+
+    def edges_hold(edges: np.ndarray, w: np.ndarray, h: np.ndarray) -> bool:
+        if not np.isfinite(edges).all():
+            return False
+        ex0, ey0, ex1, ey1 = np.moveaxis(edges, -1, 0)
+        return not (((ex1 - ex0) < 1 - 1e-9) | ((ey1 - ey0) < 1 - 1e-9) | (ex0 < -slack) | (ey0 < -slack)
+                    | (ex1 > w + slack) | (ey1 > h + slack)).any()
+
+    if m and not edges_hold(a["edges"], shapes[:, 0, None].astype(float), shapes[:, 1, None].astype(float)):
+        return False
+    record, face, refined = a["refined_record"], a["refined_face"], a["refined"]
+    if len(record):
+        if (record < 0).any() or (record >= m).any() or (face < 0).any() or (face >= len(FACES)).any():
+            return False
+        if len(set(zip(record.tolist(), face.tolist()))) != len(record):
+            return False
+        got = refined[:, :len(EDGES)]
+        if not np.isfinite(got).all() or (got < 0).any() or (got > 1).any():
+            return False
+        if not edges_hold(refined[:, len(EDGES):], shapes[record, 0].astype(float), shapes[record, 1].astype(float)):
+            return False
+    costs = a["costs"]
+    if len(costs) != m or not np.isfinite(costs).all() or (costs < 0).any() or (costs > MAX_COST).any():
+        return False
+    groups, contexts = a["context_groups"], a["contexts"]
+    if not (len(a["context_keys"]) == len(groups) == len(contexts)) or len(groups) > MAX_CHOICES + 1:
+        return False
+    for table in (groups, contexts):  # word indices, then -1 padding (a group is never empty)
+        if len(table) and ((table < -1).any() or (table >= MAX_WORDS).any()
+                           or ((table[:, 1:] >= 0) & (table[:, :-1] < 0)).any()):
+            return False
+    if len(groups) and (groups[:, 0] < 0).any():
+        return False
+    if len({(k.tobytes(), g.tobytes()) for k, g in zip(a["context_keys"], groups)}) != len(groups):
+        return False
+    keys, choices = a["choice_keys"], a["choices"]
+    if len(keys) != len(choices) or len(keys) > MAX_CHOICES + 1 or len({k.tobytes() for k in keys}) != len(keys):
+        return False
+    if len(choices):
+        face, edge, best = choices[:, 0], choices[:, 1], choices[:, 2:]
+        if (face < 0).any() or (face >= len(FACES)).any() or (edge < 0).any() or (edge >= len(EDGES)).any():
+            return False
+        if (best < -1).any() or (best >= len(FACES)).any() or not (best == face[:, None]).any(axis=1).all():
+            return False  # the face chosen is one of those refined
+    return True
+
+
+#: The largest cost a face's starting fit can hold (:meth:`_FitRecord.cost`: a stretch of e^30, slanted), and
+#: the most words a page's file may name in its runs' contexts: what a fit file's values are checked against.
+MAX_COST = STRETCH_COST * 30 + ITALIC_COST
+MAX_WORDS = 1 << 20
+
+
+def default_fit_folder() -> str:
+    """Where :func:`dogood.transform` keeps word fits on disk by default: ``$DOGOOD_FIT_CACHE_DIR``, else
+    ``<dogood's cache>/fits`` (:func:`dogood.core.paths.cache_dir`)."""
+    value = os.environ.get("DOGOOD_FIT_CACHE_DIR")
+    if value:
+        return value
+    from dogood.core.paths import cache_dir
+
+    return str(cache_dir() / "fits")
+
+
+def warm() -> None:
+    """Load once what redrawing words needs in every process (the fonts at the fitting and drawing sizes, the fit
+    files' version), so DataLoader workers forked from this process start with them; raises :class:`FontError`
+    when the fonts are missing."""
+    font_paths()
+    for face in FACES:
+        _font(face, FIT_SIZE)
+        _font(face, REF_SIZE)
+    _fit_signature()
+
+
+def fit_page(doc: Document, folder: str | os.PathLike | bool | None = None) -> bool:
+    """Fit ``doc``'s print whole into :data:`FIT_CACHE` (and ``folder``): what the first redraw of a word of it at
+    training time does (every word whose text is known, every run of print), paid ahead
+    (:meth:`dogood.augment.Transform.prepare`). ``False`` when the page has no word with text."""
+    known = [j for j, w in enumerate(doc.words) if w.text.strip()]
+    if not known:
+        return False
+    with FIT_CACHE.whole_pages_kept(folder):
+        choose_styles(doc, known[:1], doc)
+    return True
 
 
 @lru_cache(maxsize=1)
 def _fit_signature() -> str:
-    """What word fits depend on besides the page and the text: code, libraries, constants and the fonts' bytes."""
+    """What word fits and a run's choice of face depend on besides the page and the text: code, libraries,
+    constants and the fonts' bytes (the tag changes with the file's layout or the code that fits or chooses)."""
     from dogood.version import __version__
 
     digest = hashlib.blake2b(repr((
-        "fit-1", __version__, Image.__version__, np.__version__, _layout(), FACES, FIT_SIZE, EDGES, STEPS,
-        REFINE_ROUNDS, MIN_INK, MIN_CONTRAST)).encode(), digest_size=8)
+        "fit-3", __version__, Image.__version__, np.__version__, _layout(), FACES, FIT_SIZE, EDGES, STEPS,
+        REFINE_ROUNDS, MIN_INK, MIN_CONTRAST, STRETCH_COST, ITALIC_COST, CONTEXT_WEIGHT, REFINE_FACES)).encode(),
+        digest_size=8)
     for face in FACES:
-        digest.update(Path(font_paths()[face]).read_bytes())
+        digest.update(fs.read_bytes(font_paths()[face], what="font"))
     return digest.hexdigest()
 
 

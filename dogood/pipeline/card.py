@@ -11,12 +11,14 @@ from datasets.splits import SplitDict, SplitInfo
 from huggingface_hub import DatasetCard, DatasetCardData
 from jinja2 import Environment, StrictUndefined
 
+from dogood.core import fs
 from dogood.core.schema import FUNSD_LABELS, features_for
 from dogood.pipeline import stats as card_stats
 from dogood.pipeline.aggregate import BuildTotals
+from dogood.pipeline.cue_figures import cue_legend, cue_rows, measure_cues
 from dogood.pipeline.parquet_writer import parquet_sizes
 from dogood.pipeline.plan import BuildPlan
-from dogood.pipeline.safety import BUILD_MARKER
+from dogood.pipeline.safety import BUILD_MARKER, read_build_info
 from dogood.pipeline.worker import apply_chain
 from dogood.version import __version__
 
@@ -62,6 +64,7 @@ def render_card(
     labels: list[str] | None = None,
     levels: dict[str, list] | None = None,
     quads: bool = False,
+    cues: dict[str, dict[str, Any]] | None = None,
 ) -> str:
     """The dataset card (README.md) of a built folder.
 
@@ -86,7 +89,8 @@ def render_card(
     ``load_path`` the folder's name in the load example when there is no repo; ``copies`` the rows
     written per source document and config (``copies: k``);
     ``labels`` the entity labels of FUNSD-style data that are not FUNSD's (they name ``ner_tags``);
-    ``levels[config]`` a severity config's ``[config it sweeps, level]`` (the recipe's ``severities:``).
+    ``levels[config]`` a severity config's ``[config it sweeps, level]`` (the recipe's ``severities:``);
+    ``cues[config][cue]`` the build's cue figures (:mod:`dogood.pipeline.cue_figures`).
 
     Every statement in the card is a fact of the build: values come from the
     build's record (``dogood_build.json``), never from what the recipe asked.
@@ -143,7 +147,7 @@ def render_card(
         for config, chain in chains.items()
     }
     template = Environment(undefined=StrictUndefined, keep_trailing_newline=True).from_string(
-        card_template_path().read_text(encoding="utf-8")
+        fs.read_text(card_template_path(), what="card template")
     )
     body = template.render(
         card_data=card_data.to_yaml(),
@@ -179,8 +183,9 @@ def render_card(
         tag_names=list(features["ner_tags"].feature.names) if schema == "funsd" else [],
         shared_draws={c: {o: n for o, n in (shared_draws or {}).get(c, {}).items() if o in chains} for c in chains},
         severity_rows=_severity_rows(chains, stats, levels or {}),
-        factors=_factor_context(chains, chain_params, stats),
+        factors=_factor_context(chains, chain_params, stats, box_level),
         quads=quads,
+        cue_rows=cue_rows(cues), cue_legend=cue_legend(cues),
     )
     return str(DatasetCard(body))
 
@@ -188,10 +193,9 @@ def render_card(
 def render_card_from_build(folder: str | Path, *, repo_id: str | None = None,
                            results: list[dict[str, Any]] | None = None) -> str:
     """Render a built folder's card again from its ``dogood_build.json`` (e.g. with the Hub repo it is pushed to)."""
-    import json
     from types import SimpleNamespace
 
-    build = json.loads((Path(folder) / "dogood_build.json").read_text(encoding="utf-8"))
+    build = read_build_info(folder)
     chains = build["chains"]
     splits = list(next(iter(build["splits"].values()))) if build["splits"] else []
     recipe = SimpleNamespace(name=build["recipe"], version=build["version"], description=build.get("description", ""),
@@ -203,7 +207,7 @@ def render_card_from_build(folder: str | Path, *, repo_id: str | None = None,
                        limit=build.get("limit"), chain_params=build.get("chain_params"), credits=build.get("credits"),
                        load_path=Path(folder).name, download_sizes=parquet_sizes(folder),
                        copies=build.get("copies", 1), labels=build.get("labels"), levels=build.get("levels"),
-                       quads=build.get("quads", False))
+                       quads=build.get("quads", False), cues=build.get("cues"))
 
 
 ATTRIBUTION = "ATTRIBUTION.md"
@@ -305,10 +309,11 @@ def _severity_rows(chains, stats, levels: dict[str, list]) -> list[dict[str, Any
     return rows
 
 
-def _factor_context(chains, chain_params, stats) -> dict[str, Any]:
+def _factor_context(chains, chain_params, stats, box_level: str | None = None) -> dict[str, Any]:
     """The card's factor table (:mod:`dogood.pipeline.factor_table`): its heads, rows of cell texts, and the
-    undeclared changes; empty rows for a build recorded before factors were measured."""
-    from dogood.measures.factors import FACTOR_HELP, FACTORS, TOLERANCE, UNITS
+    undeclared changes; empty rows for a build recorded before factors were measured. Box factors measured on the
+    ``bboxes`` column say so in the legend, at the build's ``box_level``."""
+    from dogood.measures.factors import FACTORS, TOLERANCE, UNITS
     from dogood.pipeline.factor_table import cell_text, factor_rows, warnings
 
     steps = {config: (chain_params or {}).get(config, chains[config]) for config in chains}
@@ -319,9 +324,20 @@ def _factor_context(chains, chain_params, stats) -> dict[str, Any]:
         "heads": [FACTORS[k].replace("_", " ") for k in shown],
         "rows": [{"config": r["config"], "cells": [cell_text(r["cells"][k]) for k in shown]} for r in rows],
         "warnings": warnings(rows),
-        "legend": [{"name": FACTORS[k], "what": FACTOR_HELP[FACTORS[k]], "unit": UNITS[FACTORS[k]],
+        "legend": [{"name": FACTORS[k], "what": _factor_help(FACTORS[k], rows, k, box_level), "unit": UNITS[FACTORS[k]],
                     "tolerance": f"{100 * TOLERANCE[FACTORS[k]]:g}%"} for k in shown],
     }
+
+
+def _factor_help(name: str, rows: list[dict[str, Any]], k: int, box_level: str | None) -> str:
+    """A factor's legend text; a box factor measured on the ``bboxes`` column says which share comes first."""
+    from dogood.measures.factors import FACTOR_HELP
+
+    if not any("column" in r["cells"][k] for r in rows):
+        return FACTOR_HELP[name]
+    return (f"{FACTOR_HELP[name]}, first in the `bboxes` column as built ({box_level or 'its'} level: the boxes a "
+            "model reading that column is given, over its paired tokens, on the 0-1000 grid), then in brackets on "
+            "the record's own word boxes (the `dogood` column)")
 
 
 def _signed(value: float) -> str:
@@ -345,20 +361,27 @@ def _licences(credits: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def _result_table(report: dict[str, Any], configs: set[str] | None = None) -> dict[str, Any]:
-    """One ``dogood eval`` report as rows for the card: dataset, split, score, change from ID.
+    """One ``dogood eval`` report as rows for the card: dataset, split, score and change from ID, in percent as the
+    report prints them (a config whose measured changes the model does not see says so beside its name).
 
-    With ``configs``, OOD rows of configs this dataset does not publish (``name/config``) are left out.
+    With ``configs``, OOD rows of configs this dataset does not publish (``name/config``) are left out. Reports of
+    dogood versions before one scale (fractions, ``drop`` positive for a loss) are read as they meant.
     """
     metric = report.get("metric", "score")
+    percent = report.get("scale") == "percent"  # as dogood.eval.formats.report_row reads it (pipeline imports no eval)
     rows = []
     for d in report.get("datasets", []):
         if configs is not None and d.get("role") == "ood" and str(d.get("dataset", "")).rpartition("/")[2] not in configs:
             continue
-        value = d.get("value")
+        value, change, note = d.get("value"), d.get("change") if percent else d.get("drop"), d.get("note")
+        if not percent:
+            value = None if value is None else 100.0 * value
+            change = None if change is None else -100.0 * change
         rows.append({
-            "dataset": d.get("dataset"), "role": d.get("role"), "split": d.get("split"),
-            "value": None if value is None else round(100 * value, 2),
-            "change": None if d.get("drop") is None else round(-100 * d["drop"], 2) + 0.0,
+            "dataset": d.get("dataset") if not note else f"{d.get('dataset')} (changes only what the model does not see)",
+            "role": d.get("role"), "split": d.get("split"),
+            "value": None if value is None else round(value, 2),
+            "change": None if change is None else round(change, 2) + 0.0,
         })
     return {"model": report.get("model", "model"), "metric": metric, "rows": rows, "box_level": report.get("box_level")}
 
@@ -386,6 +409,9 @@ def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: 
     }
     if plan.labels is not None and plan.labels != FUNSD_LABELS:  # FUNSD's need no word: its builds stay as they were
         facts["labels"] = list(plan.labels)
+    cues = measure_cues(plan, work, totals.skipped)
+    if cues:  # absent where no config declares a cue test, as before cue tests
+        facts["cues"] = cues
     card = render_card(**facts, load_path=load_path(plan.out), download_sizes=parquet_sizes(work))
     (work / "README.md").write_text(card, encoding="utf-8")
     record = build_record(plan, facts, source_sha256)

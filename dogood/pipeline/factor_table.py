@@ -4,7 +4,9 @@ A build measures every factor (:mod:`dogood.measures.factors`) of every config a
 summed into its statistics (``stats[config][split]["factors"]``). Here the splits are added up, each factor's share
 is set beside the union of what the config's steps declare (:meth:`dogood.shifts.base.Shift.declared_factors`),
 and a factor measured beyond its tolerance that no step declares becomes a warning: printed by the build and
-stated in the card.
+stated in the card. Box position and box size are also measured on the ``bboxes`` column as built (segment or word
+level, :func:`dogood.measures.factors.column_factors`): the card shows that share, what a user reading the column
+sees, with the record's word-level share beside it; the declared-against-measured check reads the record's.
 """
 
 from __future__ import annotations
@@ -12,7 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from dogood.measures.factors import FACTORS, TOLERANCE, shares, undeclared
+from dogood.measures.factors import (
+    COLUMN_FACTORS,
+    FACTORS,
+    TOLERANCE,
+    shares,
+    undeclared,
+)
 from dogood.pipeline.stats import add
 
 
@@ -58,19 +66,27 @@ def factor_rows(steps: Mapping[str, Iterable[Any]], stats: Mapping[str, Mapping[
             continue
         declared = declared_factors(chain)
         measured = shares(counts)
+        column = shares(counts["bboxes"], COLUMN_FACTORS) if counts.get("bboxes") else {}
         cells = [{"factor": name, "share": measured[name], "declared": name in declared,
-                  "beyond": measured[name] is not None and measured[name] > TOLERANCE[name]} for name in FACTORS]
+                  "beyond": measured[name] is not None and measured[name] > TOLERANCE[name],
+                  **({"column": column[name]} if column.get(name) is not None else {})} for name in FACTORS]
         rows.append({"config": config, "cells": cells, "undeclared": undeclared(counts, declared)})
     return rows
 
 
 def cell_text(cell: Mapping[str, Any]) -> str:
     """A table cell: the share in percent, ``✓`` when declared, bold with ``⚠`` when beyond tolerance and not
-    declared; ``–`` when nothing was measured."""
+    declared; ``–`` when nothing was measured. A box factor measured on the ``bboxes`` column shows that share
+    first and the record's in brackets (``24.6% ✓ (record 92.1%)``)."""
     share = cell["share"]
     if share is None:
         return "–" + (" ✓" if cell["declared"] else "")
     text = f"{100 * share:.1f}%"
+    if "column" in cell:
+        shown = f"{100 * cell['column']:.1f}%"
+        mark = " ✓" if cell["declared"] else (" ⚠" if cell["beyond"] else "")
+        out = f"{shown}{mark} (record {text})"
+        return f"**{out}**" if mark == " ⚠" else out
     if cell["declared"]:
         return f"{text} ✓"
     return f"**{text} ⚠**" if cell["beyond"] else text

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from dogood.core.errors import DocumentError, DogoodError, RecipeError
-from dogood.core.fs import recorded_value
 from dogood.pipeline.worker import WorkerSpec
 from dogood.pipeline.recipe import Recipe, auto_shard_size
 from dogood.pipeline.safety import check_name, check_out, portable, source_fingerprint
@@ -64,8 +63,8 @@ class BuildPlan:
 
     def recipe_chains(self) -> dict[str, list]:
         """config -> its chain as the recipe writes it (a path-valued parameter as its last part and content hash:
-        :func:`dogood.core.fs.recorded_value`)."""
-        return {c: recorded_value(self.recipe.configs[c]) for c in self.configs}
+        :meth:`dogood.pipeline.recipe.Recipe.recorded_chain`)."""
+        return {c: self.recipe.recorded_chain(c) for c in self.configs}
 
     @cached_property
     def source_info(self) -> dict[str, Any]:

@@ -4,7 +4,10 @@
 config what it needs (:meth:`dogood.shifts.base.Shift.requirements`: optional packages, NLTK data, Tesseract, COCO
 photos, word vectors, models) and checks each on this machine, without loading a model or reading a page. Each
 config gets a verdict: ``ready``; ``network`` (it runs, after a download that needs the network); ``cannot`` (what
-is missing, and the command that installs it). The estimate multiplies the pages by the CPU figures of
+is missing, and the command that installs it). A config ``dogood build`` would refuse before running is ``cannot``
+here too, for the same reason, from the same checks (:func:`dogood.pipeline.plan.resolve_labels`,
+:func:`~dogood.pipeline.plan.check_chain_labels`, the box-level checks), so ``plan`` and ``build`` agree on what
+can run. The estimate multiplies the pages by the CPU figures of
 :mod:`dogood.pipeline.cpu_costs` (dogood's benchmarks) and divides by the worker processes.
 """
 
@@ -107,7 +110,8 @@ def plan_recipe(recipe: Recipe, *, source_path: str | Path | None = None, config
     splits = splits or recipe.splits
     copies = copies or recipe.copies
     kind = recipe.source.get("kind", "?")
-    source, source_verdict, documents, source_reasons = _source(recipe, splits, source_path)
+    source, source_verdict, documents, source_reasons, opened = _source(recipe, splits, source_path)
+    refusals = _build_refusals(recipe, opened)
     pages = None if any(n is None for n in documents.values()) else sum(
         min(n, limit) if limit else n for n in documents.values())
     plans = []
@@ -118,6 +122,7 @@ def plan_recipe(recipe: Recipe, *, source_path: str | Path | None = None, config
             plan.flag(source_verdict, reason)
         try:
             chain = recipe.chain(name)
+            refusals(name, chain)
         except DogoodError as exc:
             plan.flag(CANNOT, str(exc))
             plan.seconds = None
@@ -148,8 +153,44 @@ def plan_recipe(recipe: Recipe, *, source_path: str | Path | None = None, config
     return RecipePlan(recipe, source, source_verdict, documents, num_proc, copies, plans, read_seconds, once_seconds)
 
 
-def _source(recipe: Recipe, splits: list[str], source_path) -> tuple[str, str, dict[str, int | None], list[str]]:
-    """Where the source is, its verdict, documents per split and the reasons, without downloading anything."""
+def _build_refusals(recipe: Recipe, sources: dict[str, Any]):
+    """``check(config, chain)``: raise what :func:`dogood.pipeline.plan.plan_build` would raise for this config
+    before anything runs (the data's labels against the recipe's and the shifts' needs, the box convention
+    against the schema and the shifts), by the same functions; nothing to check when the source was not opened
+    (not on this machine: its verdict says so)."""
+    from dogood.core.schema import DEFAULT_BOX_LEVEL, check_box_level
+    from dogood.pipeline.plan import check_chain_labels, resolve_labels
+
+    if not sources:
+        return lambda name, chain: None
+    schema = recipe.schema or next(iter(sources.values())).schema
+    box_level = recipe.box_level or DEFAULT_BOX_LEVEL[schema]
+    try:
+        check_box_level(box_level, schema)
+        labels = resolve_labels(recipe, sources, schema)
+        problem = None
+    except ValueError as exc:
+        problem, labels = f"recipe {recipe.name!r}: {exc}", None
+    except DogoodError as exc:
+        problem, labels = str(exc), None
+
+    def check(name: str, chain: list) -> None:
+        if problem is not None:
+            raise DogoodError(problem)
+        for shift in chain:
+            try:
+                shift.check_box_level(box_level)
+            except ValueError as exc:
+                raise DogoodError(f"recipe {recipe.name!r}, config {name!r}: {exc}") from None
+        check_chain_labels(recipe.name, {name: chain}, labels)
+
+    return check
+
+
+def _source(recipe: Recipe, splits: list[str], source_path
+            ) -> tuple[str, str, dict[str, int | None], list[str], dict[str, Any]]:
+    """Where the source is, its verdict, documents per split, the reasons, and the sources opened (none when
+    the data is not on this machine), without downloading anything."""
     from dogood.sources import open_source
 
     kind = recipe.source.get("kind")
@@ -160,22 +201,23 @@ def _source(recipe: Recipe, splits: list[str], source_path) -> tuple[str, str, d
                              cache_dir() / "funsd" / "dataset") if p is not None and p.is_dir()]
         if not local:
             return ("FUNSD (not on this machine)", NETWORK, documents,
-                    ["FUNSD is downloaded first (16 MB from guillaumejaume.github.io), or pass --source"])
+                    ["FUNSD is downloaded first (16 MB from guillaumejaume.github.io), or pass --source"], {})
     if kind == "hf" and source_path is None:
         name = str(recipe.source.get("name", ""))
-        if name and not Path(name).expanduser().exists():
-            return (f"Hub dataset {name}", NETWORK, documents, [f"reads the Hub dataset {name}"])
+        if name and not Path(name).expanduser().exists() and not name.lower().startswith("file:"):
+            return (f"Hub dataset {name}", NETWORK, documents, [f"reads the Hub dataset {name}"], {})
     if kind == "rvl_cdip" and shutil.which("tesseract") is None:
         reasons.append("RVL-CDIP's words come from Tesseract, which is not installed: apt-get install tesseract-ocr")
+    opened = {}
     for split in splits:
         try:
-            source = open_source(recipe.source, split, source_path)
-            documents[split] = len(source.ids())
+            opened[split] = open_source(recipe.source, split, source_path)
+            documents[split] = len(opened[split].ids())
         except (DogoodError, OSError) as exc:
-            return f"{kind} source", CANNOT, documents, [f"source, split {split}: {exc}"]
+            return f"{kind} source", CANNOT, documents, [f"source, split {split}: {exc}"], {}
     name = {"funsd": "FUNSD", "rvl_cdip": "RVL-CDIP", "docvqa": "DocVQA", "synthetic": "synthetic pages",
             "hf": "a Hugging Face dataset"}.get(kind, str(kind))
-    return f"{name}, found on this machine", CANNOT if reasons else READY, documents, reasons
+    return f"{name}, found on this machine", CANNOT if reasons else READY, documents, reasons, opened
 
 
 def check(need: str, shift: Any) -> tuple[str, str]:

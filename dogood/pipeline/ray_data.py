@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from dogood.core import fs
 from dogood.core.errors import DogoodError
 from dogood.core.extras import install_line
 from dogood.pipeline.worker import Task, WorkerSpec, init_worker, process_document
@@ -130,7 +131,7 @@ class _ShardWriter:
 
     def read(self, split: str, k: int, i: int, offset: int) -> bytes:
         """Up to :data:`CHUNK_BYTES` of the shard's file of config number ``i``, from ``offset``."""
-        with open(self.folder / f"{split}-{k}" / f"{i}.parquet", "rb") as f:
+        with fs.open_file(self.folder / f"{split}-{k}" / f"{i}.parquet", max_bytes=1 << 62, what="shard") as f:
             f.seek(offset)
             return f.read(CHUNK_BYTES)
 

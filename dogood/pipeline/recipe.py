@@ -73,12 +73,15 @@ from typing import Any
 
 import yaml
 
+from dogood.core import fs
 from dogood.core.errors import RecipeError
 from dogood.core.fs import CONFIG_NAME, NAME, recorded_value
 from dogood.pipeline.safety import load_yaml
 from dogood.core.schema import BOX_LEVELS, SCHEMAS
 from dogood.shifts.levels import check_levels, expand_severities
-from dogood.shifts import Shift, make_shift
+from dogood.shifts import SHIFTS, Shift, make_shift
+from dogood.shifts.base import recorded_step
+from dogood.sources import SOURCE_KINDS
 
 _VERSION = re.compile(r"\A\d+\.\d+\.\d+\Z")
 _CONFIG_NAME = CONFIG_NAME
@@ -116,6 +119,12 @@ class Recipe:
     levels: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: each severity config's unswept chain (``merge@3``: ``merge``'s steps), whose draws its levels share
     level_bases: dict[str, list[dict[str, Any]]] = field(default_factory=dict, compare=False)
+
+    def recorded_chain(self, config: str) -> list[Any]:
+        """A config's chain as the recipe writes it, as records show it: each shift's path-valued parameters
+        (:attr:`~dogood.shifts.base.Shift.path_params`) as their last part and content hash, every other value
+        as written (:func:`dogood.shifts.base.recorded_step`)."""
+        return [recorded_step(spec) for spec in self.configs[config]]
 
     def chain(self, config: str) -> list[Shift]:
         """The shifts of a config, instantiated in order. A severity config's steps draw what its config's own
@@ -183,8 +192,15 @@ class Recipe:
                     if step.get("shift") in SHIFTS and param in accepted_names(SHIFTS[step["shift"]].Params) \
                             and param not in swept:
                         step[param] = value
+        def names_a_path(item: str) -> bool:  # whether a shift the override reaches reads PARAM as a path
+            target = item.partition("=")[0]
+            pattern, _, param = target.rpartition(".")
+            return any(param in getattr(SHIFTS.get(step.get("shift")), "path_params", ())
+                       for name in fnmatch.filter(configs, pattern) for step in configs[name])
+
         return replace(self, configs=configs, level_bases=bases,
-                       overrides=self.overrides + tuple(recorded_override(item) for item in items))
+                       overrides=self.overrides + tuple(recorded_override(item, path=names_a_path(item))
+                                                        for item in items))
 
     def with_build_options(self, *, splits: list[str] | None = None, copies: int | None = None) -> Recipe:
         """This recipe with other splits (``--split``: names or comma lists, in the order given) and/or another
@@ -223,9 +239,13 @@ class Recipe:
         return [c for c in self.configs if c in chosen]
 
 
-def recorded_override(item: str) -> str:
-    """``CONFIG.PARAM=VALUE`` as the card and ``dogood_build.json`` list it: a path in ``VALUE`` as its last part
-    and content hash (:func:`dogood.core.fs.recorded_value`), never a folder of this machine."""
+def recorded_override(item: str, *, path: bool = True) -> str:
+    """``CONFIG.PARAM=VALUE`` as the card and ``dogood_build.json`` list it: when ``PARAM`` names a file or folder
+    (``path``: a shift's :attr:`~dogood.shifts.base.Shift.path_params`), a path in ``VALUE`` as its last part and
+    content hash (:func:`dogood.core.fs.recorded_value`), never a folder of this machine; any other value as
+    written (text is never read as a path)."""
+    if not path:
+        return item
     target, eq, text = item.partition("=")
     try:
         value = load_yaml(text) if text.strip() else ""
@@ -247,7 +267,7 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
         raise RecipeError(f"{where}: missing {', '.join(missing)}")
     known = {"name", "version", "description", "source", "split", "splits", "seed", "configs", "schema", "shard_size",
              "combinations", "box_level", "copies", "labels", "severities", "quads"}
-    unknown = sorted(set(data) - known)
+    unknown = sorted(k if isinstance(k, str) else repr(k) for k in set(data) - known)  # a key may be 1 or null
     if unknown:
         raise RecipeError(f"{where}: unknown key(s) {', '.join(unknown)}")
     name = data["name"]
@@ -260,6 +280,12 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
     source = data["source"]
     if not isinstance(source, dict) or "kind" not in source:
         raise RecipeError(f"{where}: source must be a mapping with a 'kind', e.g. {{kind: funsd}}")
+    if source["kind"] not in SOURCE_KINDS:  # a list or a mapping too: never a lookup that raises TypeError
+        raise RecipeError(f"{where}: unknown source kind {source['kind']!r}; expected one of {', '.join(SOURCE_KINDS)}")
+    odd = [k for k in source if not isinstance(k, str)]
+    if odd:
+        raise RecipeError(f"{where}: source option {odd[0]!r} is not a name (source options are words such as "
+                          "root or split)")
     splits = data.get("splits", data.get("split", source.get("split", source.get("splits", "test"))))
     splits = [splits] if isinstance(splits, str) else splits
     if not isinstance(splits, list) or not splits or not all(isinstance(s, str) and NAME.match(s) for s in splits):
@@ -280,6 +306,9 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
             raise RecipeError(f"{where}: config {name!r} must be a list of shifts")
         for spec in chain:
             try:
+                if isinstance(spec, dict) and any(not isinstance(k, str) for k in spec):
+                    raise RecipeError(f"shift parameter {next(k for k in spec if not isinstance(k, str))!r} is not "
+                                      "a name")
                 make_shift(dict(spec) if isinstance(spec, dict) else spec)
             except RecipeError as exc:
                 raise RecipeError(f"{where}, config {name!r}: {exc}") from None
@@ -317,13 +346,16 @@ def parse_recipe(data: Any, path: Path | None = None) -> Recipe:
     except RecipeError as exc:
         raise RecipeError(f"{where}: {exc}") from None
     labels = check_labels(data.get("labels"), where)
+    description = data.get("description")
+    if description is not None and not isinstance(description, str):
+        raise RecipeError(f"{where}: description must be text, got {type(description).__name__}")
     quads = data.get("quads", False)
     if not isinstance(quads, bool):
         raise RecipeError(f"{where}: quads must be true or false, got {quads!r}")
     return Recipe(
         name=str(data["name"]),
         version=version,
-        description=str(data.get("description", "")).strip(),
+        description=(description or "").strip(),
         source={k: v for k, v in source.items() if k not in ("split", "splits")},
         splits=splits,
         seed=seed,
@@ -416,16 +448,36 @@ def expand_combinations(spec: Any, configs: dict[str, list[dict[str, Any]]], whe
 
 
 def load_recipe(name_or_path: str | Path) -> Recipe:
-    """Load a recipe by file path, or by name from the recipe folders (:func:`recipe_dirs`)."""
+    """Load a recipe by file path, or by name from the recipe folders (:func:`recipe_dirs`).
+
+    A regular file at the path is read; else a recipe name is looked up in the folders; else what is at the path
+    (a folder, a FIFO, a link to nothing) is an error naming it. A name not found lists the names there are, from
+    the file names (no other recipe is parsed, so a broken one cannot be blamed)."""
     path = Path(name_or_path)
-    if not path.is_file():
-        found = [d / f"{name_or_path}.yaml" for d in recipe_dirs() if (d / f"{name_or_path}.yaml").is_file()]
-        if not found:
-            names = ", ".join(r.name for r in list_recipes()) or "none"
-            raise RecipeError(f"no recipe file or name {str(name_or_path)!r}; known recipes: {names}")
-        path = found[0]
+    text = str(name_or_path)
+    if path.is_file():
+        return read_recipe(path)
+    if NAME.match(text) and not text.endswith((".yaml", ".yml")):
+        for d in recipe_dirs():
+            candidate = d / f"{text}.yaml"
+            if candidate.exists() or candidate.is_symlink():
+                return read_recipe(candidate)
+    if path.exists() or path.is_symlink():
+        return read_recipe(path)
+    names = ", ".join(recipe_names()) or "none"
+    raise RecipeError(f"no recipe file or name {text!r}; known recipes: {names}")
+
+
+def read_recipe(path: Path) -> Recipe:
+    """Parse the recipe file at ``path``, read through :func:`dogood.core.fs.read_text` (a regular file of at most
+    ``Limits.recipe_bytes``); every failure a :class:`RecipeError` naming the file."""
     try:
-        data = load_yaml(path.read_text(encoding="utf-8"))
+        text = fs.read_bytes(path, limit="recipe_bytes", what="recipe").decode("utf-8")
+        data = load_yaml(text)
+    except FileNotFoundError:
+        raise RecipeError(f"recipe {path}: not found (a link to nothing?)") from None
+    except fs.FileRefused as exc:
+        raise RecipeError(f"recipe {path}: {exc.reason}") from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise RecipeError(f"recipe {path}: not valid YAML ({exc})") from None
     except OSError as exc:
@@ -456,11 +508,27 @@ def recipe_dirs() -> list[Path]:
     return unique
 
 
+def recipe_files() -> list[Path]:
+    """The recipe files of :func:`recipe_dirs` (``*.yaml``), regular files only: a folder, a FIFO or a link to
+    nothing named like a recipe is passed over (``dogood list`` says so, :func:`skipped_recipe_files`)."""
+    return [p for d in recipe_dirs() for p in sorted(d.glob("*.yaml")) if p.is_file()]
+
+
+def skipped_recipe_files() -> list[Path]:
+    """What :func:`recipe_files` passes over: ``*.yaml`` entries of the recipe folders that are no regular file."""
+    return [p for d in recipe_dirs() for p in sorted(d.glob("*.yaml")) if not p.is_file()]
+
+
+def recipe_names() -> list[str]:
+    """The names recipes can be loaded by, from their file names, first found wins (nothing is parsed)."""
+    return list(dict.fromkeys(p.stem for p in recipe_files()))
+
+
 def list_recipes() -> list[Recipe]:
-    """Every recipe in :func:`recipe_dirs`, first found wins for a name."""
+    """Every recipe in :func:`recipe_dirs`, first found wins for a name; each file is read as itself (never
+    looked up by name again: a broken file names itself, not another recipe)."""
     seen: dict[str, Recipe] = {}
-    for d in recipe_dirs():
-        for path in sorted(d.glob("*.yaml")):
-            recipe = load_recipe(path)
-            seen.setdefault(recipe.name, recipe)
+    for path in recipe_files():
+        recipe = read_recipe(path)
+        seen.setdefault(recipe.name, recipe)
     return list(seen.values())

@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from dogood.core import fs
 from dogood.core.errors import DogoodError
 from dogood.core.fs import (NAME, _old_folders, check_name, commit_folder, create_no_follow,  # noqa: F401
                             glob_escape, is_link, recover_folder)
@@ -66,11 +67,14 @@ class SafeLoader(yaml.SafeLoader):
 
 
 def load_yaml(text: str) -> Any:
-    """Parse ``text`` with :class:`SafeLoader` (raises ``yaml.YAMLError``; deep nesting too)."""
+    """Parse ``text`` with :class:`SafeLoader` (raises ``yaml.YAMLError``; deep nesting and numbers too long to
+    convert, such as an integer of 5000 digits, too)."""
     try:
         return yaml.load(text, Loader=SafeLoader)  # noqa: S506 (a SafeLoader subclass)
     except RecursionError:
         raise yaml.YAMLError("nested too deeply") from None
+    except (ValueError, OverflowError) as exc:  # int() of more than 4300 digits
+        raise yaml.YAMLError(f"a value cannot be read ({exc})") from None
 
 
 # -- lock ----------------------------------------------------------------------------------------------
@@ -115,12 +119,55 @@ def output_lock(out: Path, *, wait: bool = False) -> Iterator[Path]:
         os.close(fd)
 
 
+# -- what a build recorded ----------------------------------------------------------------------------
+def read_build_info(folder: str | Path) -> Any:
+    """``dogood_build.json`` of a built folder, through the one reader (:func:`dogood.core.fs.read_json`: a regular
+    file, bounded in size and nesting); raises ``OSError`` or :class:`~dogood.core.fs.FileRefused`."""
+    return fs.read_json(Path(folder) / "dogood_build.json", what="dogood_build.json")
+
+
+def verify_recorded(built: Path, error: type[DogoodError] = DogoodError, *, extra_ok: bool = False,
+                    info: Any = None) -> dict[str, str]:
+    """The sha256 of each file of a built folder as its build recorded them (``dogood_build.json``'s ``sha256``),
+    checked against the files; an ``error`` naming the first file that is missing, changed or (unless
+    ``extra_ok``) extra. What leaves a build (push, export) is what the build wrote."""
+    if info is None:
+        try:
+            info = read_build_info(built)
+        except (OSError, fs.FileRefused) as exc:
+            raise error(f"{built}/dogood_build.json cannot be read ({getattr(exc, 'reason', exc)})") from None
+    recorded = info.get("sha256") if isinstance(info, dict) else None
+    if not isinstance(recorded, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in recorded.items()):
+        raise error(f"{built} records no checksums of its files (built by an older dogood): build it again")
+    if not extra_ok:
+        present = {p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file()}
+        present -= {"README.md", "dogood_build.json"}
+        extra = sorted(present - set(recorded))
+        if extra:
+            raise error(f"{built / extra[0]} is not a file its build wrote (not in dogood_build.json's "
+                        "checksums); remove it or build again")
+    for rel, digest in recorded.items():
+        path = built / rel
+        if ".." in Path(rel).parts or Path(rel).is_absolute():
+            raise error(f"{built}/dogood_build.json names the file {rel!r} outside the folder")
+        try:
+            actual = fs.sha256_file(path)
+        except FileNotFoundError:
+            raise error(f"{path} is missing (its build wrote it): build again") from None
+        except fs.FileRefused as exc:
+            raise error(f"{path}: {exc.reason}") from None
+        if actual != digest:
+            raise error(f"{path} does not match the sha256 its build recorded (damaged or changed since it "
+                        "was written): build again")
+    return dict(recorded)
+
+
 # -- what may be written where ------------------------------------------------------------------------
 def is_dogood_build(folder: Path) -> bool:
     """True when ``folder`` holds a ``dogood_build.json`` that a dogood build wrote."""
     try:
-        info = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        info = read_build_info(folder)
+    except (OSError, fs.FileRefused):
         return False
     if not isinstance(info, dict):
         return False
@@ -194,9 +241,11 @@ def hash_files(paths: Iterable[Path]) -> str:
         path = Path(path)
         digest.update(path.name.encode("utf-8", "surrogateescape") + b"\0")
         try:
-            with open(path, "rb") as fh:
+            with fs.open_file(path, max_bytes=1 << 62, what="source file") as fh:
                 while chunk := fh.read(1 << 20):
                     digest.update(chunk)
+        except fs.FileRefused:
+            digest.update(b"\0not a regular file")  # a FIFO or a device: never waited on; loading reports it
         except FileNotFoundError:
             digest.update(b"\0missing")
         except OSError as exc:
@@ -269,7 +318,10 @@ def find_local(folder: Path, *, extra: Iterable[str | Path] = (), names: Iterabl
         if not path.is_file():
             continue
         suffix = path.suffix.lower()
-        if suffix in _IMAGE_SUFFIXES:
+        if suffix in _IMAGE_SUFFIXES:  # its pixels are not text; its metadata is
+            hit = scan.scan_image(fs.read_bytes(path, limit="image_bytes", what="image file"))
+            if hit:
+                return path, "the image's metadata", hit
             continue
         if suffix == ".parquet":
             if parquet:
@@ -277,7 +329,7 @@ def find_local(folder: Path, *, extra: Iterable[str | Path] = (), names: Iterabl
                 if found:
                     return path, found[0], found[1]
             continue
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = fs.read_bytes(path, max_bytes=1 << 62, what="staged file").decode("utf-8", errors="replace")
         if suffix == ".json":
             try:
                 found = scan.scan_value(json.loads(text), "")

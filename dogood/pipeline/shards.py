@@ -20,6 +20,7 @@ from typing import Any
 
 from dogood.pipeline import stats as card_stats
 from dogood.core.errors import DogoodError
+from dogood.core import fs
 from dogood.core.fs import find_links, is_link, portable_text, sha256_file
 from dogood.core.paths import write_atomic
 from dogood.core.progress import say
@@ -108,8 +109,8 @@ def work_folder(out: Path, key: dict[str, Any]) -> Path:
         link = next(find_links(work), None)
         try:
             same = link is None and not is_link(work / KEY_FILE) and \
-                (work / KEY_FILE).read_text(encoding="utf-8") == text
-        except OSError:
+                fs.read_text(work / KEY_FILE, what="build key") == text
+        except (OSError, fs.FileRefused):
             same = False
         if link is not None:
             say(f"{work} holds the symbolic link {link}, which dogood does not make; the work folder is made anew "
@@ -231,8 +232,8 @@ def read_record(work: Path, split: str, k: int, configs: list[str], count: int) 
     if is_link(path) or not path.is_file():
         return None
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        record = fs.read_json(path, what="shard record")
+    except (OSError, fs.FileRefused):
         return None
     if not _well_formed(record, configs):
         if isinstance(record, dict):

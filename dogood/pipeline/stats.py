@@ -20,7 +20,7 @@ from typing import Any
 
 from dogood.core.document import Document, ShiftRecord
 from dogood.core.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, ner_tag_names
-from dogood.measures.factors import FACTORS, SourcePage, measure_factors
+from dogood.measures.factors import COLUMN_FACTORS, FACTORS, SourcePage, measure_factors
 
 #: The totals every config and split states, present (zero) even when nothing was counted.
 TOTALS = ("documents", "words", "source_words", "tokens", "box_changed", "text_changed", "words_removed")
@@ -28,13 +28,15 @@ TOTALS = ("documents", "words", "source_words", "tokens", "box_changed", "text_c
 
 def document_stats(original: Document, shifted: Document, row: dict[str, Any], schema: str,
                    entity_labels: tuple[str, ...] | None = None, measure: bool = False,
-                   source_page: SourcePage | None = None) -> dict[str, Any]:
+                   source_page: SourcePage | None = None, box_level: str | None = None) -> dict[str, Any]:
     """One document's statistics: words, tokens, changes, labels, skips, what each shift did and what changed,
     factor by factor (``factors``: :func:`dogood.measures.factors.measure_factors`).
 
     ``entity_labels``: FUNSD-style data's labels, which name ``ner_tags`` (default FUNSD's). ``measure``: also
     the measured effects of a severity config (``effects``: :func:`dogood.measures.effects.effects`).
-    ``source_page``: the source's :class:`~dogood.measures.factors.SourcePage`, shared by a document's configs."""
+    ``source_page``: the source's :class:`~dogood.measures.factors.SourcePage`, shared by a document's configs.
+    ``box_level``: the convention the row's ``bboxes`` were written in; the box factors are then measured on that
+    column too (``factors["bboxes"]``)."""
     box_changed, text_changed, removed = word_changes(original.words, shifted.words)
     if schema == "funsd":
         names = FUNSD_NER_TAGS if entity_labels is None else ner_tag_names(entity_labels)
@@ -54,13 +56,26 @@ def document_stats(original: Document, shifted: Document, row: dict[str, Any], s
         "labels": dict(labels),
         "skips": dict(Counter(f"{r.shift}: {r.skipped}" for r in shifted.provenance if r.skipped)),
         "shifts": shift_stats(shifted.provenance),
-        "factors": measure_factors(original, shifted, source_page),
+        "factors": measure_factors(original, shifted, source_page,
+                                   bboxes=column_boxes(original, row, box_level) if box_level else None),
     }
     if measure:
         from dogood.measures.effects import effects
 
         out["effects"] = effects(original, shifted, text_changed)
     return out
+
+
+def column_boxes(original: Document, row: dict[str, Any], box_level: str) -> tuple | None:
+    """The ``bboxes`` the source's row has at ``box_level`` and the shifted ``row``'s; ``None`` for a row without
+    ``bboxes``."""
+    from dogood.core.boxes import normalize_boxes
+    from dogood.core.schema import token_boxes
+
+    after = row.get("bboxes")
+    if after is None:
+        return None
+    return normalize_boxes(token_boxes(original, box_level), original.width, original.height), after
 
 
 def shift_stats(provenance: Iterable[ShiftRecord]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -122,8 +137,12 @@ def finish(s: dict[str, Any]) -> dict[str, Any]:
     s["labels"] = dict(sorted(s.get("labels", {}).items()))
     s["skips"] = dict(sorted(s.get("skips", {}).items()))
     if "factors" in s:  # records of builds before the factors have none
+        column = s["factors"].get("bboxes")
         s["factors"] = {name: {"changed": s["factors"].get(name, {}).get("changed", 0),
                                "of": s["factors"].get(name, {}).get("of", 0)} for name in FACTORS}
+        if column:  # the same, measured on the bboxes column as built (builds before it have none)
+            s["factors"]["bboxes"] = {name: {"changed": column.get(name, {}).get("changed", 0),
+                                             "of": column.get(name, {}).get("of", 0)} for name in COLUMN_FACTORS}
     s["shifts"] = {name: {"counts": dict(sorted(done.get("counts", {}).items())),
                           "tallies": {t: dict(sorted(v.items())) for t, v in sorted(done.get("tallies", {}).items())}}
                    for name, done in s.get("shifts", {}).items()}

@@ -114,7 +114,7 @@ def _process(task: Task, doc: Document | None = None) -> tuple:
                     shifted = shifted.replace(id=copy_id(doc_id, copy, spec.copies))
                 row = document_to_row(shifted, spec.schema, spec.box_level, spec.labels, quads=spec.quads)
                 stats = document_stats(doc, shifted, row, spec.schema, spec.labels, measure=config in spec.measured,
-                                       source_page=source_page)
+                                       source_page=source_page, box_level=spec.box_level)
                 results[config].append((row, stats))
         return split, index, doc_id, results, None
     except DogoodError as exc:

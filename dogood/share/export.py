@@ -38,9 +38,10 @@ from PIL import Image
 
 from dogood.core.document import Document
 from dogood.core.errors import DogoodError
-from dogood.core.fs import check_name, check_no_links, partial_folder, remove_tree, seal_partial
+from dogood.core.fs import (FileRefused, check_name, check_no_links, naming, partial_folder, read_json, remove_tree,
+                            seal_partial)
 from dogood.core.schema import FUNSD_LABELS
-from dogood.pipeline.safety import commit, is_dogood_build, portable
+from dogood.pipeline.safety import commit, is_dogood_build, portable, read_build_info, verify_recorded
 
 FORMATS = ("funsd-json", "coco", "jsonl")
 #: FUNSD's folder name for each split (``dogood.sources.funsd.SPLIT_DIRS``).
@@ -72,6 +73,9 @@ def export(folder: str | Path, fmt: str, dest: str | Path | None = None, *, conf
         raise ExportError(f"{folder} is not a dataset folder dogood built (no dogood_build.json written by dogood)")
     check_no_links(folder, "the dataset folder")  # nothing outside the folder is read as if it were its data
     info = _read_info(folder)
+    # what is exported is what the build wrote: every shard against the sha256 its build recorded (a tampered
+    # shard, say quads of 1e38, is refused, named, before a row is read)
+    verify_recorded(folder, ExportError, extra_ok=True, info=info)
     level = level or ("entity" if info.get("schema", "funsd") == "funsd" else "word")
     if level not in ("entity", "word"):
         raise ExportError(f"--level must be entity or word, got {level!r}")
@@ -102,9 +106,15 @@ def export(folder: str | Path, fmt: str, dest: str | Path | None = None, *, conf
                   "recipe": info.get("recipe"), "version": info.get("version"), "seed": info.get("seed"),
                   "box_level": info.get("box_level"), "dogood_version": info.get("dogood_version"),
                   "limit": info.get("limit"), "source": portable(info.get("source")), "documents": counts}
-        (tmp / MARKER_FILE).write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        _write(tmp / MARKER_FILE, json.dumps(marker, indent=2, sort_keys=True) + "\n")
         seal_partial(tmp)
         commit(tmp, dest)
+    except OSError as exc:  # a full disk, a quota: the file it was writing, as it would have been named
+        remove_tree(tmp)
+        name = str(exc.filename or "")
+        shown = dest / Path(name).relative_to(tmp) if name.startswith(str(tmp)) else (name or dest)
+        raise ExportError(f"cannot write {shown}: {exc.strerror or exc} (nothing was exported; {dest} is as it "
+                          "was)") from None
     except BaseException:
         remove_tree(tmp)
         raise
@@ -116,9 +126,9 @@ def _read_info(folder: Path) -> dict:
     """``dogood_build.json``, checked: every config and split name it gives, and every ``data/`` folder and
     shard file name, is a safe name (:func:`dogood.core.fs.check_name`) before it becomes a path."""
     try:
-        info = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise ExportError(f"{folder}/dogood_build.json cannot be read ({exc})") from None
+        info = read_build_info(folder)
+    except (OSError, FileRefused) as exc:
+        raise ExportError(f"{folder}/dogood_build.json cannot be read ({getattr(exc, 'reason', exc)})") from None
     chains = info.get("chains") if isinstance(info, dict) else None
     if not isinstance(chains, dict):
         raise ExportError(f"{folder}/dogood_build.json has no 'chains' mapping")
@@ -188,8 +198,8 @@ def _check_destination(dest: Path, folder: Path, overwrite: bool) -> None:
         raise ExportError(f"--to {dest} exists and is not a folder; refusing to replace it")
     if dest.exists() and any(dest.iterdir()):
         try:
-            ours = json.loads((dest / MARKER_FILE).read_text(encoding="utf-8")).get("written_by") == "dogood"
-        except (OSError, ValueError, AttributeError, RecursionError):
+            ours = read_json(dest / MARKER_FILE, what=MARKER_FILE).get("written_by") == "dogood"
+        except (OSError, AttributeError, FileRefused):
             ours = False
         if not ours:
             raise ExportError(f"--to {dest} exists and is not a dogood export (no {MARKER_FILE}); refusing to "
@@ -241,11 +251,16 @@ def _write_funsd(docs, config_dir: Path, split: str, level: str) -> int:
     for doc in docs:
         stem = names(doc.id)
         data, _ = _page_bytes(doc, jpeg_ok=False)
-        (base / "images" / f"{stem}.png").write_bytes(data)
-        with open(base / "annotations" / f"{stem}.json", "w", encoding="utf-8") as fh:
-            json.dump(document_to_funsd_json(doc), fh, ensure_ascii=False)
+        _write(base / "images" / f"{stem}.png", data)
+        _write(base / "annotations" / f"{stem}.json", json.dumps(document_to_funsd_json(doc), ensure_ascii=False))
         n += 1
     return n
+
+
+def _write(path: Path, data: bytes | str) -> None:
+    """Write one file of the export; a failure (a full disk) names it (:func:`dogood.core.fs.naming`)."""
+    with naming(path):
+        path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
 
 
 def _labels(doc: Document) -> list[str | None]:
@@ -255,7 +270,7 @@ def _labels(doc: Document) -> list[str | None]:
 def _write_page(doc: Document, base: Path, names: _Names) -> str:
     data, suffix = _page_bytes(doc, jpeg_ok=True)
     rel = f"images/{names(doc.id)}{suffix}"
-    (base / rel).write_bytes(data)
+    _write(base / rel, data)
     return rel
 
 
@@ -306,7 +321,7 @@ def _write_coco(docs, config_dir: Path, split: str, level: str, labels: tuple[st
     coco = {"info": {"description": f"dogood export of config {config_dir.name}, split {split}"},
             "images": images, "annotations": annotations,
             "categories": [{"id": i, "name": name, "supercategory": "text"} for name, i in categories.items()]}
-    (base / "annotations.json").write_text(json.dumps(coco, ensure_ascii=False) + "\n", encoding="utf-8")
+    _write(base / "annotations.json", json.dumps(coco, ensure_ascii=False) + "\n")
     return len(images)
 
 
@@ -314,7 +329,7 @@ def _write_jsonl(docs, config_dir: Path, split: str, level: str) -> int:
     base = config_dir / split
     (base / "images").mkdir(parents=True, exist_ok=True)
     names, n = _Names(f"{config_dir.name} {split}"), 0
-    with open(base / "documents.jsonl", "w", encoding="utf-8") as fh:
+    with naming(base / "documents.jsonl"), open(base / "documents.jsonl", "w", encoding="utf-8") as fh:
         for doc in docs:
             record = {"id": doc.id, "image": _write_page(doc, base, names), "width": doc.width, "height": doc.height,
                       "words": [w.text for w in doc.words], "boxes": [list(w.box) for w in doc.words],

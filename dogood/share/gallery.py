@@ -35,8 +35,9 @@ from PIL import Image
 from dogood.core.document import Document
 from dogood.core.errors import DogoodError
 from dogood.measures.preview import NO_LABEL, PALETTE, label_colour
-from dogood.core.fs import check_name, check_no_links, partial_file, portable_text
-from dogood.pipeline.safety import is_dogood_build, source_fingerprint
+from dogood.core.fs import FileRefused, check_name, check_no_links, naming, open_file, partial_file, portable_text, read_json
+from dogood.core.fs import read_bytes as fs_read_bytes
+from dogood.pipeline.safety import is_dogood_build, read_build_info, source_fingerprint
 
 #: What the first line of every gallery dogood writes holds; only such a file is replaced.
 MARKER = '<meta name="generator" content="dogood gallery">'
@@ -155,9 +156,9 @@ def _check_html_path(out: Path, folder: Path) -> None:
         raise GalleryError(f"--html {out} exists and is not a file; refusing to replace it")
     if out.exists():
         try:
-            with open(out, encoding="utf-8", errors="replace") as fh:
-                ours = MARKER in fh.read(4096)
-        except OSError:
+            with open_file(out, what="gallery") as fh:
+                ours = MARKER in fh.read(4096).decode("utf-8", "replace")
+        except (OSError, FileRefused):
             ours = False
         if not ours and out.stat().st_size > 0:
             raise GalleryError(f"--html {out} exists and is not a gallery dogood wrote; refusing to replace it")
@@ -167,9 +168,9 @@ def _read_info(folder: Path) -> dict:
     """``dogood_build.json``, its config names checked (:func:`dogood.core.fs.check_name`) before they name
     folders."""
     try:
-        info = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise GalleryError(f"{folder}/dogood_build.json cannot be read ({exc})") from None
+        info = read_build_info(folder)
+    except (OSError, FileRefused) as exc:
+        raise GalleryError(f"{folder}/dogood_build.json cannot be read ({getattr(exc, 'reason', exc)})") from None
     if not isinstance(info, dict) or not isinstance(info.get("chains"), dict):
         raise GalleryError(f"{folder}/dogood_build.json has no 'chains' mapping")
     for config in info["chains"]:
@@ -196,7 +197,7 @@ def _write_atomic(out: Path, text: str) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = partial_file(out)  # a killed run's leftover beside out is removed first
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with naming(out), os.fdopen(fd, "w", encoding="utf-8") as fh:  # a full disk names the gallery
             fh.write(text)
         os.chmod(tmp, 0o644)
         os.replace(tmp, out)
@@ -361,21 +362,26 @@ def contents(sections: list[ConfigSection]) -> list[tuple[str, list[ConfigSectio
 def _read_report(folder: Path) -> dict[str, Any]:
     path = folder / "report.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, what="eval report")
     except FileNotFoundError:
         raise GalleryError(f"--report {folder} has no report.json (written by `dogood eval --out {folder}`)") from None
-    except (OSError, ValueError, RecursionError) as exc:
-        raise GalleryError(f"{path} cannot be read as a dogood eval report ({exc})") from None
+    except (OSError, FileRefused) as exc:
+        raise GalleryError(f"{path} cannot be read as a dogood eval report ({getattr(exc, 'reason', exc)})") from None
     if not isinstance(data, dict) or not isinstance(data.get("datasets"), list):
         raise GalleryError(f"{path} is not a dogood eval report (no 'datasets' list)")
     plot = folder / "report.png"
     uri = None
     if plot.is_file():
-        uri = "data:image/png;base64," + base64.b64encode(plot.read_bytes()).decode("ascii")
+        uri = "data:image/png;base64," + base64.b64encode(
+            fs_read_bytes(plot, limit="image_bytes", what="report plot")).decode("ascii")
+    from dogood.eval.formats import report_row
+
     rows = []
     for r in data["datasets"]:
         if isinstance(r, dict):
-            rows.append({k: r.get(k) for k in ("dataset", "role", "documents", "value", "drop", "location")})
+            value, change, note = report_row(data, r)
+            rows.append({**{k: r.get(k) for k in ("dataset", "role", "documents", "location")}, "value": value,
+                         "change": change, "note": note})
     return {"folder": folder, "model": data.get("model"), "metric": data.get("metric"), "rows": rows, "plot": uri,
             "hidden": 0}
 
@@ -403,9 +409,9 @@ def _find_reports(folder: Path) -> list[dict[str, Any]]:
     for place in sorted(places):
         for path in sorted(place.glob("*/report.json")) if place.is_dir() else []:
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = read_json(path, what="eval report")
                 locations = [str(r.get("location") or "") for r in data.get("datasets", [])]
-            except (OSError, ValueError, RecursionError, AttributeError, TypeError):
+            except (OSError, FileRefused, AttributeError, TypeError):
                 continue
             bases = (Path.cwd(), path.parent.parent.parent)  # where `dogood eval` ran when --out was eval/<model>
             roles = [str(r.get("role") or "") for r in data.get("datasets", [])]
@@ -467,9 +473,10 @@ body:has(#toggle-large:checked) figure { flex-basis: auto; width: min(100%, var(
 </nav>
 {% for report in reports %}
 <h2 id="eval-{{ loop.index }}">Eval: {{ report.model }} ({{ report.metric }})</h2>
-<table><tr><th>dataset</th><th>role</th><th>documents</th><th>{{ report.metric }}</th><th>change</th></tr>
+<p class="note">{{ report.metric }} in percent; change from the ID set in points (negative: worse).</p>
+<table><tr><th>dataset</th><th>role</th><th>documents</th><th>{{ report.metric }}</th><th>change</th><th>note</th></tr>
 {% for r in report.rows %}<tr><td>{{ r.dataset }}</td><td>{{ r.role }}</td><td class="n">{{ r.documents }}</td>
-<td class="n">{{ pct(r.value) }}</td><td class="n">{{ signed(r.drop) }}</td></tr>
+<td class="n">{{ pct(r.value) }}</td><td class="n">{{ signed(r.change) }}</td><td>{{ r.note or "" }}</td></tr>
 {% endfor %}</table>
 {% if report.hidden %}<p class="note">{{ report.hidden }} other dataset(s) of this report (not of this build) are left out of the table; the plot shows them all.</p>{% endif %}
 {% if report.plot %}<img class="plot" alt="eval plot" src="{{ report.plot }}">{% endif %}
@@ -526,5 +533,5 @@ def _render(info: dict, folder: Path, sections: list[ConfigSection], images: dic
         n_docs=max((len(s.documents) for s in sections), default=0),
         toc=contents(sections),
         panel=lambda p, caption, back="contents": Markup(panel_template.render(p=p, caption=caption, back=back)),
-        pct=lambda v: "" if v is None else f"{100 * v:.2f}", signed=lambda drop: "" if drop is None else f"{-100 * drop + 0.0:+.2f}",
+        pct=lambda v: "" if v is None else f"{v:.2f}", signed=lambda change: "" if change is None else f"{change + 0.0:+.2f}",
     )

@@ -39,9 +39,10 @@ from typing import Any
 
 import yaml
 
+from dogood.core import fs
 from dogood.core.errors import DogoodError, RecipeError
-from dogood.core.fs import check_no_links, partial_folder, recorded_value, remove_tree, seal_partial, sha256_file
-from dogood.pipeline.safety import check_name, find_local, load_yaml, portable
+from dogood.core.fs import check_no_links, partial_folder, remove_tree, seal_partial, sha256_file
+from dogood.pipeline.safety import check_name, find_local, load_yaml, portable, read_build_info
 from dogood.version import __version__
 
 _REPO_ID = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
@@ -84,9 +85,11 @@ def load_manifest(path: str | Path) -> list[PublishEntry]:
 
     path = Path(path)
     try:
-        data = load_yaml(path.read_text(encoding="utf-8"))
+        data = load_yaml(fs.read_text(path, limit="recipe_bytes", what="publish manifest"))
     except FileNotFoundError:
         raise PublishError(f"publish manifest {path} not found") from None
+    except fs.FileRefused as exc:
+        raise PublishError(str(exc)) from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise PublishError(f"{path}: not valid YAML ({_short(exc)})") from None
     except OSError as exc:
@@ -143,9 +146,10 @@ def load_manifest(path: str | Path) -> list[PublishEntry]:
         for report in item.get("results") or []:
             report_path = path.parent / report
             try:
-                results.append(json.loads(report_path.read_text(encoding="utf-8")))
-            except (OSError, ValueError, TypeError, RecursionError) as exc:
-                raise PublishError(f"{where}: cannot read eval report {report_path} ({exc})") from None
+                results.append(fs.read_json(report_path, what="eval report"))
+            except (OSError, TypeError, fs.FileRefused) as exc:
+                raise PublishError(f"{where}: cannot read eval report {report_path} "
+                                   f"({getattr(exc, 'reason', exc)})") from None
         entries.append(PublishEntry(repo=repo, recipe=recipe, configs=list(configs), private=bool(item.get("private")),
                                     results=results, source=item.get("source")))
     return entries
@@ -168,12 +172,12 @@ def reusable(folder: Path, entry: PublishEntry, source: str | None = None) -> bo
     if folder.is_symlink() or not folder.is_dir() or not is_dogood_build(folder):
         return False
     try:
-        info = json.loads((folder / "dogood_build.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        info = read_build_info(folder)
+    except (OSError, fs.FileRefused):
         return False
     if not isinstance(info, dict):
         return False
-    wanted = {c: recorded_value(entry.recipe.configs[c]) for c in entry.configs}
+    wanted = {c: entry.recipe.recorded_chain(c) for c in entry.configs}
     return (info.get("recipe") == entry.recipe.name and info.get("version") == entry.recipe.version
             and info.get("seed") == entry.recipe.seed and info.get("limit") is None
             and list(info.get("overrides") or []) == list(entry.recipe.overrides) and not info.get("skipped")
@@ -265,7 +269,7 @@ def stage(entry: PublishEntry, built: Path, dest: Path) -> Path:
     try:
         for rel, digest in recorded.items():
             _copy_checked(built / rel, tmp / rel, digest)
-        info = json.loads((built / "dogood_build.json").read_text(encoding="utf-8"))
+        info = read_build_info(built)
         info["source"] = portable(info.get("source"))  # a build of dogood < 2.1 may name local files
         (tmp / "dogood_build.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         card = render_card_from_build(tmp, repo_id=entry.repo, results=entry.results)
@@ -285,39 +289,18 @@ def stage(entry: PublishEntry, built: Path, dest: Path) -> Path:
 
 def verify_build(built: Path) -> dict[str, str]:
     """The sha256 of each file of a built folder as its build recorded them (``dogood_build.json``'s ``sha256``),
-    checked against the files; a :class:`PublishError` naming the first file that is missing, extra or changed."""
-    try:
-        info = json.loads((built / "dogood_build.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise PublishError(f"{built}/dogood_build.json cannot be read ({exc})") from None
-    recorded = info.get("sha256") if isinstance(info, dict) else None
-    if not isinstance(recorded, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in recorded.items()):
-        raise PublishError(f"{built} records no checksums of its files (built by an older dogood): build it again")
-    present = {p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file()}
-    present -= {"README.md", "dogood_build.json"}
-    extra = sorted(present - set(recorded))
-    if extra:
-        raise PublishError(f"{built / extra[0]} is not a file its build wrote (not in dogood_build.json's "
-                           "checksums); remove it or build again")
-    for rel, digest in recorded.items():
-        path = built / rel
-        if ".." in Path(rel).parts or Path(rel).is_absolute():
-            raise PublishError(f"{built}/dogood_build.json names the file {rel!r} outside the folder")
-        try:
-            actual = sha256_file(path)
-        except FileNotFoundError:
-            raise PublishError(f"{path} is missing (its build wrote it): build again") from None
-        if actual != digest:
-            raise PublishError(f"{path} does not match the sha256 its build recorded (damaged or changed since it "
-                               "was written): build again")
-    return dict(recorded)
+    checked against the files; a :class:`PublishError` naming the first file that is missing, extra or changed
+    (:func:`dogood.pipeline.safety.verify_recorded`)."""
+    from dogood.pipeline.safety import verify_recorded
+
+    return verify_recorded(built, PublishError)
 
 
 def _copy_checked(src: Path, dst: Path, digest: str) -> None:
     """Copy one file, hashing what is read; a copy whose bytes differ from ``digest`` is refused, named."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     h = hashlib.sha256()
-    with open(src, "rb") as fin, open(dst, "xb") as fout:
+    with fs.open_file(src, max_bytes=1 << 62, what="built file") as fin, open(dst, "xb") as fout:
         while chunk := fin.read(1 << 20):
             h.update(chunk)
             fout.write(chunk)
@@ -351,7 +334,7 @@ def local_oids(folder: Path) -> dict[str, tuple[str, str]]:
     for p in sorted(folder.rglob("*")):
         if p.is_file():
             sha256, blob = hashlib.sha256(), hashlib.sha1(b"blob %d\0" % p.stat().st_size)
-            with open(p, "rb") as fh:  # shards can be large: one streamed pass feeds both digests
+            with fs.open_file(p, max_bytes=1 << 62) as fh:  # shards can be large: one pass feeds both digests
                 while chunk := fh.read(1 << 20):
                     sha256.update(chunk)
                     blob.update(chunk)

@@ -15,6 +15,7 @@ from dogood.core.errors import RecipeError
 from dogood.core.fs import recorded_value
 from dogood.core.papers import Cites
 from dogood.core.seeds import step_key
+from dogood.measures.cues import check_cues
 from dogood.measures.factors import check_factors
 from dogood.shifts import params as declared
 
@@ -95,12 +96,23 @@ class Shift:
     render_factors: ClassVar[frozenset[str]] = frozenset({"ink"})
     #: Lines ``dogood describe`` adds on how other parameters change the declaration (:meth:`declared_factors`).
     factor_notes: ClassVar[tuple[str, ...]] = ()
+    #: The cue tests (:data:`dogood.measures.cues.CUES`, by name) a build runs on every config the shift is in: each
+    #: tells apart two kinds of sample that a shift leaving no cue keeps alike (``background``: background near
+    #: the text and far from it), as a classifier's AUROC in the card. :attr:`render_cues`: what ``render: true``
+    #: adds (:meth:`declared_cues`).
+    cues: ClassVar[frozenset[str]] = frozenset()
+    render_cues: ClassVar[frozenset[str]] = frozenset()
+    #: What the cue tests gave on a reference build, for ``dogood describe``: cue -> (where it was measured,
+    #: {level, or 0 for the defaults: AUROC}).
+    cue_figures: ClassVar[dict[str, tuple[str, dict[int, float]]]] = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         try:
             cls.factors = check_factors(cls.factors, f"shift {cls.__name__}: ")
             cls.render_factors = check_factors(cls.render_factors, f"shift {cls.__name__}: ")
+            cls.cues = check_cues(cls.cues, f"shift {cls.__name__}: ")
+            cls.render_cues = check_cues(cls.render_cues, f"shift {cls.__name__}: ")
         except (TypeError, ValueError) as exc:
             raise TypeError(str(exc)) from None
         if "__init__" in cls.__dict__:
@@ -156,6 +168,11 @@ class Shift:
         if getattr(self, "render", False):
             out |= self.render_factors
         return frozenset(out)
+
+    def declared_cues(self) -> frozenset[str]:
+        """The cue tests a build runs on this step's configs: :attr:`cues`, and :attr:`render_cues` when a ``render``
+        parameter is on."""
+        return frozenset(self.cues | (self.render_cues if getattr(self, "render", False) else frozenset()))
 
     def prepare(self) -> None:
         """Load what the shift needs once per process (a lexicon, photos, a model); the build calls it before any
@@ -287,12 +304,19 @@ class Shift:
     #: provenance of existing configs (and so their bytes) stay what they were.
     later_params: ClassVar[dict[str, Any]] = {}
 
+    #: The parameters that name files or folders (a COCO annotation file, a model folder): only these are ever
+    #: read as paths (:meth:`params`); every other parameter is text, whatever it looks like (``texts:
+    #: ["/usr/share"]`` is a word to draw, never a folder to hash).
+    path_params: ClassVar[tuple[str, ...]] = ()
+
     def params(self) -> dict[str, Any]:
         """The parameters and their current values, as records show them (what the step's seed is hashed from):
-        a path-valued one (a COCO annotation file, a model folder) as its last part and a content hash
-        (:func:`dogood.core.fs.recorded_path`), so no folder of this machine reaches a card, a shard's provenance
-        or a seed, and the same file gives the same rows wherever it lies."""
-        return {name: recorded_value(_plain(getattr(self, name))) for name in type(self).Params.model_fields}
+        a path-valued one (:attr:`path_params`: a COCO annotation file, a model folder) as its last part and a
+        content hash (:func:`dogood.core.fs.recorded_path`), so no folder of this machine reaches a card, a shard's
+        provenance or a seed, and the same file gives the same rows wherever it lies."""
+        paths = type(self).path_params
+        return {name: recorded_value(_plain(getattr(self, name))) if name in paths else _plain(getattr(self, name))
+                for name in type(self).Params.model_fields}
 
     def recorded_params(self) -> dict[str, Any]:
         """What the step's seed is hashed from and its provenance records: :meth:`params`, less any of
@@ -399,16 +423,25 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def recorded_step(spec: Any) -> Any:
+    """A recipe's chain entry as records show it (``dogood_build.json``, a publish manifest): the values of the
+    shift's :attr:`~Shift.path_params` as their last part and content hash, every other value as written."""
+    cls = SHIFTS.get(spec.get("shift")) if isinstance(spec, dict) and isinstance(spec.get("shift"), str) else None
+    if cls is None:
+        return spec
+    return {k: recorded_value(v) if k in cls.path_params else v for k, v in spec.items()}
+
+
 def make_shift(spec: dict[str, Any]) -> Shift:
     """Instantiate a shift from a recipe entry ``{shift: NAME, param: value, ...}``."""
     if not isinstance(spec, dict) or "shift" not in spec:
         raise RecipeError(f"a chain entry must be a mapping with a 'shift' key, got {spec!r}")
     name = spec["shift"]
-    cls = SHIFTS.get(name)
+    cls = SHIFTS.get(name) if isinstance(name, str) else None
     if cls is None:
         raise RecipeError(f"unknown shift {name!r}; known shifts: {', '.join(sorted(SHIFTS)) or 'none'}")
     params = {k: v for k, v in spec.items() if k != "shift"}
-    unknown = sorted(set(params) - set(declared.accepted_names(cls.Params)))
+    unknown = sorted(map(str, set(params) - set(declared.accepted_names(cls.Params))))
     if unknown:
         raise RecipeError(f"shift {name!r} has no parameter {', '.join(unknown)}; it takes "
                           f"{', '.join(cls.Params.model_fields) or 'none'}")

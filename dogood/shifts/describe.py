@@ -82,6 +82,7 @@ def describe_shift(name: str) -> str:
     lines += ["", "Factors (what it may change; every build measures them all and warns of undeclared changes):"]
     lines += [f"  {name}: {FACTOR_HELP[name]}" for name in in_factor_order(cls.factors)]
     lines += [f"  {line}" for line in _parameter_factors(cls)]
+    lines += _cue_lines(cls)
     lines += ["", "Boxes (the `bboxes` conventions it can be written with):"]
     lines += [f"  {level}: {what}" for level, what in cls.box_levels.items()]
     lines += ["", "Counts (what it reports per document, summed per config in the data card):"]
@@ -100,6 +101,26 @@ def describe_shift(name: str) -> str:
     if not cls.papers:
         lines.append("  none declared")
     return "\n".join(lines) + "\n"
+
+
+def _cue_lines(cls) -> list[str]:
+    """The cue tests every build runs on the shift's configs (:mod:`dogood.measures.cues`), with the figures of
+    its reference build (:attr:`Shift.cue_figures`)."""
+    from dogood.measures.cues import CUES
+
+    names = [name for name in CUES if name in cls.cues | cls.render_cues]
+    if not names:
+        return []
+    lines = ["", "Cues (every build tests its configs for them on its own pages: a classifier's cross-validated "
+                 "AUROC, 0.5 = no cue; the card shows it):"]
+    for name in names:
+        when = " (with render: true)" if name not in cls.cues else ""
+        lines.append(f"  {name}{when}: {CUES[name].what}")
+        if name in cls.cue_figures:
+            where, figures = cls.cue_figures[name]
+            shown = ", ".join(f"level {k} {v:.2f}" if k else f"defaults {v:.2f}" for k, v in figures.items())
+            lines.append(f"    {where}: {shown}")
+    return lines
 
 
 def in_factor_order(names) -> list[str]:

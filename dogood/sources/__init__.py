@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dogood.core.document import Document
-from dogood.core.errors import RecipeError
+from dogood.core.errors import RecipeError, SourceError
 
 
 class Source(Protocol):
@@ -72,6 +72,13 @@ def open_source(spec: Mapping[str, Any], split: str, path: str | Path | None = N
     if unknown:
         raise RecipeError(f"source {kind!r} has no option {', '.join(map(repr, unknown))}; "
                           f"it takes {', '.join(sorted(known | aliases))}")
+    for name, value in (("--source", path), *((f"source option {k}", v) for k, v in options.items())):
+        if isinstance(value, (str, Path)) and str(value).lower().startswith("file:"):
+            from urllib.parse import unquote, urlparse
+
+            raise SourceError(f"{name} {str(value)!r} is a file: URL of this machine; pass the path itself "
+                              f"({unquote(urlparse(str(value)).path) or 'the folder'}): a local source is recorded "
+                              "by its content, a URL would be published as it is")
     if kind == "synthetic":
         if path is not None:
             raise RecipeError(f"the synthetic source generates its pages and reads no files; drop --source {path}")

@@ -14,6 +14,13 @@ The entity labels are the categories' names in the order of their ids (``labels`
 ``ner_tags``). Segmentation polygons are not read (a region is its box); ``iscrowd`` regions are kept as
 regions. Document ids are the images' ``file_name`` without extension (``/`` as ``_``).
 
+The JSON is untrusted input, read through :mod:`dogood.core.fs`: at most ``Limits.coco_bytes`` and nested at
+most ``Limits.json_depth``; at most ``Limits.coco_images`` images, ``coco_annotations`` regions,
+``coco_categories`` categories and ``page_words`` regions on a page. An image's ``file_name`` is a relative name
+inside the image folder: an absolute name, a ``..`` part or a link out of the folder is refused (so no file
+outside it is read, put into rows or published, and no local path becomes a document id), as are category ids
+that are not whole numbers, two categories of one id, and regions whose ``category_id`` no category has.
+
 Where the files are: ``annotations`` (a path, relative to ``root`` or absolute; default: the first of
 ``<split>.json``, ``COCO/<split>.json`` (DocLayNet), ``annotations/instances_<split>2017.json`` (M6Doc),
 ``annotations/<split>.json``, ``<split>/annotations.json`` (``dogood export --format coco``) that exists)
@@ -25,13 +32,13 @@ Written here: pycocotools indexes the JSON (used for reading it) but makes no do
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dogood.core import fs
 from dogood.core.document import Document, Entity, PageImage, Word
 from dogood.core.errors import DocumentError, SourceError
 
@@ -67,41 +74,50 @@ class CocoLayoutSource:
         if not self.root.is_dir():
             raise SourceError(f"coco_layout: {self.root} is not a folder")
         self._json = self._find_annotations()
-        try:
-            data = json.loads(self._json.read_text(encoding="utf-8"))
-            images, annotations, categories = data["images"], data.get("annotations", []), data["categories"]
-            cats = sorted(((int(c["id"]), str(c["name"])) for c in categories), key=lambda c: c[0])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise SourceError(f"{self._json}: not a COCO annotation file with images and categories ({exc})") from None
-        names = [n for _, n in cats]
-        if len(set(names)) != len(names):
-            raise SourceError(f"{self._json}: two categories share a name ({', '.join(names)})")
-        bad = [n for n in names if not n or any(ch.isspace() for ch in n) or n == "O"]
-        if bad:
-            raise SourceError(f"{self._json}: category names are labels: no spaces, not 'O' ({', '.join(map(repr, bad))})")
-        self._category = dict(cats)
-        self._labels = tuple(names)
+        images, annotations, categories = read_coco(self._json)
+        self._category = _categories(categories, self._json)
+        self._labels = tuple(self._category.values())
         self._images: dict[str, dict] = {}
         by_image: dict[Any, list[dict]] = {}
-        for ann in annotations:
-            by_image.setdefault(ann.get("image_id"), []).append(ann)
-        for image in images:
-            name = str(image["file_name"])
+        for k, ann in enumerate(annotations):
+            if not isinstance(ann, dict):
+                raise SourceError(f"{self._json}: annotations[{k}] is not an object")
+            category = ann.get("category_id")
+            if not _whole(category) or category not in self._category:
+                raise SourceError(f"{self._json}: annotations[{k}] (id {_short(ann.get('id'))}) has category_id "
+                                  f"{_short(category)}, which no category has (ids: "
+                                  f"{', '.join(map(str, list(self._category)[:20]))})")
+            key = ann.get("image_id")
+            by_image.setdefault(key if _whole(key) or isinstance(key, str) else repr(key), []).append(ann)
+        for k, image in enumerate(images):
+            if not isinstance(image, dict) or not (_whole(image.get("id")) or isinstance(image.get("id"), str)) \
+                    or not isinstance(image.get("file_name"), str):
+                raise SourceError(f"{self._json}: images[{k}] is not an object with an id and a file_name")
+            name = image["file_name"]
+            try:
+                fs.relative_name(name, "image file_name", "the image folder")  # links: checked when read
+            except fs.FileRefused as exc:
+                raise SourceError(f"{self._json}: images[{k}] (id {_short(image['id'])}): {exc.reason}") from None
             doc_id = os.path.splitext(name)[0].replace("/", "_").replace("\\", "_")
             if doc_id in self._images:
                 raise SourceError(f"{self._json}: two images make the document id {doc_id!r}")
-            self._images[doc_id] = {"image": image, "regions": by_image.get(image["id"], [])}
+            regions = by_image.get(image["id"], [])
+            try:
+                fs.check_count(len(regions), "page_words", "regions on a page")
+            except fs.FileRefused as exc:
+                raise SourceError(f"{self._json}: images[{k}] ({_short(name)}): {exc.reason}") from None
+            self._images[doc_id] = {"image": image, "regions": regions}
         self._image_dir = self._find_images()
 
     def _find_annotations(self) -> Path:
         if self.annotations is not None:
             path = self.root / self.annotations
-            if not path.is_file():
+            if not path.exists():
                 raise SourceError(f"coco_layout: annotation file {path} not found")
             return path
-        for pattern in _ANNOTATIONS:
+        for pattern in _ANNOTATIONS:  # the first that exists: a FIFO or a folder there is refused when read
             path = self.root / pattern.format(split=self.split)
-            if path.is_file():
+            if path.exists():
                 return path
         tried = ", ".join(p.format(split=self.split) for p in _ANNOTATIONS)
         raise SourceError(f"coco_layout: no annotation file for split {self.split!r} in {self.root} (tried {tried}; "
@@ -114,7 +130,7 @@ class CocoLayoutSource:
         places = [self.root / p.format(split=self.split) for p in _IMAGES] + [self._json.parent, self.root]
         if first is not None:
             for place in places:
-                if (place / first["image"]["file_name"]).is_file():
+                if place.is_dir() and (place / first["image"]["file_name"]).is_file():
                     return place
         return places[-1]
 
@@ -126,7 +142,13 @@ class CocoLayoutSource:
         return list(self._images)
 
     def image_path(self, doc_id: str) -> Path:
-        return self._image_dir / self._images[doc_id]["image"]["file_name"]
+        """The page's image: its ``file_name`` inside the image folder (:func:`dogood.core.fs.confine`: a link
+        out of the folder is a :class:`DocumentError`)."""
+        name = self._images[doc_id]["image"]["file_name"]
+        try:
+            return fs.confine(name, self._image_dir, "image file_name")
+        except fs.FileRefused as exc:
+            raise DocumentError(exc.reason, doc_id=doc_id, path=str(self._json)) from None
 
     def load(self, doc_id: str) -> Document:
         entry = self._images.get(doc_id)
@@ -139,12 +161,13 @@ class CocoLayoutSource:
         return regions_document(doc_id, image, entry["regions"], self._category, source=str(self._json))
 
     def content_sha256(self) -> str:
-        """A sha256 over the annotation file and the images this split reads."""
-        digest = hashlib.sha256(self._json.read_bytes())
+        """A sha256 over the annotation file and the images this split reads (an image refused by the one reader
+        counts as missing: loading its document reports it)."""
+        digest = hashlib.sha256(fs.read_bytes(self._json, limit="coco_bytes", what="COCO annotation file"))
         for doc_id in self.ids():
             try:
-                data = self.image_path(doc_id).read_bytes()
-            except OSError:
+                data = fs.read_bytes(self.image_path(doc_id), limit="image_bytes", what="image file")
+            except (OSError, fs.FileRefused, DocumentError):
                 data = b""
             digest.update(doc_id.encode("utf-8") + b"\0" + hashlib.sha256(data).hexdigest().encode("ascii") + b"\n")
         return digest.hexdigest()
@@ -153,6 +176,67 @@ class CocoLayoutSource:
         return {"kind": "coco_layout", "split": self.split, "name": "a COCO-format layout folder",
                 "content_sha256": self.content_sha256(), "categories": list(self._labels),
                 "license": "the terms of the folder's owner", "license_name": "coco-layout-folder"}
+
+
+def read_coco(path: Path) -> tuple[list, list, list]:
+    """``(images, annotations, categories)`` of a COCO annotation file, read through the one reader and checked
+    for shape and counts (:class:`dogood.core.fs.Limits`); every failure a :class:`SourceError` naming the
+    file."""
+    try:
+        data = fs.read_json(path, limit="coco_bytes", what="COCO annotation file")
+    except FileNotFoundError:
+        raise SourceError(f"coco_layout: annotation file {path} not found") from None
+    except fs.FileRefused as exc:
+        raise SourceError(str(exc)) from None
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read the COCO annotation file ({exc.strerror or exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("images"), list) \
+            or not isinstance(data.get("categories"), list) or not isinstance(data.get("annotations", []), list):
+        raise SourceError(f"{path}: not a COCO annotation file: an object with the lists images, categories and "
+                          "annotations")
+    images, annotations, categories = data["images"], data.get("annotations", []), data["categories"]
+    try:
+        fs.check_count(len(images), "coco_images", "images")
+        fs.check_count(len(annotations), "coco_annotations", "annotations")
+        fs.check_count(len(categories), "coco_categories", "categories")
+    except fs.FileRefused as exc:
+        raise SourceError(f"{path}: {exc.reason}") from None
+    return images, annotations, categories
+
+
+def _categories(categories: list, path: Path) -> dict[int, str]:
+    """Category id -> name, in the order of the ids: ids whole numbers, each once; names labels (no spaces, not
+    ``O``, at most ``Limits.word_chars`` characters), each once."""
+    seen: dict[int, str] = {}
+    for k, c in enumerate(categories):
+        if not isinstance(c, dict) or not _whole(c.get("id")) or not isinstance(c.get("name"), str):
+            raise SourceError(f"{path}: categories[{k}] is not an object with a whole-number id and a name "
+                              f"(got {_short(c)})")
+        if c["id"] in seen:
+            raise SourceError(f"{path}: categories {seen[c['id']]!r} and {c['name']!r} share the id {c['id']}; each "
+                              "category needs its own")
+        seen[c["id"]] = c["name"]
+    names = [seen[i] for i in sorted(seen)]
+    if len(set(names)) != len(names):
+        raise SourceError(f"{path}: two categories share a name ({', '.join(names)})")
+    bad = [n for n in names if not n or any(ch.isspace() for ch in n) or n == "O"]
+    if bad:
+        raise SourceError(f"{path}: category names are labels: no spaces, not 'O' ({', '.join(map(repr, bad))})")
+    try:
+        fs.check_words(names, what="categories")
+    except fs.FileRefused as exc:
+        raise SourceError(f"{path}: category {exc.reason}") from None
+    return {i: seen[i] for i in sorted(seen)}
+
+
+def _whole(value: Any) -> bool:
+    """A JSON whole number (never a boolean, a float or a string of digits)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def region_box(bbox, width: int, height: int) -> tuple[int, int, int, int]:
@@ -173,7 +257,7 @@ def regions_document(doc_id: str, image: PageImage, regions: list[dict], categor
         try:
             label = categories[int(ann["category_id"])]
             box = region_box(ann["bbox"], image.width, image.height)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise DocumentError(f"region {k} (annotation id {ann.get('id')!r}) is malformed ({exc})",
                                 doc_id=doc_id, path=source) from None
         words.append(Word(label, box))

@@ -14,16 +14,20 @@ Tesseract (``ocr=True``) or has no words. The test split has no answers:
 its QA pairs have empty answer tuples. DocVQA is not redistributable: the
 user downloads it from https://rrc.cvc.uab.es/?ch=17 and points ``--source``
 at it (or ``$DOGOOD_DATA_DIR/docvqa``).
+
+Files are read through :mod:`dogood.core.fs`: a page's ``image`` is a relative name inside the split folder
+(absolute names, ``..`` and links out are refused), the JSON files are bounded in size and nesting, a page's OCR
+in words (``Limits.page_words``, ``Limits.word_chars``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dogood.core import fs
 from dogood.core.document import Document, PageImage, QAPair, Word
 from dogood.core.errors import DocumentError, SourceError
 from dogood.core.paths import data_dir
@@ -60,22 +64,29 @@ class DocVQASource:
         self.folder = self.root / self.split if (self.root / self.split).is_dir() else self.root
         self.qa_file = _find_qa_file(self.folder, self.split)
         try:
-            data = json.loads(self.qa_file.read_text(encoding="utf-8"))
+            data = fs.read_json(self.qa_file, what="DocVQA question file")
+        except fs.MalformedFile as exc:
+            raise SourceError(f"{self.qa_file}: not valid JSON ({exc.detail})") from None
+        except fs.FileRefused as exc:
+            raise SourceError(str(exc)) from None
+        except OSError as exc:
+            raise SourceError(f"{self.qa_file}: cannot read the question file ({exc.strerror or exc})") from None
+        try:
             entries = data["data"] if isinstance(data, dict) else data
             pages: dict[str, dict[str, Any]] = {}
             for n, q in enumerate(entries):
                 if not isinstance(q, dict) or "image" not in q or "question" not in q:
                     raise SourceError(f"{self.qa_file}: entry {n} needs 'image' and 'question'")
+                try:
+                    fs.relative_name(q["image"], "image", "the split folder")
+                except fs.FileRefused as exc:
+                    raise SourceError(f"{self.qa_file}: entry {n}: {exc.reason}") from None
                 page_id = Path(q["image"]).stem
                 page = pages.setdefault(page_id, {"image": q["image"], "qa": []})
                 answers = q.get("answers") or []
                 if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
                     raise SourceError(f"{self.qa_file}: entry {n} (question {q.get('questionId')}): 'answers' must be a list of strings")
                 page["qa"].append(QAPair(str(q["question"]), tuple(answers), str(q.get("questionId", f"{page_id}-{len(page['qa'])}"))))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise SourceError(f"{self.qa_file}: not valid JSON ({exc})") from None
-        except RecursionError:
-            raise SourceError(f"{self.qa_file}: not valid JSON (nested too deeply)") from None
         except (KeyError, TypeError) as exc:
             raise SourceError(f"{self.qa_file}: not in the DocVQA format ({exc!r})") from None
         self._pages = pages
@@ -87,12 +98,18 @@ class DocVQASource:
         page = self._pages.get(doc_id)
         if page is None:
             raise DocumentError("no such page in the DocVQA split", doc_id=doc_id, path=str(self.qa_file))
-        image_path = self.folder / page["image"]
-        if not image_path.is_file():
+        try:
+            image_path = fs.confine(page["image"], self.folder, "image")
+        except fs.FileRefused as exc:
+            raise DocumentError(exc.reason, doc_id=doc_id, path=str(self.qa_file)) from None
+        if not image_path.exists():
             raise DocumentError("page image is missing", doc_id=doc_id, path=str(image_path))
-        image = PageImage.from_file(image_path)
+        try:
+            image = PageImage.from_file(image_path)
+        except DocumentError as exc:
+            raise DocumentError(exc.reason, doc_id=doc_id, path=exc.path) from None
         ocr_path = self.folder / "ocr_results" / f"{doc_id}.json"
-        if ocr_path.is_file():
+        if ocr_path.exists():
             words = read_ocr_words(ocr_path, image.width, image.height, doc_id)
         elif self.ocr:
             from dogood.page.ocr import ocr_words
@@ -121,7 +138,15 @@ def _find_qa_file(folder: Path, split: str) -> Path:
 def read_ocr_words(path: Path, width: int, height: int, doc_id: str) -> list[Word]:
     """Words of a DocVQA OCR file (Microsoft Read: ``recognitionResults[].lines[].words[]``), boxes clipped to the page."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = fs.read_json(path, what="OCR file")
+    except fs.MalformedFile as exc:
+        raise DocumentError(f"OCR file is not valid JSON ({exc.detail})", doc_id=doc_id, path=str(path)) from None
+    except fs.FileRefused as exc:
+        raise DocumentError(exc.reason, doc_id=doc_id, path=str(path)) from None
+    except OSError as exc:
+        raise DocumentError(f"cannot read the OCR file ({exc.strerror or exc})", doc_id=doc_id, path=str(path)) from None
+    most = fs.limits().page_words
+    try:
         words = []
         for result in data["recognitionResults"]:
             for line in result.get("lines", ()):
@@ -132,10 +157,11 @@ def read_ocr_words(path: Path, width: int, height: int, doc_id: str) -> list[Wor
                     if x1 < x0 or y1 < y0:
                         continue  # entirely off the page
                     words.append(Word(str(w["text"]), (x0, y0, x1, y1)))
+                    if len(words) > most:
+                        break
+        fs.check_words([w.text for w in words])
         return words
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DocumentError(f"OCR file is not valid JSON ({exc})", doc_id=doc_id, path=str(path)) from None
-    except RecursionError:
-        raise DocumentError("OCR file is not valid JSON (nested too deeply)", doc_id=doc_id, path=str(path)) from None
+    except fs.FileRefused as exc:
+        raise DocumentError(exc.reason, doc_id=doc_id, path=str(path)) from None
     except (KeyError, TypeError, ValueError) as exc:
         raise DocumentError(f"OCR file is not in the Microsoft Read format ({exc!r})", doc_id=doc_id, path=str(path)) from None

@@ -11,12 +11,15 @@ not stored: they are derived from its words (the JSON's entity text differs
 from its words joined by spaces in 264 of 9,743 entities, in all but 6 only
 in spacing),
 so shifts that change words cannot leave them stale.
+
+Files are read through :mod:`dogood.core.fs`: regular files only (a FIFO or a device named like an annotation is an
+error naming it, never a wait), an annotation at most ``Limits.json_bytes`` nested at most ``Limits.json_depth``,
+a form of at most ``Limits.page_words`` words of at most ``Limits.word_chars`` characters each.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import shutil
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dogood.core import fs
 from dogood.core.document import Document, Entity, PageImage, Word
 from dogood.core.downloads import download, extract_zip
 from dogood.core.errors import DocumentError, SourceError
@@ -133,8 +137,8 @@ class FunsdSource:
             found = set()
             for doc_id in self.ids():
                 try:
-                    form = json.loads(self.annotation_path(doc_id).read_text(encoding="utf-8")).get("form")
-                except (OSError, ValueError, RecursionError, AttributeError):
+                    form = _read_json(self.annotation_path(doc_id), doc_id).get("form")
+                except (DocumentError, AttributeError):
                     continue
                 for item in form if isinstance(form, list) else ():
                     label = item.get("label") if isinstance(item, dict) else None
@@ -164,11 +168,11 @@ class FunsdSource:
         """A sha256 over the files this split reads: each annotation and image, by relative path and content."""
         digest = hashlib.sha256()
         for doc_id in self.ids():
-            for path in (self.annotation_path(doc_id), self.image_path(doc_id)):
+            for path, limit in ((self.annotation_path(doc_id), "json_bytes"), (self.image_path(doc_id), "image_bytes")):
                 try:
-                    data = path.read_bytes()
-                except OSError:
-                    data = b""  # a missing image is reported when its document is loaded
+                    data = fs.read_bytes(path, limit=limit)
+                except (OSError, fs.FileRefused):
+                    data = b""  # a missing or refused file is reported when its document is loaded
                 name = os.fsencode(path.relative_to(self._dir))  # the file name's bytes, whatever they are
                 digest.update(name + b"\0" + hashlib.sha256(data).hexdigest().encode("ascii") + b"\n")
         return digest.hexdigest()
@@ -201,15 +205,16 @@ class FunsdSource:
 
 
 def _read_json(path: Path, doc_id: str) -> Any:
+    """An annotation through the one reader (:func:`dogood.core.fs.read_json`), every failure a
+    :class:`DocumentError` naming the document and the file."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+        return fs.read_json(path, what="annotation")
     except FileNotFoundError:
         raise DocumentError("annotation file not found", doc_id=doc_id, path=str(path)) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DocumentError(f"malformed JSON ({exc})", doc_id=doc_id, path=str(path)) from None
-    except RecursionError:
-        raise DocumentError("malformed JSON (nested too deeply)", doc_id=doc_id, path=str(path)) from None
+    except fs.MalformedFile as exc:
+        raise DocumentError(f"malformed JSON ({exc.detail})", doc_id=doc_id, path=str(path)) from None
+    except fs.FileRefused as exc:
+        raise DocumentError(exc.reason, doc_id=doc_id, path=str(path)) from None
     except OSError as exc:
         raise DocumentError(f"cannot read the annotation ({exc.strerror or exc})", doc_id=doc_id,
                             path=str(path)) from None
@@ -232,6 +237,7 @@ def parse_funsd(doc_id: str, annotation: Any, image: PageImage, *, source: str |
         raise fail("expected a JSON object with a 'form' list")
     words: list[Word] = []
     entities: list[Entity] = []
+    most = fs.limits().page_words
     for k, item in enumerate(annotation["form"]):
         try:
             label = item["label"]
@@ -262,6 +268,12 @@ def parse_funsd(doc_id: str, annotation: Any, image: PageImage, *, source: str |
             words.append(Word(text, box))
             word_ids.append(len(words) - 1)
         entities.append(Entity(ent_id, label, tuple(word_ids), links))
+        if len(words) > most:  # a form of a million words stops at the first entity beyond the limit
+            break
+    try:
+        fs.check_words([w.text for w in words])
+    except fs.FileRefused as exc:
+        raise fail(exc.reason) from None
     return Document(id=doc_id, image=image, words=tuple(words), entities=tuple(entities), source=source)
 
 

@@ -43,7 +43,8 @@ from typing import Any
 
 from dogood.core.document import Document, PageImage, Word
 from dogood.core.errors import DocumentError, DogoodError, SourceError
-from dogood.sources.rows import entities_from_iob, pixel_box
+from dogood.core import fs
+from dogood.sources.rows import check_normalized, entities_from_iob, pixel_box
 from dogood.core.schema import FULL_COLUMN, FUNSD_LABELS, RVL_CDIP_CLASSES, has_full_record, label_order, row_to_document
 from dogood.sources.ids import ArrowIds, PositionIds
 from dogood.sources.parquet_rows import ParquetRows, is_url, url_fs
@@ -145,7 +146,7 @@ class HFDatasetSource:
         column held as Arrow strings (:class:`ArrowIds`, only that column read)."""
         if not has_id:
             return PositionIds(len(self._rows.ids))
-        return _id_strings(self._rows.column_arrow("id"), self.name)
+        return _id_strings(self._rows.column_arrow("id", max_value_bytes=fs.limits().id_bytes), self.name)
 
     def read_slice(self, start: int, stop: int) -> Iterator[Document]:
         """The documents at positions ``start..stop-1`` of :meth:`ids`, in order; a streaming source reads
@@ -220,6 +221,7 @@ class HFDatasetSource:
                     doc_id=row["id"],
                     path=self.name,
                 )
+            _check_words(tokens, boxes, row["id"], self.name)
             words = tuple(Word(t, pixel_box(b, w, h)) for t, b in zip(tokens, boxes))
             bad = next((t for t in tags if isinstance(t, bool) or not isinstance(t, (int, str))), None)
             if bad is not None:
@@ -241,6 +243,7 @@ class HFDatasetSource:
             raise DocumentError(f"label {label!r} is not an RVL-CDIP class", doc_id=row["id"], path=self.name)
         texts = row.get("tokens", row.get("words"))  # tokens; dogood < 0.2 wrote words
         if texts is not None and row.get("bboxes") is not None:
+            _check_words(texts, row["bboxes"], row["id"], self.name)
             words = tuple(Word(t, pixel_box(b, w, h)) for t, b in zip(texts, row["bboxes"]))
         elif self.ocr:
             from dogood.page.ocr import ocr_words
@@ -379,6 +382,20 @@ def _id_strings(column, where: str) -> ArrowIds:
     if pc.count_distinct(column).as_py() != len(column):
         raise SourceError(f"{where}: the 'id' column has duplicate values")
     return ArrowIds(column)
+
+
+def _check_words(texts: Sequence, boxes: Sequence, doc_id: str, where: str) -> None:
+    """A row's words within the page limits (:func:`dogood.core.fs.check_words`) and its boxes four numbers in
+    0-1000 (:func:`dogood.sources.rows.check_normalized`: refused, never clamped), naming the row."""
+    try:
+        fs.check_words(texts, what="tokens")
+    except fs.FileRefused as exc:
+        raise DocumentError(exc.reason, doc_id=doc_id, path=where) from None
+    for i, box in enumerate(boxes):
+        if (not isinstance(box, (list, tuple)) or len(box) != 4
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in box)):
+            raise DocumentError(f"bboxes[{i}] must be four numbers (0-1000), got {box!r}", doc_id=doc_id, path=where)
+    check_normalized(boxes, doc_id, where)
 
 
 def _check_whole_ids(row: dict[str, Any], doc_id: str, where: str) -> None:

@@ -227,15 +227,25 @@ class ParquetRows:
                 raise SourceError(f"cannot read column {name!r} of {path} ({exc})") from None
         return values
 
-    def column_arrow(self, name: str):
+    def column_arrow(self, name: str, max_value_bytes: int | None = None):
         """One column over every file as an Arrow ``ChunkedArray`` (only that column's chunks are read; no Python
-        object per row)."""
+        object per row).
+
+        ``max_value_bytes``: a bound on each value (an id): the footers are checked first (a row group's
+        column, uncompressed, at most that per row), then the column is read in batches small enough that a
+        batch of the longest value the footer allows stays within 64 MiB, each batch checked as it comes; a
+        value beyond the bound is a :class:`SourceError` naming the file and row (before, ids of megabytes that
+        compress to nothing took gigabytes for a build of three documents)."""
         import pyarrow as pa
 
         chunks = []
         for path, stamp in zip(self.files, self.stamps):
+            pf = _parquet_file(self.fs, path, os.getpid(), stamp)
             try:
-                chunks += _parquet_file(self.fs, path, os.getpid(), stamp).read(columns=[name]).column(name).chunks
+                if max_value_bytes is None:
+                    chunks += pf.read(columns=[name]).column(name).chunks
+                else:
+                    chunks += _bounded_column(pf, path, name, max_value_bytes)
             except (OSError, ValueError) as exc:
                 raise SourceError(f"cannot read column {name!r} of {path} ({exc})") from None
         return pa.chunked_array(chunks) if chunks else pa.chunked_array([], type=self.schema.field(name).type)
@@ -284,20 +294,70 @@ def file_stamp(fs, path: str) -> tuple | None:
 
 
 @functools.lru_cache(maxsize=64)
-def _parquet_file(fs, path: str, pid: int, stamp: tuple | None = None):
+def _parquet_file(filesystem, path: str, pid: int, stamp: tuple | None = None):
     """An open Parquet file of this process (``pid`` in the key: a forked worker opens its own handle, never
-    sharing a file offset with the driver's; ``stamp``, :func:`file_stamp`: a replaced file is opened anew)."""
+    sharing a file offset with the driver's; ``stamp``, :func:`file_stamp`: a replaced file is opened anew). A
+    local file is opened through the one reader (:func:`dogood.core.fs.open_file`: a regular file, never a FIFO
+    waited on); a remote one through its fsspec file system."""
     import pyarrow.parquet as pq
 
+    from dogood.core import fs
+
     try:
-        return pq.ParquetFile(fs.open(path, "rb"))
+        if stamp is not None:  # a local file (file_stamp gives none for a URL)
+            return pq.ParquetFile(fs.open_file(path, max_bytes=1 << 62, what="Parquet file"))
+        return pq.ParquetFile(filesystem.open(path, "rb"))
+    except fs.FileRefused as exc:
+        raise SourceError(f"cannot read Parquet file {path} ({exc.reason})") from None
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise SourceError(f"cannot read Parquet file {path} ({exc})") from None
     except Exception as exc:  # noqa: BLE001 - a remote file system's own error types (see url_fs)
         raise SourceError(f"cannot read Parquet file {path} ({type(exc).__name__}: {exc})") from None
 
 
+def _bounded_column(pf, path: str, name: str, max_value_bytes: int) -> list:
+    """The chunks of column ``name`` of one file, each value at most ``max_value_bytes`` (see
+    :meth:`ParquetRows.column_arrow`)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    meta, largest = pf.metadata, 0
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        sizes = [group.column(c).total_uncompressed_size for c in range(group.num_columns)
+                 if group.column(c).path_in_schema == name]
+        allowed = group.num_rows * (max_value_bytes + 8) + (1 << 20)
+        if sizes and sizes[0] > allowed:
+            raise SourceError(f"{path}: row group {g} declares {sizes[0]} bytes of {name!r} for {group.num_rows} rows, "
+                              f"more than the {max_value_bytes} bytes a value may have (a limit of dogood's: set "
+                              "DOGOOD_LIMIT_ID_BYTES to raise it)")
+        largest = max(largest, sizes[0] if sizes else 0)
+    batch = max(1, min(65536, (64 << 20) // max(largest, 1)))
+    chunks, row = [], 0
+    for part in pf.iter_batches(batch_size=batch, columns=[name], use_threads=False):
+        column = part.column(0)
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type) or pa.types.is_binary(column.type):
+            lengths = pc.binary_length(column)
+            longest = pc.max(lengths).as_py()
+            if longest is not None and longest > max_value_bytes:
+                at = row + pc.index(lengths, longest).as_py()
+                raise SourceError(f"{path}: row {at} has an {name!r} of {longest} bytes, more than the "
+                                  f"{max_value_bytes} it may have (a limit of dogood's: set DOGOOD_LIMIT_ID_BYTES to "
+                                  "raise it)")
+        chunks.append(column)
+        row += len(column)
+    return chunks
+
+
 def _read_group(pf, path: str, group: int, columns: tuple[str, ...] | None) -> list[dict[str, Any]]:
+    from dogood.core import fs
+
+    size = pf.metadata.row_group(group).total_byte_size
+    limit = fs.limits().parquet_group_bytes
+    if size > limit:
+        raise SourceError(f"cannot read row group {group} of {path}: it declares {size} bytes uncompressed, more than "
+                          f"the {limit} a row group may have (a limit of dogood's: set DOGOOD_LIMIT_PARQUET_GROUP_BYTES "
+                          "to raise it)")
     try:
         return pf.read_row_group(group, columns=None if columns is None else list(columns)).to_pylist()
     except (OSError, ValueError) as exc:

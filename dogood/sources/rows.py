@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from dogood.core import fs
 from dogood.core.boxes import Box, normalize_boxes
 from dogood.core.document import (DEEP_MODES, PAGE_MODES, Document, Entity, PageImage, Word, as_page_image,
                                   pixel_scale, standard_pixels)
@@ -46,10 +47,37 @@ def pixel_box(box: Sequence[int], width: int, height: int) -> Box:
     ``ceil(x * size / 1000)`` is the first pixel whose ``int(1000 * p / size)`` reaches ``x``, so a box
     normalised from pixels on a page of this size comes back to the same 0-1000 values: an unshifted word
     keeps its ``bboxes`` exactly (``denormalize_box`` rounds, which can land one unit lower on pages
-    narrower than 1000 pixels). Values out of 0-1000 are clamped.
+    narrower than 1000 pixels). Values out of 0-1000 are clamped (the row readers refuse them first:
+    :func:`check_normalized`).
     """
     sizes = (width, height, width, height)
     return tuple(min(s, math.ceil(min(1000, max(0, int(v))) * s / 1000)) for v, s in zip(box, sizes))  # type: ignore[return-value]
+
+
+def check_normalized(boxes: Sequence[Sequence[float]], doc_id: str, where: str | None = None):
+    """Refuse a row whose ``bboxes`` leave 0-1000 (a :class:`DocumentError` naming the row, the token and the
+    box): such a box cannot be placed on the page, and clamping it (``[405, 1035, 513, 1077]`` to
+    ``[405, 1000, 513, 1000]``, a box of no height) would change the data without a word. ``boxes`` are four
+    numbers each (checked before). Returns them as an ``n x 4`` integer array when they are integers (for
+    :func:`pixel_boxes`, which then converts nothing again), else ``None``."""
+    if not len(boxes):
+        return None
+    try:
+        arr = np.asarray(boxes)
+    except (ValueError, TypeError, OverflowError):
+        arr = None
+    if arr is not None and arr.dtype.kind in "iuf" and arr.ndim == 2 and arr.shape[1] == 4:
+        if arr.min() >= 0 and arr.max() <= 1000:
+            return arr if arr.dtype.kind in "iu" else None
+        i = int(np.flatnonzero(((arr < 0) | (arr > 1000)).any(axis=1))[0])
+    else:
+        bad = next((k for k, b in enumerate(boxes) if any(not 0 <= float(v) <= 1000 for v in b)), None)
+        if bad is None:
+            return None
+        i = bad
+    box = boxes[i].tolist() if isinstance(boxes[i], np.ndarray) else list(boxes[i])
+    raise DocumentError(f"bboxes[{i}] {box} is outside 0-1000 (normalised boxes lie on the page: 0 <= x, y <= "
+                        "1000); dogood refuses it rather than clamp it", doc_id=doc_id, path=where)
 
 
 def pixel_boxes(boxes: Sequence[Sequence[int]], width: int, height: int) -> list[Box]:
@@ -148,19 +176,24 @@ def _row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str], c
         raise DocumentError(f"{text_column}[{bad}] must be text, got {texts[bad]!r}", doc_id=doc_id)
     if not _int_boxes(boxes):  # (boxes of four plain integers, as rows have them, need no check one by one)
         boxes = [_box(b, i, doc_id) for i, b in enumerate(boxes)]
+    table = check_normalized(boxes, doc_id)  # the boxes as one integer array, reused below
+    try:
+        fs.check_words(texts, what=text_column or "tokens")
+    except fs.FileRefused as exc:
+        raise DocumentError(exc.reason, doc_id=doc_id) from None
     if schema == "funsd":
         if not len(texts) == len(boxes) == len(tags):
             raise DocumentError(f"{text_column or 'tokens'}, bboxes and ner_tags differ in length "
                                 f"({len(texts)}, {len(boxes)}, {len(tags)})", doc_id=doc_id)
         names = _tag_names(tags, tag_names, doc_id)
-        words = tuple(map(Word, texts, pixel_boxes(boxes, w, h)))
+        words = tuple(map(Word, texts, pixel_boxes(boxes if table is None else table, w, h)))
         entities = entities_from_iob(names, doc_id)
         doc = _record(doc_id, image, words, entities)
         level = box_level or _hub_box_level(boxes, entities)
         return doc, RowLayout(schema, False, text_column, level, tags_as_names, False, mode, image_was, scale, ndim)
     if texts and len(texts) != len(boxes):
         raise DocumentError(f"{text_column} and bboxes differ in length ({len(texts)}, {len(boxes)})", doc_id=doc_id)
-    words = tuple(Word(str(t), b) for t, b in zip(texts, pixel_boxes(boxes, w, h)))
+    words = tuple(Word(str(t), b) for t, b in zip(texts, pixel_boxes(boxes if table is None else table, w, h)))
     if not words and ocr:
         from dogood.page.ocr import ocr_words
 
@@ -173,7 +206,7 @@ def _row_to_doc(row: dict[str, Any], doc_id: str, *, tag_names: Sequence[str], c
 def _record(doc_id: str, image: PageImage, words: tuple[Word, ...], entities: tuple[Entity, ...]) -> Document:
     """``Document(doc_id, image, words, entities)`` for parts read from a row: the entities, made from IOB tags
     of the words (:func:`entities_from_iob`), are valid by construction and the boxes lie inside the page
-    (:func:`pixel_boxes` clamps them), so only what a row can get wrong is checked, at once (a non-empty id,
+    (:func:`check_normalized` refused any outside 0-1000), so only what a row can get wrong is checked, at once (a non-empty id,
     a positive page size, valid UTF-8, no box of negative size); when one of these fails, the
     :class:`Document` is built as usual and raises its own error."""
     sizes = np.array([w.box for w in words], dtype=np.int64).reshape(-1, 4)

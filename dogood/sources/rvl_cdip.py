@@ -38,6 +38,7 @@ from pathlib import Path, PurePosixPath
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
+from dogood.core import fs
 from dogood.core.document import Document, PageImage
 from dogood.core.schema import RVL_CDIP_CLASSES
 from dogood.core.errors import DocumentError, DogoodError, SourceError
@@ -163,15 +164,20 @@ class RvlCdipSource:
         return label_ids(self.labels_path)
 
     def image_path(self, doc_id: str) -> Path:
-        """The image file of a document: ``root/path``, else ``root/images/path``."""
+        """The image file of a document: ``root/path``, else ``root/images/path``; inside the root either way
+        (:func:`dogood.core.fs.confine`: a link out of it is a :class:`DocumentError`)."""
         entry = self._entry(doc_id)
         root = Path(self.root)
-        direct = root / entry.path
-        if direct.is_file():
-            return direct
-        under_images = root / "images" / entry.path
-        if under_images.is_file():
-            return under_images
+        try:
+            direct = fs.confine(entry.path, root, "image path")
+            if direct.exists():
+                return direct
+            under_images = fs.confine(entry.path, root / "images", "image path")
+            if under_images.exists():
+                return under_images
+        except fs.FileRefused as exc:
+            raise DocumentError(f"{exc.reason} (listed in {self.labels_path}, line {entry.line})", doc_id=doc_id,
+                                path=str(root / entry.path)) from None
         raise DocumentError(
             f"image file not found (listed in {self.labels_path}, line {entry.line}; "
             f"also looked for {under_images})",
@@ -308,8 +314,8 @@ def read_labels(path: str | Path) -> dict[str, LabelEntry]:
     """Parse a labels file of ``path label`` lines into document id -> :class:`LabelEntry`.
 
     Blank lines are skipped. A line without a path and an integer label, a
-    label outside 0-15 or a path listed twice raises :class:`SourceError`
-    naming the file and line. Parsed files are kept in memory (keyed by path,
+    label outside 0-15, a path that leaves the folder (absolute, ``..``) or a
+    path listed twice raises :class:`SourceError` naming the file and line. Parsed files are kept in memory (keyed by path,
     size and modification time), so each process reads a file once.
     """
     path = Path(path)
@@ -343,9 +349,10 @@ def _local_folder(location: str) -> Path | None:
 @functools.lru_cache(maxsize=8)
 def _read_labels_cached(resolved: str, size: int, mtime_ns: int, shown: str) -> dict[str, LabelEntry]:
     try:
-        with open(resolved, encoding="utf-8-sig") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
+        text = fs.read_text(resolved, what="labels file", encoding="utf-8-sig")
+    except fs.FileRefused as exc:
+        raise SourceError(f"cannot read RVL-CDIP labels file {shown} ({exc.reason})") from None
+    except OSError as exc:
         raise SourceError(f"cannot read RVL-CDIP labels file {shown} ({exc})") from None
     entries: dict[str, LabelEntry] = {}
     for n, raw in enumerate(text.splitlines(), start=1):
@@ -365,6 +372,10 @@ def _read_labels_cached(resolved: str, size: int, mtime_ns: int, shown: str) -> 
                 f"{shown}, line {n}: label {label} is outside 0-{len(RVL_CDIP_CLASSES) - 1} (in {raw!r})"
             )
         rel = rel.strip().replace("\\", "/")
+        try:
+            fs.relative_name(rel, "image path", "the RVL-CDIP folder")
+        except fs.FileRefused as exc:
+            raise SourceError(f"{shown}, line {n}: {exc.reason}") from None
         doc_id = str(PurePosixPath(rel).with_suffix("")) if PurePosixPath(rel).suffix else rel
         if doc_id in entries:
             raise SourceError(

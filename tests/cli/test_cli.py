@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from dogood.cli import main
+from dogood.pipeline.recipe import load_recipe
 
 
 def test_list_shows_every_recipe_on_one_line(capsys):
@@ -20,7 +21,9 @@ def test_list_shows_every_recipe_on_one_line(capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     names = [line.split()[0] for line in lines]
     assert {"funsd", "funsd-l", "rvl-cdip-l"} <= set(names)
-    assert any(line.startswith("funsd-l v2.0.0 [funsd: test] 8 config(s): FUNSD-L") for line in lines)
+    layout = load_recipe("funsd-l")
+    head = f"funsd-l v{layout.version} [funsd: test] {len(layout.configs)} config(s): FUNSD-L"
+    assert any(line.startswith(head) for line in lines)
 
 
 def test_build_then_load(funsd_dir, tmp_path, capsys):
@@ -28,7 +31,9 @@ def test_build_then_load(funsd_dir, tmp_path, capsys):
     code = main(["build", "funsd-l", "--source", str(funsd_dir), "--out", str(out), "--limit", "3", "--quiet"])
     assert code == 0
     said = capsys.readouterr().out
-    assert "built funsd-l v2.0.0: 3 test documents x 8 config(s) (merge, " in said  # move too: the baseline scores
+    layout = load_recipe("funsd-l")
+    assert f"built funsd-l v{layout.version}: 3 test documents x {len(layout.configs)} config(s) (merge, " in said
+    assert datasets.load_dataset(str(out), "dg_move", split="test").num_rows == 3  # the repo's strength test
     assert datasets.load_dataset(str(out), "merge", split="test").num_rows == 3
     assert datasets.load_dataset(str(out), "move", split="test").num_rows == 3
     # a second build into the same folder is refused with a clear message, exit 1

@@ -5,7 +5,13 @@ from __future__ import annotations
 import nltk
 import pytest
 
-from dogood.eval.metrics import anls, anls_scores, document_links, funsd_linking_scores, levenshtein
+from dogood.eval.metrics import (
+    anls,
+    anls_scores,
+    document_links,
+    funsd_linking_scores,
+    levenshtein,
+)
 
 
 @pytest.mark.parametrize(

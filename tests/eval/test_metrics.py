@@ -8,10 +8,14 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+
+pytest.importorskip("hypothesis")  # the test extra
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 from dogood.core.document import Document, Entity, PageImage, Word
+from dogood.core.schema import FUNSD_NER_TAGS
 from dogood.eval.metrics import (
     accuracy,
     anls,
@@ -25,13 +29,17 @@ from dogood.eval.metrics import (
     levenshtein,
     linking_scores,
     linking_scores_many,
-    word_groups,
     word_grouping_ari,
+    word_groups,
 )
-from dogood.core.schema import FUNSD_NER_TAGS
 
 seqeval = pytest.importorskip("seqeval.metrics")
-from seqeval.metrics import classification_report, f1_score, precision_score, recall_score  # noqa: E402
+from seqeval.metrics import (  # noqa: E402
+    classification_report,
+    f1_score,
+    precision_score,
+    recall_score,
+)
 from seqeval.metrics.sequence_labeling import get_entities  # noqa: E402
 
 TOL = 1e-12

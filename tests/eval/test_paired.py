@@ -10,12 +10,20 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dogood.pipeline.build import build
 from dogood.cli import main
-from dogood.eval import (EvalError, EvalReport, as_datasets, blind_spot, bootstrap_values, evaluate, families_of,
-                             percentile_interval)
+from dogood.eval import (
+    EvalError,
+    EvalReport,
+    as_datasets,
+    blind_spot,
+    bootstrap_values,
+    evaluate,
+    families_of,
+    percentile_interval,
+)
 from dogood.measures.factors import FACTORS
 from dogood.models.predictions import Prediction
+from dogood.pipeline.build import build
 from dogood.pipeline.recipe import load_recipe
 
 # -- an image-shift config against the full ID set: a pixel-blind model drops exactly 0 ---------------------
@@ -33,8 +41,8 @@ def test_pixel_blind_model_drops_exactly_zero_on_the_shared_documents(natural5, 
     report = evaluate(trained_baseline, "funsd", f"{natural5}:natural", resamples=200)
     ood = report.ood[0]
     assert ood["documents"] == 5 and ood["paired"] == {"shared": 5, "id_only": 45, "ood_only": 0}
-    assert ood["drop"] == 0.0 and ood["value"] == ood["id_value"]
-    assert ood["ci"]["drop"] == [0.0, 0.0] and ood["drop_excludes_zero"] is False
+    assert ood["change"] == 0.0 and ood["value"] == ood["id_value"]
+    assert ood["ci"]["change"] == [0.0, 0.0] and ood["change_excludes_zero"] is False
     assert report.id["documents"] == 5  # only the ID documents some OOD set shares are scored
     assert ood["families"] == ["image"] and ood["shifts"] == ["natural_background"]
     # the build measured that `natural` changed only pixels (ink inside boxes, background): the CRF sees none
@@ -51,7 +59,7 @@ def test_pixel_blind_model_drops_exactly_zero_on_the_shared_documents(natural5, 
     loaded = datasets.load_dataset(str(natural5), "natural", split="test")
     for spec in (loaded, [str(natural5)], (x for x in [f"{natural5}:natural"])):
         again = evaluate(trained_baseline, "funsd", spec, resamples=200)
-        assert len(again.ood) == 1 and again.ood[0]["value"] == ood["value"] and again.ood[0]["drop"] == 0.0
+        assert len(again.ood) == 1 and again.ood[0]["value"] == ood["value"] and again.ood[0]["change"] == 0.0
         assert again.ood[0]["ci"] == ood["ci"] and again.ood[0]["families"] == ["image"]
 
 
@@ -62,7 +70,7 @@ def test_cli_warns_or_refuses_when_the_ids_differ(natural5, trained_baseline, tm
     err = capsys.readouterr().err
     assert "dogood: warning: funsd-i/natural and funsd hold different documents: scored on the 5 they share" in err
     data = json.loads((tmp_path / "r" / "report.json").read_text())
-    assert data["datasets"][1]["drop"] == 0.0 and data["bootstrap"] == {"resamples": 50, "seed": 0, "confidence": 0.95}
+    assert data["datasets"][1]["change"] == 0.0 and data["bootstrap"] == {"resamples": 50, "seed": 0, "confidence": 0.95}
     assert main([*common, "--out", str(tmp_path / "s"), "--require-same-ids"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("dogood: error: ID dataset 'funsd' and OOD dataset 'funsd-i/natural' hold different documents: "
@@ -159,7 +167,7 @@ def test_bootstrap_interval_equals_a_hand_computation():
     id_counts = {"a": (2, 2, 2), "b": (3, 3, 3), "c": (1, 1, 1)}
     ood_counts = {"a": (1, 1, 2), "b": (3, 4, 3), "c": (1, 1, 1)}
     ids = ["a", "b", "c"]
-    assert ood["id_value"] == 1.0 and ood["value"] == pytest.approx(_micro_f1(5, 6, 6))  # 10/12
+    assert ood["id_value"] == 100.0 and ood["value"] == pytest.approx(100 * _micro_f1(5, 6, 6))  # 10/12
     # the scheme, by hand: default_rng(seed); B times draw 3 documents with replacement; micro F1 of the draw
     rng = np.random.default_rng(seed)
     id_f1, ood_f1 = [], []
@@ -167,25 +175,25 @@ def test_bootstrap_interval_equals_a_hand_computation():
         drawn = [ids[k] for k in rng.integers(0, 3, size=3)]
         for counts, out in ((id_counts, id_f1), (ood_counts, ood_f1)):
             tp, n_pred, n_gold = (sum(counts[d][j] for d in drawn) for j in range(3))
-            out.append(_micro_f1(tp, n_pred, n_gold))
-    drops = [i - o for i, o in zip(id_f1, ood_f1)]
-    assert ood["ci"]["value"] == pytest.approx(list(np.percentile(ood_f1, [2.5, 97.5])), abs=1e-12)
-    assert ood["ci"]["drop"] == pytest.approx(list(np.percentile(drops, [2.5, 97.5])), abs=1e-12)
-    assert ood["ci"]["id_value"] == [1.0, 1.0] and report.id["ci"]["value"] == [1.0, 1.0]
-    assert ood["drop_excludes_zero"] == (ood["ci"]["drop"][0] > 0)
+            out.append(100 * _micro_f1(tp, n_pred, n_gold))
+    changes = [o - i for i, o in zip(id_f1, ood_f1)]
+    assert ood["ci"]["value"] == pytest.approx(list(np.percentile(ood_f1, [2.5, 97.5])), abs=1e-10)
+    assert ood["ci"]["change"] == pytest.approx(list(np.percentile(changes, [2.5, 97.5])), abs=1e-10)
+    assert ood["ci"]["id_value"] == [100.0, 100.0] and report.id["ci"]["value"] == [100.0, 100.0]
+    assert ood["change_excludes_zero"] == (ood["ci"]["change"][1] < 0)
     assert ood["paired"] == {"shared": 3, "id_only": 0, "ood_only": 0} and ood["pairing"] == "paired"
     assert report.warnings == []
     # the micro F1 of a resample is not the mean of per-document F1: document a alone weighs less than b
-    assert ood["value"] != pytest.approx(np.mean([_micro_f1(*ood_counts[d]) for d in ids]))
+    assert ood["value"] != pytest.approx(100 * np.mean([_micro_f1(*ood_counts[d]) for d in ids]))
 
 
 def test_bootstrap_of_identical_documents_is_degenerate():
     stats = np.array([[1, 2, 2]] * 4)  # every document: F1 = 2*0.5*0.5/1 = 0.5
     (vals,) = bootstrap_values("token", [stats], 100, 0)
-    assert percentile_interval(vals, 0.95) == [0.5, 0.5]
-    acc = np.array([[1], [1], [1]])
+    assert percentile_interval(vals, 0.95) == [50.0, 50.0]
+    acc = np.array([[1, 1], [1, 1], [1, 1]])  # (right, documents) per document
     (vals,) = bootstrap_values("document", [acc], 50, 3)
-    assert percentile_interval(vals, 0.9) == [1.0, 1.0]
+    assert percentile_interval(vals, 0.9) == [100.0, 100.0]
 
 
 def test_datasets_objects_and_kieval():
@@ -194,11 +202,11 @@ def test_datasets_objects_and_kieval():
     model = Scripted({"a": GOLD["a"], "b": ["B-HEADER", "O", "B-QUESTION", "O"], "c": ["O", "O"]})
     report = evaluate(model, id_ds, id_ds, resamples=0, kieval=True)
     # entities found: a 2/2, b 2/3, c 0/1 -> tp 4, pred 4, gold 6; KIEval at entity level gives the same here
-    assert report.id["f1"] == pytest.approx(_micro_f1(4, 4, 6))
+    assert report.id["f1"] == pytest.approx(100 * _micro_f1(4, 4, 6))
     k = report.id["kieval"]
-    assert (k["tp"], k["fp"], k["fn"]) == (4, 0, 2) and k["f1"] == pytest.approx(0.8)
-    assert k["aligned"] == pytest.approx(4 / (4 + 2))  # two additions to correct
-    assert report.ood[0]["drop"] == 0.0 and "ci" not in report.ood[0] and report.bootstrap is None
+    assert (k["tp"], k["fp"], k["fn"]) == (4, 0, 2) and k["f1"] == pytest.approx(80.0)
+    assert k["aligned"] == pytest.approx(100 * 4 / (4 + 2))  # two additions to correct
+    assert report.ood[0]["change"] == 0.0 and "ci" not in report.ood[0] and report.bootstrap is None
     md = report.to_markdown()
     assert "## KIEval (entity level)" in md and "KIEval Group F1 needs" in md
     with pytest.raises(EvalError, match="DatasetDict has no split 'test'"):
@@ -219,26 +227,47 @@ def test_no_shared_document_is_scored_unpaired():
 
 
 def test_family_and_dataset_means():
-    def row(name, config, families, drop):
-        return {"dataset": f"{name}/{config}", "config": config, "families": families, "drop": drop}
+    def row(name, config, families, change, note=None):
+        return {"dataset": f"{name}/{config}", "config": config, "families": families, "change": change,
+                "note": note}
 
     report = EvalReport("m", "token", id={}, ood=[
-        row("funsd-i", "natural", ["image"], 0.10),
-        row("funsd-i", "distort_reocr", ["image", "layout"], 0.30),
-        row("funsd-l", "merge", ["layout"], 0.20),
-        row("funsd-t", "typo", ["text"], 0.05),
+        row("funsd-i", "natural", ["image"], -10.0),
+        row("funsd-i", "distort_reocr", ["image", "layout"], -30.0),
+        row("funsd-l", "merge", ["layout"], -20.0),
+        row("funsd-t", "typo", ["text"], -5.0),
     ])
     agg = report.aggregates()
     assert agg["family"] == [
-        {"family": "image", "configs": 2, "mean_drop": pytest.approx(0.20)},
-        {"family": "text", "configs": 1, "mean_drop": pytest.approx(0.05)},
-        {"family": "layout", "configs": 2, "mean_drop": pytest.approx(0.25)},
+        {"family": "image", "configs": 2, "blind": 0, "mean_change": pytest.approx(-20.0)},
+        {"family": "text", "configs": 1, "blind": 0, "mean_change": pytest.approx(-5.0)},
+        {"family": "layout", "configs": 2, "blind": 0, "mean_change": pytest.approx(-25.0)},
     ]
     assert agg["dataset"] == [
-        {"dataset": "funsd-i", "configs": 2, "mean_drop": pytest.approx(0.20)},
-        {"dataset": "funsd-l", "configs": 1, "mean_drop": pytest.approx(0.20)},
-        {"dataset": "funsd-t", "configs": 1, "mean_drop": pytest.approx(0.05)},
+        {"dataset": "funsd-i", "configs": 2, "blind": 0, "mean_change": pytest.approx(-20.0)},
+        {"dataset": "funsd-l", "configs": 1, "blind": 0, "mean_change": pytest.approx(-20.0)},
+        {"dataset": "funsd-t", "configs": 1, "blind": 0, "mean_change": pytest.approx(-5.0)},
     ]
+
+
+def test_means_leave_out_configs_the_model_does_not_see():
+    """Rotation's -20.37 beside four pixel-only configs the model cannot see (+0.00): the image mean is -20.37 over
+    the one config it sees, the four counted apart, and the Markdown says so."""
+    def row(config, change, note=None):
+        return {"dataset": f"funsd-i/{config}", "config": config, "families": ["image"], "change": change,
+                "value": 50.0 + change, "id_value": 50.0, "relative_change": change / 0.5, "note": note,
+                "documents": 5, "split": "test", "location": "x"}
+
+    blind = "measured changes only ink, which the model does not see (it sees layout, text)"
+    report = EvalReport("m", "token", id={"dataset": "funsd", "value": 50.0, "f1": 50.0, "documents": 5,
+                                          "split": "test", "location": "x"},
+                        ood=[row("rotation", -20.37)] + [row(c, 0.0, blind) for c in ("a", "b", "c", "d")])
+    (image,) = report.aggregates()["family"]
+    assert image == {"family": "image", "configs": 1, "blind": 4, "mean_change": pytest.approx(-20.37)}
+    assert "| image shifts | 1 | 4 | -20.37 |" in report.to_markdown()
+    only_blind = EvalReport("m", "token", id=report.id, ood=report.ood[1:])
+    (image,) = only_blind.aggregates()["family"]
+    assert image["configs"] == 0 and image["blind"] == 4 and image["mean_change"] is None
 
 
 def test_families_and_blind_spots():
@@ -312,14 +341,15 @@ def test_docvqa_anls_paired_with_the_convention_named():
     id_ds, ood_ds = _docvqa(gold), _docvqa(gold, shift="word_perturbation")
     model = Answers({"p": {"1": "ab", "2": "lobo"}, "r": {}})  # NL exactly 0.5; exact; unanswered
     paper = evaluate(model, id_ds, ood_ds, resamples=0)
-    assert paper.task == "qa" and paper.id["anls"] == pytest.approx((0 + 1 + 0) / 3) and paper.id["questions"] == 3
+    assert paper.task == "qa" and paper.id["anls"] == pytest.approx(100 * (0 + 1 + 0) / 3) and paper.id["questions"] == 3
     official = evaluate(model, id_ds, ood_ds, resamples=20, anls_official=True)
-    assert official.id["anls"] == pytest.approx((0.5 + 1 + 0) / 3)
+    assert official.id["anls"] == pytest.approx(100 * (0.5 + 1 + 0) / 3)
     ood = official.ood[0]
-    assert ood["drop"] == 0.0 and ood["ci"]["drop"] == [0.0, 0.0] and ood["families"] == ["text"]
+    assert ood["change"] == 0.0 and ood["ci"]["change"] == [0.0, 0.0] and ood["families"] == ["text"]
     assert ood["note"] is None  # the model sees text
     assert "official DocVQA/RRC scorer" in official.to_markdown() and "paper formula" in paper.to_markdown()
     assert "| Dataset | Role | Split | Docs | Questions | ANLS" in paper.to_markdown()
+    assert "OOD detection" not in paper.to_markdown()  # answers carry no confidence
 
 
 # -- RVL-CDIP-style: accuracy intervals by hand, an image-only model on a text shift -------------------------
@@ -365,12 +395,12 @@ def test_accuracy_interval_by_hand_and_an_image_only_model_on_a_text_shift(monke
     monkeypatch.setattr(ood.source, "load", lambda i, load=ood.source.load: _with_shift(load(i), "word_perturbation"))
     report = evaluate(model, _hub_rvl(gold), ood, resamples=100, seed=1)
     row = report.ood[0]
-    assert report.id["accuracy"] == 0.5 and row["value"] == 0.5 and row["drop"] == 0.0
+    assert report.id["accuracy"] == 50.0 and row["value"] == 50.0 and row["change"] == 0.0
     right = {"1": 1, "2": 1, "3": 0, "4": 0}
     rng = np.random.default_rng(1)
-    acc = [sum(right[str(k + 1)] for k in rng.integers(0, 4, size=4)) / 4 for _ in range(100)]
+    acc = [100 * (sum(right[str(k + 1)] for k in rng.integers(0, 4, size=4)) / 4) for _ in range(100)]
     assert report.id["ci"]["value"] == pytest.approx(list(np.percentile(acc, [2.5, 97.5])), abs=1e-12)
-    assert row["ci"]["value"] == report.id["ci"]["value"] and row["ci"]["drop"] == [0.0, 0.0]
+    assert row["ci"]["value"] == report.id["ci"]["value"] and row["ci"]["change"] == [0.0, 0.0]
     assert row["families"] == ["text"] and row["note"] is None  # not a dogood build: no factor table, no note
 
 
@@ -412,12 +442,12 @@ def test_mean_drop_interval_resamples_the_documents_once_for_all_configs():
     means = []
     for _ in range(150):
         drawn = [ids[k] for k in rng.integers(0, 4, size=4)]
-        f1 = [_micro_f1(*(sum(c[d][j] for d in drawn) for j in range(3))) for c in counts]
-        means.append(((f1[0] - f1[1]) + (f1[0] - f1[2])) / 2)
+        f1 = [100 * _micro_f1(*(sum(c[d][j] for d in drawn) for j in range(3))) for c in counts]
+        means.append(((f1[1] - f1[0]) + (f1[2] - f1[0])) / 2)
     (agg,) = report.aggregates()["dataset"]
     assert agg["dataset"] == "x" and agg["configs"] == 2
-    assert agg["mean_drop"] == pytest.approx((report.ood[0]["drop"] + report.ood[1]["drop"]) / 2)
-    assert agg["ci"] == pytest.approx(list(np.percentile(means, [2.5, 97.5])), abs=1e-12)
+    assert agg["mean_change"] == pytest.approx((report.ood[0]["change"] + report.ood[1]["change"]) / 2)
+    assert agg["ci"] == pytest.approx(list(np.percentile(means, [2.5, 97.5])), abs=1e-10)
     assert "| all of x | 2 |" in report.to_markdown()
 
 

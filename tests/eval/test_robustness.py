@@ -1,4 +1,4 @@
-"""dogood eval, issue 18 part 4: severity curves, mean relative drop, corruption error vs a reference, plots."""
+"""dogood eval, issue 18 part 4: severity curves, mean relative change, corruption error vs a reference, plots."""
 
 from __future__ import annotations
 
@@ -9,51 +9,59 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dogood.pipeline.build import build
 from dogood.cli import main
-from dogood.eval import evaluate
-from dogood.pipeline.recipe import load_recipe
 from dogood.core.schema import iob_tags
-from dogood.eval.robustness import (REFERENCE_FLOOR, corruption_error, floor_note, mean_relative_drop,
-                                    reference_degradation, relative_corruption_error, split_severity, sweep_family)
+from dogood.eval import evaluate
+from dogood.eval.robustness import (
+    REFERENCE_FLOOR,
+    corruption_error,
+    floor_note,
+    mean_relative_change,
+    reference_degradation,
+    relative_corruption_error,
+    split_severity,
+    sweep_family,
+)
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import load_recipe
 
 # -- the formulas, by hand -------------------------------------------------------------------------------------
 
-MODEL = [0.70, 0.50, 0.25]  # a model's scores at severities 1..3
-MODEL_ID = 0.80
-REF = [0.60, 0.40, 0.20]  # the reference's scores on the same documents
-REF_ID = 0.75
+MODEL = [70.0, 50.0, 25.0]  # a model's scores at severities 1..3, in percent
+MODEL_ID = 80.0
+REF = [60.0, 40.0, 20.0]  # the reference's scores on the same documents
+REF_ID = 75.0
 
 
 def test_corruption_error_is_the_ratio_of_summed_errors():
-    # errors 0.3, 0.5, 0.75 against 0.4, 0.6, 0.8
-    assert corruption_error(MODEL, REF) == ((1 - 0.70) + (1 - 0.50) + (1 - 0.25)) / ((1 - 0.60) + (1 - 0.40) + (1 - 0.20))
-    assert corruption_error(MODEL, REF) == pytest.approx(1.55 / 1.8, abs=1e-15)
+    # errors 30, 50, 75 against 40, 60, 80
+    assert corruption_error(MODEL, REF) == ((100 - 70.0) + (100 - 50.0) + (100 - 25.0)) / ((100 - 60.0) + (100 - 40.0) + (100 - 20.0))
+    assert corruption_error(MODEL, REF) == pytest.approx(155 / 180, abs=1e-15)
     assert corruption_error(REF, REF) == 1.0
 
 
 def test_relative_corruption_error_sums_each_severitys_gap_to_the_clean_error():
     got = relative_corruption_error(MODEL, [MODEL_ID] * 3, REF, [REF_ID] * 3)
-    gaps = ((1 - 0.70) - (1 - 0.80)) + ((1 - 0.50) - (1 - 0.80)) + ((1 - 0.25) - (1 - 0.80))
-    ref_gaps = ((1 - 0.60) - (1 - 0.75)) + ((1 - 0.40) - (1 - 0.75)) + ((1 - 0.20) - (1 - 0.75))
+    gaps = ((100 - 70.0) - (100 - 80.0)) + ((100 - 50.0) - (100 - 80.0)) + ((100 - 25.0) - (100 - 80.0))
+    ref_gaps = ((100 - 60.0) - (100 - 75.0)) + ((100 - 40.0) - (100 - 75.0)) + ((100 - 20.0) - (100 - 75.0))
     assert got == gaps / ref_gaps
-    assert got == pytest.approx(0.95 / 1.05, abs=1e-15)
+    assert got == pytest.approx(95 / 105, abs=1e-15)
     # a reference whose errors do not grow: undefined, not infinite
     assert math.isnan(relative_corruption_error(MODEL, [MODEL_ID] * 3, [REF_ID] * 3, [REF_ID] * 3))
 
 
-def test_mean_relative_drop():
-    got = mean_relative_drop([MODEL_ID] * 3, MODEL)
-    assert got == ((0.80 - 0.70) / 0.80 + (0.80 - 0.50) / 0.80 + (0.80 - 0.25) / 0.80) / 3
-    assert got == pytest.approx((0.125 + 0.375 + 0.6875) / 3, abs=1e-15)
-    assert mean_relative_drop([0.5, 0.4], [0.5, 0.4]) == 0.0
+def test_mean_relative_change():
+    got = mean_relative_change([MODEL_ID] * 3, MODEL)
+    assert got == 100 * (((70.0 - 80.0) / 80.0 + (50.0 - 80.0) / 80.0 + (25.0 - 80.0) / 80.0) / 3)
+    assert got == pytest.approx(-100 * (0.125 + 0.375 + 0.6875) / 3, abs=1e-12)
+    assert mean_relative_change([50.0, 40.0], [50.0, 40.0]) == 0.0
 
 
 def test_the_formulas_take_bootstrap_arrays_elementwise():
-    a = [np.array([0.7, 0.6]), np.array([0.5, 0.5])]
-    r = [np.array([0.6, 0.6]), np.array([0.4, 0.5])]
+    a = [np.array([70.0, 60.0]), np.array([50.0, 50.0])]
+    r = [np.array([60.0, 60.0]), np.array([40.0, 50.0])]
     ce = corruption_error(a, r)
-    assert ce.tolist() == [corruption_error([0.7, 0.5], [0.6, 0.4]), corruption_error([0.6, 0.5], [0.6, 0.5])]
+    assert ce.tolist() == [corruption_error([70.0, 50.0], [60.0, 40.0]), corruption_error([60.0, 50.0], [60.0, 50.0])]
 
 
 def test_severity_config_names():
@@ -137,8 +145,8 @@ def test_eval_reports_severity_curves_equal_to_the_per_config_scores(sweep, trai
         assert sw["severities"] == [1, 2, 3] and sw["same_documents"] is True
         for point in sw["curve"]:
             row = rows[point["config"]]
-            assert point["value"] == row["value"] and point["drop"] == row["drop"]
-            assert point["ci"] == row["ci"]["value"] and point["drop_ci"] == row["ci"]["drop"]
+            assert point["value"] == row["value"] and point["change"] == row["change"]
+            assert point["ci"] == row["ci"]["value"] and point["change_ci"] == row["ci"]["change"]
             assert point["documents"] == 4
         values = [rows[f"{sw['config']}@{s}"]["value"] for s in (1, 2, 3)]
         clean = rows[f"{sw['config']}@1"]["id_value"]
@@ -146,7 +154,7 @@ def test_eval_reports_severity_curves_equal_to_the_per_config_scores(sweep, trai
         ref = [ref_rows[f"{sw['config']}@{s}"]["value"] for s in (1, 2, 3)]
         ref_clean = as_model.id["f1"]
         assert sw["reference"]["values"] == ref and sw["reference"]["id_value"] == ref_clean
-        assert sw["mean_relative_drop"] == mean_relative_drop([clean] * 3, values)
+        assert sw["mean_relative_change"] == mean_relative_change([clean] * 3, values)
         assert sw["ce"] == corruption_error(values, ref)
         rel = relative_corruption_error(values, [clean] * 3, ref, [ref_clean] * 3)
         growth = reference_degradation(ref, [ref_clean] * 3)
@@ -155,17 +163,17 @@ def test_eval_reports_severity_curves_equal_to_the_per_config_scores(sweep, trai
             assert sw["relative_ce"] == rel
         else:  # the reference barely degrades: no ratio over noise
             assert sw["relative_ce"] is None and sw["relative_ce_note"].startswith("n/a: the reference's error grows by")
-        assert sw["ci"]["mean_relative_drop"][0] <= sw["mean_relative_drop"] <= sw["ci"]["mean_relative_drop"][1]
+        assert sw["ci"]["mean_relative_change"][0] <= sw["mean_relative_change"] <= sw["ci"]["mean_relative_change"][1]
         assert sw["ci"]["ce"][0] <= sw["ce"] <= sw["ci"]["ce"][1]
     # merging boxes hurts entity F1 at every severity
-    assert all(p["drop"] > 0 for p in merge["curve"])
+    assert all(p["change"] < 0 for p in merge["curve"])
     fams = {f["family"]: f for f in rob["families"]}
     assert fams["layout"]["mce"] == merge["ce"] and fams["text"]["mce"] == chars["ce"]
     assert rob["all"]["mce"] == pytest.approx((merge["ce"] + chars["ce"]) / 2, abs=1e-15)
     md = (out / "report.md").read_text()
     assert "## Robustness across severities (ImageNet-C summaries)" in md
     assert "![layout shifts by severity](severity-layout.png)" in md and "![text shifts by severity](severity-text.png)" in md
-    assert f"| 2 | merge@2 | 4 | {100 * clean:.2f} | {100 * rows['merge@2']['value']:.2f} [" in md
+    assert f"| 2 | merge@2 | 4 | {clean:.2f} | {rows['merge@2']['value']:.2f} [" in md
     # the plots: a curve drawn from the ID point to severity 3
     for family in ("layout", "text"):
         png = out / f"severity-{family}.png"
@@ -190,7 +198,7 @@ def test_reference_none_no_sweep_and_a_stale_plot(sweep, trained_baseline, tmp_p
     monkeypatch.setenv("DOGOOD_CACHE", str(tmp_path / "empty-cache"))
     assert main([*common, "--ood", f"{sweep}:char_deletion@1"]) == 0
     data = json.loads((out / "report.json").read_text())
-    assert "no trained baseline at" in data["robustness"]["reference_note"]
+    assert "no trained baseline (no baseline model at" in data["robustness"]["reference_note"]
     assert not (out / "severity-layout.png").exists() and (out / "severity-text.png").is_file()
     # no severity config: no summary, no severity plot
     assert main([*common, "--ood", f"{sweep}:merge"]) == 0
@@ -214,7 +222,7 @@ def test_the_reference_may_be_the_model_itself(sweep, trained_baseline):
         assert "ce" not in sw and "relative_ce" not in sw and "reference" not in sw  # no rows of 1.000
         assert rob["self_reference"] is True and rob["reference"] is None
         assert rob["reference_note"].startswith("the model is its own reference (funsd-baseline.dogood-model (sha256 ")
-        assert sw["severities"] == [1, 3] and sw["mean_relative_drop"] > 0
+        assert sw["severities"] == [1, 3] and sw["mean_relative_change"] < 0
         md = report.to_markdown()
         assert "No corruption error: the model is its own reference" in md and "| mCE |" not in md
 

@@ -10,6 +10,7 @@ import shutil
 import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
+from test_paired import GOLD, Scripted, _hub_funsd, _micro_f1
 
 from dogood.cli import main
 from dogood.core.schema import iob_tags
@@ -17,7 +18,6 @@ from dogood.eval import EvalError, evaluate
 from dogood.eval.calibration import expected_calibration_error
 from dogood.eval.metrics import entity_scores
 from dogood.models.predictions import Prediction
-from test_paired import GOLD, Scripted, _hub_funsd, _micro_f1
 
 
 @pytest.fixture(scope="module")
@@ -41,13 +41,15 @@ def test_cli_scores_a_folder_of_other_forms_unpaired_with_detection_equal_to_skl
     assert code == 0
     captured = capsys.readouterr()
     assert "scored unpaired" in captured.err and "Traceback" not in captured.err
+    # the 20 forms are FUNSD training forms, the baseline's own training data: said, not scored as OOD silently
+    assert "funsd-train20: 20 of its 20 documents are documents model 'dogood-crf-baseline' was trained on" in captured.err
     data = json.loads((out / "report.json").read_text())
     id_row, ood = data["datasets"]
     assert ood["pairing"] == "unpaired" and ood["documents"] == 20 and ood["id_documents"] == 50
     assert ood["paired"] == {"shared": 0, "id_only": 50, "ood_only": 20}
     assert id_row["documents"] == 50 and ood["id_value"] == id_row["value"]  # the ID column on all its documents
-    low, high = ood["ci"]["drop"]
-    assert low <= ood["drop"] <= high and low < high
+    low, high = ood["ci"]["change"]
+    assert low <= ood["change"] <= high and low < high
 
     # the scores and the detection metrics, recomputed from the model's own predictions with scikit-learn
     from dogood.sources.funsd import FunsdSource
@@ -65,26 +67,26 @@ def test_cli_scores_a_folder_of_other_forms_unpaired_with_detection_equal_to_skl
 
     id_gold, id_tags, id_conf = predicted(id_docs)
     ood_gold, ood_tags, ood_conf = predicted(ood_docs)
-    assert ood["value"] == pytest.approx(entity_scores(ood_gold, ood_tags)["f1"], abs=1e-12)
-    assert id_row["value"] == pytest.approx(entity_scores(id_gold, id_tags)["f1"], abs=1e-12)
+    assert ood["value"] == pytest.approx(100 * entity_scores(ood_gold, ood_tags)["f1"], abs=1e-10)
+    assert id_row["value"] == pytest.approx(100 * entity_scores(id_gold, id_tags)["f1"], abs=1e-10)
     y = np.r_[np.ones(len(id_docs)), np.zeros(len(ood_docs))]
     s = np.r_[[c.mean() for c in id_conf], [c.mean() for c in ood_conf]]  # per document: mean token confidence
     det = ood["ood_detection"]
     fpr, tpr, _ = roc_curve(y, s, drop_intermediate=False)
-    assert det["auroc"] == pytest.approx(roc_auc_score(y, s), abs=1e-12)
-    assert det["fpr95"] == pytest.approx(fpr[np.argmax(tpr >= 0.95)], abs=1e-12)
-    assert det["aupr_in"] == pytest.approx(average_precision_score(y, s), abs=1e-12)
-    assert det["aupr_out"] == pytest.approx(average_precision_score(1 - y, -s), abs=1e-12)
+    assert det["auroc"] == pytest.approx(100 * roc_auc_score(y, s), abs=1e-10)
+    assert det["fpr95"] == pytest.approx(100 * fpr[np.argmax(tpr >= 0.95)], abs=1e-10)
+    assert det["aupr_in"] == pytest.approx(100 * average_precision_score(y, s), abs=1e-10)
+    assert det["aupr_out"] == pytest.approx(100 * average_precision_score(1 - y, -s), abs=1e-10)
     assert (det["id_documents"], det["ood_documents"]) == (50, 20)
     for k in ("auroc", "fpr95", "aupr_in", "aupr_out"):
         assert set(det["ci"]) >= {k} and det["ci"][k][0] <= det["ci"][k][1]
 
     def ece(gold, tags, conf):
         right = np.concatenate([np.array(g) == np.array(t) for g, t in zip(gold, tags)])
-        return expected_calibration_error(np.concatenate(conf), right)
+        return 100 * expected_calibration_error(np.concatenate(conf), right)
 
-    assert ood["calibration"]["ece"] == pytest.approx(ece(ood_gold, ood_tags, ood_conf), abs=1e-12)
-    assert id_row["calibration"]["ece"] == pytest.approx(ece(id_gold, id_tags, id_conf), abs=1e-12)
+    assert ood["calibration"]["ece"] == pytest.approx(ece(ood_gold, ood_tags, ood_conf), abs=1e-10)
+    assert id_row["calibration"]["ece"] == pytest.approx(ece(id_gold, id_tags, id_conf), abs=1e-10)
     assert ood["id_calibration"] == id_row["calibration"]
     assert ood["calibration"]["items"] == sum(len(c) for c in ood_conf)
 
@@ -97,6 +99,8 @@ def test_cli_scores_a_folder_of_other_forms_unpaired_with_detection_equal_to_skl
     md = (out / "report.md").read_text()
     assert "## OOD detection and calibration" in md and "| funsd-train20 | unpaired | " in md
     assert "| funsd-train20 | – | 20 (ID 50) | " in md
+    # the ID column of an unpaired row is on all ID documents, and says so (it was headed "paired: on the same docs")
+    assert "(all ID docs) |" in md and "paired: on the same docs" not in md
 
 
 def test_unpaired_interval_equals_a_hand_computation():
@@ -108,7 +112,7 @@ def test_unpaired_interval_equals_a_hand_computation():
     report = evaluate(model, _hub_funsd(GOLD), _hub_funsd(ood_gold), resamples=B, seed=seed)
     (ood,) = report.ood
     assert ood["pairing"] == "unpaired" and report.id["documents"] == 3 and ood["documents"] == 2
-    assert ood["id_value"] == 1.0 and ood["value"] == pytest.approx(_micro_f1(2, 3, 3))
+    assert ood["id_value"] == 100.0 and ood["value"] == pytest.approx(100 * _micro_f1(2, 3, 3))
     assert "scored unpaired" in report.warnings[0]
     id_counts = {"a": (2, 2, 2), "b": (3, 3, 3), "c": (1, 1, 1)}
     ood_counts = {"x": (1, 1, 2), "y": (1, 2, 1)}
@@ -118,18 +122,18 @@ def test_unpaired_interval_equals_a_hand_computation():
         out = []
         for _ in range(B):
             drawn = [ids[k] for k in rng.integers(0, len(ids), size=len(ids))]
-            out.append(_micro_f1(*(sum(counts[d][j] for d in drawn) for j in range(3))))
+            out.append(100 * _micro_f1(*(sum(counts[d][j] for d in drawn) for j in range(3))))
         return np.array(out)
 
     id_f1 = draws(id_counts, np.random.default_rng(seed))
     ood_f1 = draws(ood_counts, np.random.default_rng([seed, 1]))  # the other stream: independent of the ID draws
-    assert ood["ci"]["value"] == pytest.approx(list(np.percentile(ood_f1, [2.5, 97.5])), abs=1e-12)
-    assert ood["ci"]["drop"] == pytest.approx(list(np.percentile(id_f1 - ood_f1, [2.5, 97.5])), abs=1e-12)
-    assert report.id["ci"]["value"] == [1.0, 1.0]
-    # with confidences of 1 everywhere, ID cannot be told from OOD: AUROC 0.5; ECE = 1 - accuracy per token
+    assert ood["ci"]["value"] == pytest.approx(list(np.percentile(ood_f1, [2.5, 97.5])), abs=1e-10)
+    assert ood["ci"]["change"] == pytest.approx(list(np.percentile(ood_f1 - id_f1, [2.5, 97.5])), abs=1e-10)
+    assert report.id["ci"]["value"] == [100.0, 100.0]
+    # with confidences of 1 everywhere, ID cannot be told from OOD: AUROC 50; ECE = 1 - accuracy per token
     det = ood["ood_detection"]
-    assert det["auroc"] == 0.5 and det["ci"]["auroc"] == [0.5, 0.5]
-    assert ood["calibration"]["ece"] == pytest.approx(2 / 5)  # 3 of 5 tokens right at confidence 1
+    assert det["auroc"] == 50.0 and det["ci"]["auroc"] == [50.0, 50.0]
+    assert ood["calibration"]["ece"] == pytest.approx(100 * 2 / 5)  # 3 of 5 tokens right at confidence 1
     assert report.id["calibration"]["ece"] == 0.0
 
 

@@ -246,3 +246,70 @@ def test_trained_baseline_scores_on_funsd_test(trained_baseline, funsd_test):
     scores = funsd_entity_scores(docs, {k: p.tags for k, p in preds.items()})
     assert scores["f1"] > FUNSD_TEST_F1_FLOOR, scores
     assert trained_baseline.meta["num_documents"] == 149
+
+
+# -- crafted model files (issue 36) ----------------------------------------------------------------------------
+def _many_labels(path, n: int) -> bytes:
+    """A real CRFsuite model of ``n`` labels (one one-item sequence each; CRFsuite's tagger allocates n x n
+    transition scores twice when it opens it: 8,000 labels in a 339 kB file took 1.5 GB, 20,000 3.3 GB)."""
+    import pycrfsuite
+
+    trainer = pycrfsuite.Trainer(verbose=False)
+    trainer.select("lbfgs")
+    trainer.set_params({"max_iterations": 1, "feature.possible_transitions": False})
+    for k in range(n):
+        trainer.append(pycrfsuite.ItemSequence([{"bias": 1.0, f"w={k % 7}": 1.0}]), [f"B-L{k}"])
+    trainer.train(str(path))
+    return path.read_bytes()
+
+
+def test_a_crf_model_declaring_too_many_labels_is_refused_before_crfsuite_opens_it(small_model, tmp_path,
+                                                                                   bounded_run):
+    from dogood.models.crf_file import check_crf_model
+
+    model = _many_labels(tmp_path / "many.crfsuite", 1100)
+    assert check_crf_model(model, max_labels=2000)[1] == 1100  # a well-formed file: only the count is refused
+    good = small_model.save(tmp_path / "good.dogood-model")
+    with zipfile.ZipFile(good) as zf:
+        meta = json.loads(zf.read("meta.json"))
+    meta.pop("sha256")
+    crafted = tmp_path / "many.dogood-model"
+    with zipfile.ZipFile(crafted, "w") as zf:
+        zf.writestr("meta.json", json.dumps(meta))
+        zf.writestr("model.crfsuite", model)
+    run = bounded_run(f"from dogood.cli import main\nsys.exit(main(['eval', '--model', {str(crafted)!r}, "
+                      "'--id', 'funsd', '--ood', 'funsd', '--limit', '1', '--out', 'rep', '--bootstrap', '0', '--quiet']))",
+                      address_space_mib=4096)
+    assert run.code == 1 and run.last_line.startswith("dogood: error: ") and str(crafted) in run.last_line, run.err
+    assert "declares 1100 labels" in run.last_line and "DOGOOD_LIMIT_CRF_LABELS" in run.last_line
+    assert run.peak_mib < 600, run.peak_mib
+
+
+def test_the_crf_limits_are_read_from_the_environment(small_model, tmp_path, monkeypatch):
+    from dogood.core import fs
+
+    path = small_model.save(tmp_path / "m.dogood-model")
+    monkeypatch.setenv("DOGOOD_LIMIT_CRF_LABELS", "3")
+    fs.set_limits(None)
+    try:
+        with pytest.raises(ModelError, match=r"m.dogood-model: model.crfsuite is corrupt or crafted \(the model "
+                                             r"declares \d+ labels .* more than the 3"):
+            BaselineTagger.load(path)
+        monkeypatch.setenv("DOGOOD_LIMIT_CRF_BYTES", "1000")
+        fs.set_limits(None)
+        with pytest.raises(ModelError, match="more than the 1000 dogood opens"):
+            BaselineTagger.load(path)
+    finally:
+        monkeypatch.delenv("DOGOOD_LIMIT_CRF_LABELS")
+        monkeypatch.delenv("DOGOOD_LIMIT_CRF_BYTES")
+        fs.set_limits(None)
+    assert BaselineTagger.load(path).labels == small_model.labels
+
+
+def test_a_model_path_that_is_a_fifo_is_refused_without_waiting(tmp_path):
+    import os
+
+    fifo = tmp_path / "m.dogood-model"
+    os.mkfifo(fifo)
+    with pytest.raises(ModelError, match="is not a file"):
+        BaselineTagger.load(fifo)

@@ -67,7 +67,7 @@ def test_the_score_is_the_same_with_and_without_the_record_column(built, small_m
                            resamples=0)
     without = evaluate(small_models["segment"], rows.remove_columns("dogood"), f"{built['funsd-l']}:merge",
                        resamples=0)
-    assert with_record.id["f1"] == without.id["f1"] > 0.3
+    assert with_record.id["f1"] == without.id["f1"] > 30
     # the old way, the record's pixel word boxes (the Move scorer's input), is not what the rows give at segment level
     record = small_models["record"]
     assert record.box_level == "record" and small_models["segment"].box_level == "segment"
@@ -98,18 +98,25 @@ def test_the_model_file_records_its_convention_and_an_old_file_is_a_record_model
     assert BaselineTagger.load(old).box_level == "record"
 
 
-def test_train_baseline_and_eval_pick_the_data_convention(built, funsd_dir, tmp_path, capsys):
+def test_train_baseline_and_eval_pick_the_data_convention(built, funsd_dir, tmp_path, capsys, monkeypatch):
     common = ["--source", str(funsd_dir), "--limit", "8", "--max-iterations", "10", "--eval-split", "none"]
     assert main(["train-baseline", "--box-level", "word", *common]) == 0
     assert "(word boxes)" in capsys.readouterr().out
     from dogood.models import default_baseline_path
 
     assert BaselineTagger.load(default_baseline_path("word")).box_level == "word"
-    # the data is segment-level and no segment baseline is trained: eval says which to train
+    # the data is segment-level and no segment baseline is trained: eval trains it on FUNSD train (issue 39; it
+    # said which to train), says so, and reads the data's convention
+    import dogood.models.baseline as baseline
+
+    real = baseline.train_baseline
+    monkeypatch.setattr(baseline, "train_baseline",
+                        lambda docs, **kw: real(list(docs)[:8], **{"max_iterations": 10, **kw}))
     args = ["eval", "--id", f"{built['segment']}:original", "--ood", f"{built['funsd-l']}:merge", "--quiet",
             "--bootstrap", "0"]
-    assert main([*args, "--out", str(tmp_path / "a")]) == 1
-    assert "dogood train-baseline --box-level segment" in capsys.readouterr().err
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    assert "no segment-level baseline at" in capsys.readouterr().err
+    assert BaselineTagger.load(default_baseline_path("segment")).box_level == "segment"
     assert main(["train-baseline", *common]) == 0
     assert main([*args, "--out", str(tmp_path / "b")]) == 0
     report = json.loads((tmp_path / "b" / "report.json").read_text())

@@ -28,9 +28,10 @@ def test_docs():
 
 
 @pytest.fixture(scope="module")
-def model():
-    source = SyntheticSource(pages=TRAIN_PAGES, split="train")
-    return train_document_baseline(source.load(i) for i in source.ids())
+def model(document_baseline):
+    """The session's document baseline (tests/conftest.py: TRAIN_PAGES synthetic pages)."""
+    assert document_baseline.meta["num_documents"] == TRAIN_PAGES
+    return document_baseline
 
 
 @pytest.fixture(scope="module")
@@ -189,3 +190,25 @@ def test_cli_errors_are_dogood_errors(tmp_path, capsys):
     assert "--task document" in capsys.readouterr().err
     assert main(["train-baseline", "--task", "document", "--source", str(tmp_path / "nowhere")]) == 1
     assert "nowhere" in capsys.readouterr().err
+
+
+def test_an_array_declaring_2_to_the_40_values_is_refused_within_a_memory_bound(saved, tmp_path, bounded_run):
+    """Before, ``np.load`` believed the header and raised a raw MemoryError."""
+    import io
+
+    def huge(m):
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False, "shape": (1 << 40,)})
+        m["idf.npy"] = buf.getvalue()
+        meta = json.loads(m["meta.json"])
+        meta.pop("sha256")  # an attacker drops the checksums (models saved before them have none)
+        m["meta.json"] = json.dumps(meta).encode()
+
+    path = _rewrite(saved, tmp_path / "huge.dogood-model", huge)
+    with pytest.raises(ModelError, match=r"huge.dogood-model: idf.npy is not a valid array \(the idf.npy declares "
+                                         r"shape \(1099511627776,\)"):
+        DocumentBaseline.load(path)
+    run = bounded_run(f"from dogood.cli import main\nsys.exit(main(['eval', '--model', {str(path)!r}, '--id', "
+                      "'rvl_cdip', '--ood', 'rvl_cdip', '--out', 'rep', '--bootstrap', '0', '--quiet']))", address_space_mib=4096)
+    assert run.code == 1 and run.last_line.startswith("dogood: error: ") and "idf.npy" in run.last_line, run.err
+    assert run.peak_mib < 600, run.peak_mib

@@ -541,9 +541,9 @@ def test_dogood_eval_scores_a_tiny_layoutlmv3_on_built_id_and_ood_datasets(funsd
     n_words = sum(len(t) for t in tags)
     n_gold = sum(1 for t in tags for x in t if x.startswith("B-"))
     one_word = sum(1 for t in tags for x, nxt in zip(t, t[1:] + ["O"]) if x == "B-QUESTION" and nxt != "I-QUESTION")
-    expected = 2 * one_word / (n_words + n_gold)
+    expected = 100 * 2 * one_word / (n_words + n_gold)
     assert rows[0]["f1"] == pytest.approx(expected) and rows[1]["f1"] == pytest.approx(expected)
-    assert rows[1]["drop"] == pytest.approx(0.0)
+    assert rows[1]["change"] == pytest.approx(0.0)
 
 
 def test_move_takes_a_hugging_face_token_model_as_scorer(docs, layoutlmv3_dir, question_dir):

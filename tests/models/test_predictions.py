@@ -82,3 +82,17 @@ def test_document_labels_and_missing_file(tmp_path):
         read_predictions(tmp_path / "absent.jsonl", "document")
     with pytest.raises(PredictionError, match="a second prediction"):
         read_predictions(write_jsonl(tmp_path / "f.jsonl", [{"id": "x", "label": 1}, {"id": "x", "label": 2}]), "document")
+
+
+def test_a_fifo_or_a_device_as_the_predictions_file_is_refused_without_waiting(tmp_path):
+    """Issue 36: the predictions file goes through the one reader (a regular file, Limits.jsonl_bytes)."""
+    import os
+
+    fifo = tmp_path / "preds.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(PredictionError, match="preds.jsonl: the predictions file is a FIFO"):
+        read_predictions(fifo, "token")
+    link = tmp_path / "zero.jsonl"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(PredictionError, match="zero.jsonl: the predictions file is a device"):
+        read_predictions(link, "token")

@@ -252,6 +252,53 @@ def test_choice_uses_one_draw(coco_dir):
     assert a.random() == b.random()
 
 
+def test_a_fitting_photo_is_drawn_when_the_pool_has_one(coco_dir):
+    """``choose_fitting``: among the photos that cover the page scaled by at most ``max_upscale`` (one draw), or
+    among all of them when none does."""
+    pool = coco_photos(root=coco_dir)
+    small = [pool.choose_fitting(np.random.default_rng(k), 400, 300, 1.25) for k in range(30)]
+    assert all(max(400 / p.width, 300 / p.height) <= 1.25 for p in small) and len({p.id for p in small}) > 5
+    a, b = np.random.default_rng(3), np.random.default_rng(3)
+    pool.choose_fitting(a, 2000, 3000, 1.25)  # no COCO photo covers that: any photo, drawn as choose draws
+    assert pool.choose(b) == pool.choose_fitting(np.random.default_rng(3), 2000, 3000, 1.25)
+    assert a.random() == b.random()
+
+
+def test_surfaces_filter_keeps_photos_of_tables_beds_and_floors(coco_dir, raw):
+    """With ``surfaces``, a photo stays when a segment of a surface category covers a tenth of it; its surface is
+    a rectangle inside that segment's box, clear of every other object's box, 160 pixels wide and tall at least."""
+    pool = coco_photos(root=coco_dir, surfaces=coco.SURFACE_CATEGORIES)
+    assert 3 <= len(pool) < 40 and set(pool.surfaces) == {p.id for p in pool}
+    assert all(p.license_id in DEFAULT_LICENSES for p in pool)
+    names = {c["id"]: c for data in raw for c in data["categories"]}
+    for photo in pool:
+        place = pool.surfaces[photo.id]
+        assert place.category in coco.SURFACE_CATEGORIES
+        assert min(place.width, place.height) >= coco.MIN_SURFACE_SIDE
+        assert place.x >= 0 and place.y >= 0 and place.x + place.width <= photo.width + 1e-6
+        assert place.y + place.height <= photo.height + 1e-6
+        for data in raw[:1]:  # instances: the objects on the surface are left out of it
+            for ann in data["annotations"]:
+                if ann["image_id"] != photo.id or names[ann["category_id"]]["name"] in coco.SURFACE_CATEGORIES:
+                    continue
+                x, y, w, h = ann["bbox"]
+                overlap_x = min(x + w, place.x + place.width) - max(x, place.x)
+                overlap_y = min(y + h, place.y + place.height) - max(y, place.y)
+                assert overlap_x <= 0 or overlap_y <= 0, (photo.id, ann["id"])
+    assert pool.describe()["surfaces"] == sorted(coco.SURFACE_CATEGORIES)
+    again = pickle.loads(pickle.dumps(pool))
+    assert again.surfaces == pool.surfaces
+    assert len(coco_photos(root=coco_dir, surfaces=["giraffe-on-a-desk"])) == 0  # may be empty: the caller decides
+
+
+def test_largest_free_rectangle():
+    grid = np.zeros((6, 8), np.uint8)
+    grid[1:5, 2:7] = 1
+    grid[2, 4] = 0  # an object on the table
+    assert coco._largest_rectangle(grid) == (3, 2, 5, 7)  # rows 3-4, columns 2-6: 10 cells
+    assert coco._largest_rectangle(np.zeros((3, 3), np.uint8)) == (0, 0, 0, 0)
+
+
 # -- pixels ------------------------------------------------------------------------
 
 

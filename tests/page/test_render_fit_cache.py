@@ -60,7 +60,8 @@ def test_a_redrawn_page_is_byte_identical_across_epochs_with_and_without_the_cac
     expected = epochs()
     cache = fresh_cache()
     assert epochs() == expected
-    assert cache._pages[next(iter(cache._pages))].whole  # the training-time API fits pages whole...
+    assert cache.page(doc.image.to_array()).whole  # the training-time API fits pages whole (the Redraw guard's
+    # one-word pages of vertical print are fitted per word)...
     assert not cache.whole_pages  # ...while its steps run, not after
     assert len(set(expected)) == 2 and all(e != doc.image.to_array().tobytes() for e in expected)
 
@@ -114,7 +115,7 @@ def test_a_damaged_fit_file_is_fitted_anew_and_rewritten(page, fresh_cache, tmp_
     assert choose_styles(page, words, page) == expected
     assert again.misses > 0
     from dogood.page import fit_store
-    assert fit_store.load(path) is not None  # written anew, whole
+    assert fit_store.load(path, render._PageFits.schema()) is not None  # written anew, whole
 
 
 def test_a_planted_link_in_the_fit_folder_is_refused(page, fresh_cache, tmp_path):

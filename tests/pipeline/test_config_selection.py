@@ -54,11 +54,12 @@ def test_build_refuses_an_unknown_pattern_without_a_traceback(funsd_dir, tmp_pat
 def test_list_gives_one_short_line_per_recipe_and_a_recipe_its_chains(capsys):
     assert main(["list"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert any(line.startswith("funsd-l v") and "8 config(s)" in line for line in lines)
+    count = len(load_recipe("funsd-l").configs)
+    assert any(line.startswith("funsd-l v") and f"{count} config(s)" in line for line in lines)
     assert all(len(line) < 200 for line in lines)
     assert main(["list", "funsd-l"]) == 0
     out = capsys.readouterr().out
-    assert "merge_x20_y10  merge(lambda_x=20, lambda_y=10, level=entity)" in out
+    assert re.search(r"^  merge_x20_y10 +merge\(lambda_x=20, lambda_y=10, level=entity\)$", out, re.M), out
     assert "move(scorer=baseline" in out
 
 

@@ -148,7 +148,7 @@ def test_eval_scores_with_the_datasets_labels(folders, tmp_path, gold_scorer):
     build(recipe(), tmp_path / "c", source_path=cord, progress=False)
     report = evaluate(gold_scorer, f"{tmp_path / 'c'}:plain", [f"{tmp_path / 'c'}:merged"], resamples=0)
     rows = report.rows()
-    assert [r["f1"] for r in rows] == [1.0, 1.0]
+    assert [r["f1"] for r in rows] == [100.0, 100.0]
     assert set(rows[0]["per_label"]) == {"MENU.NM", "MENU.PRICE", "TOTAL"}
     report.write(tmp_path / "report")
     assert "| MENU.NM | MENU.PRICE | TOTAL |" in (tmp_path / "report" / "report.md").read_text()

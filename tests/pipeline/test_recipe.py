@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from dogood.core.errors import RecipeError
@@ -110,3 +112,82 @@ def test_labels_key():
                      (["x", "x"], "listed twice")):
         with pytest.raises(RecipeError, match=why):
             parse_recipe({**BASE, "labels": bad})
+
+
+# -- hostile recipes and recipe folders (issue 36) -------------------------------------------------------------
+TEXT = "name: t\nversion: 1.0.0\nsource: {kind: funsd}\nconfigs:\n  plain: []\n"
+BIG = "9" * 5000
+
+
+def _cli_error(argv, capsys) -> str:
+    from dogood.cli import main
+
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("dogood: error: "), err
+    return line
+
+
+@pytest.mark.parametrize("text, message", [
+    (TEXT + f"seed: {BIG}\n", "value has 5000 digits"),
+    (TEXT.replace("plain: []", f"a: [{{shift: merge, lambda_x: {BIG}}}]"), "value has 5000 digits"),
+    (TEXT + "1: x\n", "unknown key(s) 1"),
+    (TEXT + "null: x\n", "unknown key(s) None"),
+    (TEXT.replace("plain: []", "a: [{shift: [merge, rotate]}]"), "unknown shift ['merge', 'rotate']"),
+    (TEXT.replace("plain: []", "a: [{shift: {x: 1}}]"), "unknown shift {'x': 1}"),
+    (TEXT.replace("plain: []", "a: [{shift: merge, 5: 1}]"), "shift parameter 5 is not a name"),
+    (TEXT.replace("{kind: funsd}", "{kind: funsd, 3: 4}"), "source option 3 is not a name"),
+    (TEXT.replace("{kind: funsd}", "{kind: [funsd]}"), "unknown source kind ['funsd']"),
+    (TEXT + "description: [1, 2]\n", "description must be text"),
+])
+def test_recipes_that_made_tracebacks_are_one_error_line(tmp_path, capsys, text, message):
+    path = tmp_path / "r.yaml"
+    path.write_text(text)
+    with pytest.raises(RecipeError, match=re.escape(message)):
+        load_recipe(path)
+    for command in ("plan", "build", "list"):
+        argv = [command, str(path)] + (["--out", str(tmp_path / "out")] if command == "build" else [])
+        line = _cli_error(argv, capsys)
+        assert message in line and "r.yaml" in line
+
+
+def test_config_names_of_several_types_load_as_names(tmp_path):
+    path = tmp_path / "r.yaml"
+    path.write_text(TEXT.replace("plain: []", "1: []\n  b: []"))
+    assert list(load_recipe(path).configs) == ["1", "b"]
+
+
+def test_non_regular_yaml_files_in_recipes_are_passed_over_with_a_note(tmp_path, monkeypatch, capsys):
+    """Before, a dangling link, a folder or a FIFO named ``*.yaml`` in ./recipes made ``dogood list`` recurse between
+    list_recipes and load_recipe for 25 s and blame the shipped funsd-c.yaml (a FIFO hung it)."""
+    import os
+
+    from dogood.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "dangling.yaml").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "recipes" / "folder.yaml").mkdir()
+    os.mkfifo(tmp_path / "recipes" / "fifo.yaml")
+    (tmp_path / "recipes" / "mine.yaml").write_text(TEXT.replace("name: t", "name: mine"))
+    names = [r.name for r in list_recipes()]
+    assert "mine" in names and "funsd-l" in names
+    assert main(["list"]) == 0
+    out, err = capsys.readouterr()
+    assert "mine v1.0.0" in out and "funsd-c" in out
+    assert all(f"recipes/{n}.yaml is not a regular file" in err for n in ("dangling", "folder", "fifo"))
+    line = _cli_error(["list", "fifo"], capsys)
+    assert "fifo.yaml: the recipe is a FIFO" in line
+    line = _cli_error(["build", "nope", "--out", "o"], capsys)
+    assert "no recipe file or name 'nope'" in line and "mine" in line and "funsd-c" in line
+    (tmp_path / "funsd-l").mkdir()  # a folder named like a shipped recipe (an output) does not hide it
+    assert load_recipe("funsd-l").name == "funsd-l"
+
+
+def test_an_oversized_recipe_is_refused_before_parsing(tmp_path):
+    path = tmp_path / "big.yaml"
+    path.write_text(TEXT + "description: " + "x" * (2 << 20) + "\n")
+    with pytest.raises(RecipeError, match=r"big.yaml: the recipe is \d+ bytes, more than the 1048576"):
+        load_recipe(path)

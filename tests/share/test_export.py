@@ -182,3 +182,41 @@ def test_data_without_entities_exports_word_boxes_and_refuses_funsd_json(tmp_pat
     assert len(coco.getAnnIds()) == sum(len(d.words) for d in docs) > 0
     assert [c["name"] for c in coco.loadCats(coco.getCatIds())] == ["word"]
     assert [i["label"] for i in coco.loadImgs(coco.getImgIds())] == [d.label for d in docs]
+
+
+# -- what is exported is what the build wrote; failures name the file (issue 36) ---------------------------------
+def test_a_shard_changed_since_the_build_is_refused_before_any_row_is_exported(funsd_dir, tmp_path, capsys):
+    """Before, a shard rewritten with quads of 1e38 was exported as it was (its recorded sha256 never checked)."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "funsd"
+    assert main(["build", "funsd", "--source", str(funsd_dir), "--out", str(out), "--limit", "2", "--quiet"]) == 0
+    shard = next((out / "data" / "original").glob("*.parquet"))
+    table = pq.read_table(shard)
+    pq.write_table(table.set_column(0, table.schema.field(0), [[f"x{i}" for i in range(table.num_rows)]]), shard)
+    dest = tmp_path / "coco"
+    assert main(["export", str(out), "--format", "coco", "--to", str(dest)]) == 1
+    err = capsys.readouterr().err
+    line = err.strip().splitlines()[-1]
+    assert "Traceback" not in err and line.startswith("dogood: error: ")
+    assert f"{shard} does not match the sha256 its build recorded" in line and not dest.exists()
+    shutil.rmtree(out)
+
+
+@pytest.mark.parametrize("command", ["export", "gallery"])
+def test_a_full_disk_is_one_error_naming_the_file(funsd_build, tmp_path, bounded_run, command):
+    """A file-size limit stands in for a full disk: the write fails mid-way (EFBIG; ENOSPC takes the same path).
+    Before, the message named no file."""
+    dest = tmp_path / ("out-coco" if command == "export" else "gallery.html")
+    argv = (["export", str(funsd_build), "--format", "coco", "--to", str(dest)] if command == "export"
+            else ["gallery", str(funsd_build), "--html", str(dest), "--docs", "1"])
+    run = bounded_run("import resource, signal\n"
+                      "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+                      "resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))\n"
+                      f"from dogood.cli import main\nsys.exit(main({argv!r}))\n")
+    line = run.last_line
+    assert run.code == 1 and "Traceback" not in run.err and line.startswith("dogood: error: "), run.err
+    assert "File too large" in line and str(dest) in line
+    assert not dest.exists() and not list(tmp_path.glob(".*partial*"))

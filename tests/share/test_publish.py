@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dogood.pipeline.recipe import load_recipe
 from dogood.share.publish import PublishError, load_manifest, local_oids, push, same_content
 
 
@@ -85,7 +86,8 @@ def test_dry_run_stages_the_card_for_the_repo(staged):
     assert header["pretty_name"] == "funsd-l" and header["license"]
     assert header["task_categories"] == ["token-classification"]
     assert {i["config_name"] for i in header["dataset_info"]} == {"merge", "merge_x0_y0"}
-    assert 'load_dataset("me/funsd-l", "merge", split="test", revision="v2.0.0")' in card
+    version = load_recipe("funsd-l").version
+    assert f'load_dataset("me/funsd-l", "merge", split="test", revision="v{version}")' in card
     for config in ("merge", "merge_x0_y0"):
         assert f"](previews/{config}.jpg)" in card and (folder / "previews" / f"{config}.jpg").is_file()
     assert "| funsd-l/merge | ood | test | 23.01 | -48.26 |" in card  # the results table
@@ -136,7 +138,7 @@ def test_push_takes_config_globs_exclusions_and_set_as_build_does(funsd_dir, tmp
 
 @pytest.mark.parametrize("options, message", [
     (["--config", "marge*"], "no config of the manifest matches 'marge\\*'"),
-    (["--exclude-config", "m*"], "leave no config to push"),
+    (["--exclude-config", "*"], "leave no config to push"),
     (["--set", "merge.lambda_z=3"], "no shift of config\\(s\\) merge takes a parameter 'lambda_z'"),
     (["--set", "nope.lambda_x=3"], "no config to push matches 'nope'"),
     (["--set", "merge=3"], "expected CONFIG.PARAM=VALUE"),
@@ -153,3 +155,46 @@ def test_push_refuses_a_bad_selection_before_building(options, message, tmp_path
     assert code == 1 and err.startswith("dogood: error: ") and "Traceback" not in err
     assert re.search(message, err), err
     assert not (tmp_path / "out").exists() and not (tmp_path / "dry").exists()
+
+
+# -- every staged byte is scanned (issue 36) -------------------------------------------------------------------
+def _hf_rows(path: Path, ids: list[str], image_text: str | None = None) -> Path:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from PIL import Image, PngImagePlugin
+
+    buf, info = io.BytesIO(), PngImagePlugin.PngInfo()
+    if image_text:
+        info.add_text("Source", image_text)
+    Image.new("L", (40, 30), 255).save(buf, format="PNG", pnginfo=info)
+    pq.write_table(pa.table({"id": ids, "image": [{"bytes": buf.getvalue(), "path": None}] * len(ids),
+                             "label": ["letter"] * len(ids)}), path)
+    return path
+
+
+@pytest.mark.parametrize("case", ["flattened id", "image metadata", "file url"])
+def test_dry_run_refuses_local_paths_in_ids_image_metadata_and_file_urls(tmp_path, capsys, case):
+    """Before, an id made of a local path (``/`` as ``_``) and ``file://`` URLs passed the scan and were staged."""
+    from dogood.cli import main
+
+    private = tmp_path / "home-of-me" / "scans"
+    private.mkdir(parents=True)
+    ids = ["page-1", str(private / "p2.png").replace("/", "_") if case == "flattened id" else "page-2"]
+    rows = _hf_rows(tmp_path / "rows.parquet", ids, str(private / "p2.png") if case == "image metadata" else None)
+    description = f"notes in file://{private}/notes.txt" if case == "file url" else "pages"
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"name: r\nversion: 1.0.0\ndescription: {description}\nsource: {{kind: hf, name: {rows}, "
+                      "ocr: false}\nconfigs:\n  plain: []\n")
+    manifest = write_manifest(tmp_path, f"datasets:\n  - repo: me/r\n    recipe: {recipe}\n")
+    staged = tmp_path / "staged"
+    code = main(["push", str(manifest), "--build-dir", str(tmp_path / "builds"), "--dry-run", str(staged), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err, err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("dogood: error: ") and str(private.relative_to(tmp_path)) in line.replace("_", "/")
+    where = {"flattened id": "row 1, column id", "image metadata": "row 0, column image (the image's metadata)",
+             "file url": "README.md"}[case]
+    assert where in line
+    assert not [p for p in staged.rglob("*") if p.is_file()]  # nothing staged

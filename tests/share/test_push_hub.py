@@ -10,11 +10,13 @@ import pytest
 import yaml
 
 from dogood.cli import main as cli
+from dogood.pipeline.recipe import load_recipe
 from dogood.share.publish import PublishError, push
 from hub_server import HubServer, hub_environment
 
 TOKEN = "hf_test"
 REPO = "tester/funsd-l"
+TAG = f"v{load_recipe('funsd-l').version}"  # the recipe's version, as push tags it
 
 
 @pytest.fixture
@@ -43,16 +45,16 @@ def fresh_copy(built: Path, tmp_path: Path) -> tuple[Path, Path]:
 def test_push_then_load_the_tag_gives_the_local_rows(hub, built, tmp_path):
     manifest, out = fresh_copy(built, tmp_path)
     [result] = push(manifest, build_dir=out, progress=False)
-    assert result.uploaded and result.tag == "v2.0.0"
-    assert hub.tags(REPO)["v2.0.0"] == result.commit == hub.resolve(REPO, "main")
+    assert result.uploaded and result.tag == TAG
+    assert hub.tags(REPO)[TAG] == result.commit == hub.resolve(REPO, "main")
     local = out / "funsd-l"
     for config in ("merge", "merge_x0_y0"):
-        remote = datasets.load_dataset(REPO, config, split="test", revision="v2.0.0")
+        remote = datasets.load_dataset(REPO, config, split="test", revision=TAG)
         mine = datasets.load_dataset(str(local), config, split="test")
         assert remote.num_rows == mine.num_rows == 50
         assert remote.features == mine.features
         assert remote.to_dict() == mine.to_dict()
-    files = hub.files(REPO, "v2.0.0")
+    files = hub.files(REPO, TAG)
     card = files["README.md"].decode()
     header = yaml.safe_load(card.split("---")[1])
     for entry in header["configs"]:
@@ -79,14 +81,14 @@ def test_an_interrupted_push_resumes_without_resending(hub, built, tmp_path):
     with pytest.raises(Exception):
         push(manifest, build_dir=out, progress=False)
     stored = set(hub.lfs_objects(REPO))
-    assert len(stored) >= 2 and "v2.0.0" not in hub.tags(REPO)
+    assert len(stored) >= 2 and TAG not in hub.tags(REPO)
     hub.clear_failures()
     hub.reset_counts()
     [result] = push(manifest, build_dir=out, progress=False)
-    assert result.uploaded and hub.tags(REPO)["v2.0.0"] == result.commit
+    assert result.uploaded and hub.tags(REPO)[TAG] == result.commit
     sent = [path.rsplit("/", 1)[-1].split("?")[0] for kind, method, path, status in hub.requests if kind == "lfs_put"]
     assert sent and not stored & set(sent)  # only the objects the first run had not stored
-    lfs = hub.lfs_files(REPO, "v2.0.0")
+    lfs = hub.lfs_files(REPO, TAG)
     assert len(lfs) == len(stored) + len(sent)
 
 
@@ -98,7 +100,7 @@ def test_a_tag_with_other_content_stops_before_any_upload(hub, built, tmp_path):
     changed = tmp_path / "changed.yaml"
     changed.write_text(manifest.read_text() + f"    results: [{report}]\n")
     hub.reset_counts()
-    with pytest.raises(PublishError, match="already has tag v2.0.0 with different content"):
+    with pytest.raises(PublishError, match=f"already has tag {TAG} with different content"):
         push(changed, build_dir=out, progress=False)
     assert hub.counts.get("lfs_put", 0) == 0 and hub.counts.get("commit", 0) == 0
     assert hub.counts.get("preupload", 0) == 0
@@ -117,5 +119,5 @@ def test_cli_push_prints_the_tag_and_how_to_load(hub, built, tmp_path, capsys):
     manifest, out = fresh_copy(built, tmp_path)
     assert cli(["push", str(manifest), "--build-dir", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
-    assert f"{REPO} v2.0.0: uploaded, commit {hub.tags(REPO)['v2.0.0']}" in text
-    assert "revision='v2.0.0'" in text and TOKEN not in text
+    assert f"{REPO} {TAG}: uploaded, commit {hub.tags(REPO)[TAG]}" in text
+    assert f"revision='{TAG}'" in text and TOKEN not in text

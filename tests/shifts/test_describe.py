@@ -112,3 +112,13 @@ def test_markdown_flag_prints_the_readme_table(capsys):
     row = next(line for line in shift_table_markdown().splitlines() if line.startswith("| `char_deletion` |"))
     assert "`fraction=0.1`" in row and "`skip_last_char=false`" in row
     assert "Do-GOOD (He et al. 2023) 3.2, Word Swap 4; Table 4" in row and "TextAttack (Morris et al. 2020)" in row
+
+
+def test_describe_names_the_cue_tests_a_build_runs():
+    from dogood.shifts.describe import describe_shift
+
+    text = describe_shift("natural_background")
+    assert "Cues (every build tests its configs for them" in text
+    assert "background: background near text vs far from text" in text
+    assert "FUNSD test" in text and "level 1 0." in text  # the reference build's figures
+    assert "Cues (" not in describe_shift("char_deletion")

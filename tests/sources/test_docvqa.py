@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import numpy as np
@@ -16,34 +17,7 @@ from dogood.language.selection import answer_words, eligible_words
 from dogood.sources import open_source
 from dogood.sources.hf_dataset import HFDatasetSource
 
-PAGES = 3
-
-
-@pytest.fixture(scope="module")
-def docvqa_root(funsd_test, tmp_path_factory):
-    """A DocVQA-format split made from real FUNSD pages: OCR files from FUNSD's words, questions from its links."""
-    root = tmp_path_factory.mktemp("docvqa")
-    split = root / "val"
-    (split / "documents").mkdir(parents=True)
-    (split / "ocr_results").mkdir()
-    entries, qid = [], 1000
-    for doc_id in funsd_test.ids()[:PAGES]:
-        doc = funsd_test.load(doc_id)
-        shutil.copy(doc.source if doc.source.endswith(".png") else doc.image.path, split / "documents" / f"{doc_id}.png")
-        words = [{"boundingBox": [x0, y0, x1, y0, x1, y1, x0, y1], "text": w.text}
-                 for w in doc.words if w.text.strip() for x0, y0, x1, y1 in [w.box]]
-        ocr = {"status": "Succeeded", "recognitionResults": [
-            {"page": 1, "width": doc.width, "height": doc.height, "unit": "pixel", "lines": [{"words": words}]}]}
-        (split / "ocr_results" / f"{doc_id}.json").write_text(json.dumps(ocr))
-        by_id = {e.id: e for e in doc.entities}
-        for ent in doc.entities:
-            for a, b in ent.links:
-                if a == ent.id and ent.label == "question" and by_id[b].label == "answer" and doc.entity_text(by_id[b]).strip():
-                    entries.append({"questionId": qid, "question": f"What is the {doc.entity_text(ent).rstrip(':')}?",
-                                    "image": f"documents/{doc_id}.png", "answers": [doc.entity_text(by_id[b])]})
-                    qid += 1
-    (split / "val_v1.0.json").write_text(json.dumps({"dataset_name": "docvqa", "data": entries}))
-    return root
+PAGES = 3  # the pages of the docvqa_root fixture (tests/conftest.py)
 
 
 def test_pages_carry_their_questions_and_ocr_words(docvqa_root, funsd_test):
@@ -123,3 +97,43 @@ def test_docvqa_t_changes_text_around_the_answers_only(docvqa_root, tmp_path):
             eligible += len(eligible_words(a))
         if config != "number_swap":  # numbers are too few on three forms to reach 10%
             assert abs(changed / eligible - 0.1) < 0.02, config
+
+
+# -- hostile folders (issue 36) --------------------------------------------------------------------------------
+@pytest.mark.parametrize("image, message", [("/etc/hostname", "absolute name"), ("../../secret.png", "leaves"),
+                                            ("documents/../../x.png", "leaves")])
+def test_questions_naming_images_outside_the_split_are_refused(docvqa_root, tmp_path, image, message):
+    broken = tmp_path / "broken"
+    shutil.copytree(docvqa_root, broken)
+    qa = broken / "val" / "val_v1.0.json"
+    data = json.loads(qa.read_text())
+    data["data"][1]["image"] = image
+    qa.write_text(json.dumps(data))
+    with pytest.raises(SourceError, match=f"val_v1.0.json: entry 1: image .*{message}"):
+        open_source({"kind": "docvqa"}, "val", broken)
+
+
+def test_a_page_linked_out_of_the_split_or_an_ocr_fifo_is_refused(docvqa_root, tmp_path):
+    broken = tmp_path / "broken"
+    shutil.copytree(docvqa_root, broken)
+    pages = sorted((broken / "val" / "documents").iterdir())
+    shutil.move(pages[0], tmp_path / "private.png")
+    pages[0].symlink_to(tmp_path / "private.png")
+    ocr = broken / "val" / "ocr_results" / f"{pages[1].stem}.json"
+    ocr.unlink()
+    os.mkfifo(ocr)
+    source = open_source({"kind": "docvqa"}, "val", broken)
+    with pytest.raises(DocumentError, match=f"document '{pages[0].stem}'.*outside"):
+        source.load(pages[0].stem)
+    with pytest.raises(DocumentError, match=f"document '{pages[1].stem}'.*is a FIFO"):
+        source.load(pages[1].stem)
+
+
+def test_an_ocr_file_of_too_many_words_is_refused(docvqa_root, tmp_path):
+    broken = tmp_path / "broken"
+    shutil.copytree(docvqa_root, broken)
+    page = sorted((broken / "val" / "ocr_results").iterdir())[0]
+    words = [{"boundingBox": [1, 1, 2, 1, 2, 2, 1, 2], "text": "w"}] * 20_000
+    page.write_text(json.dumps({"recognitionResults": [{"lines": [{"words": words}]}]}))
+    with pytest.raises(DocumentError, match="10001 words, more than the 10000"):
+        open_source({"kind": "docvqa"}, "val", broken).load(page.stem)

@@ -623,3 +623,88 @@ def test_a_folder_with_one_split_reads_that_split_and_names_the_missing_one(funs
         FunsdSource(root=root, split="train")
     assert str(info.value) == (f"{root} has no training_data/annotations folder, so it has no 'train' split "
                                "(FUNSD's layout: training_data/ for train, testing_data/ for test)")
+
+
+# -- hostile folders (issue 36): every file through the one reader, pages bounded ------------------------------
+def _eval_line(run) -> str:
+    assert "Traceback" not in run.err, run.err
+    return run.last_line
+
+
+def test_a_fifo_as_an_annotation_is_an_error_naming_it_not_a_hang(funsd_copy):
+    root, ids = funsd_copy
+    source = FunsdSource(root=root, split="test")
+    ann = source.annotation_path(ids["test"][0])
+    ann.unlink()
+    os.mkfifo(ann)  # nobody writes: reading it would wait forever
+    with pytest.raises(DocumentError, match="is a FIFO; dogood reads regular files only") as err:
+        source.load(ids["test"][0])
+    assert err.value.path == str(ann)
+    assert source.entity_labels()  # the labels are read from the other forms
+    assert source.content_sha256()
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "/dev/urandom"])
+def test_a_device_as_an_annotation_or_image_is_refused(funsd_copy, target):
+    root, ids = funsd_copy
+    source = FunsdSource(root=root, split="test")
+    for path in (source.annotation_path(ids["test"][0]), source.image_path(ids["test"][1])):
+        path.unlink()
+        path.symlink_to(target)
+    with pytest.raises(DocumentError, match="is a device"):
+        source.load(ids["test"][0])
+    with pytest.raises(DocumentError, match="is a device"):
+        source.load(ids["test"][1])
+
+
+def _form_of(n_words: int, text: str = "w") -> dict:
+    return {"form": [{"id": 0, "label": "other", "linking": [],
+                      "words": [{"text": text, "box": [k % 500, k // 500 % 500, k % 500 + 1, k // 500 % 500 + 1]}
+                                for k in range(n_words)]}]}
+
+
+def test_a_form_of_too_many_or_too_long_words_is_refused_naming_it(funsd_copy):
+    root, ids = funsd_copy
+    source = FunsdSource(root=root, split="test")
+    ann = source.annotation_path(ids["test"][0])
+    ann.write_text(json.dumps(_form_of(50_000)))
+    with pytest.raises(DocumentError, match="the page has 50000 words, more than the 10000 of a page") as err:
+        source.load(ids["test"][0])
+    assert err.value.path == str(ann) and "DOGOOD_LIMIT_PAGE_WORDS" in str(err.value)
+    ann.write_text(json.dumps(_form_of(3, "x" * 100_000)))
+    with pytest.raises(DocumentError, match="word 0 has 100000 characters, more than the 1000"):
+        source.load(ids["test"][0])
+
+
+def test_a_50k_word_form_in_an_ood_folder_is_refused_within_a_memory_bound(funsd_copy, trained_baseline,
+                                                                              bounded_run, tmp_path):
+    """Before, ``dogood eval`` allocated 18.7 GiB (the baseline's n x n word comparisons); now the source refuses
+    the form, and with the limit raised the comparisons are made a block of rows at a time."""
+    root, ids = funsd_copy
+    ood = tmp_path / "ood"
+    shutil.copytree(root, ood)
+    (ood / "testing_data" / "annotations" / f"{ids['test'][0]}.json").write_text(json.dumps(_form_of(50_000)))
+    run = bounded_run(f"from dogood.cli import main\nsys.exit(main(['eval', '--model', {trained_baseline.source!r}, "
+                      f"'--id', {str(root)!r}, '--ood', {str(ood)!r}, '--out', 'rep', '--quiet', "
+                      "'--bootstrap', '0']))", address_space_mib=6144)
+    line = _eval_line(run)
+    assert run.code == 1 and line.startswith("dogood: error: ") and "50000 words" in line and ids["test"][0] in line
+    assert run.peak_mib < 1024, run.peak_mib
+
+
+def test_word_features_of_a_dense_page_stay_within_a_memory_bound(bounded_run):
+    """10,000 words (``Limits.page_words``): the n x n comparisons, whole, took 5 GB; in blocks of rows, a few
+    hundred megabytes."""
+    run = bounded_run(
+        "import numpy as np\n"
+        "from dogood.core.document import Document, Entity, PageImage, Word\n"
+        "from dogood.models.baseline import word_features\n"
+        "n = 10_000\n"
+        "words = tuple(Word('w', (k % 100 * 10, k // 100 * 10, k % 100 * 10 + 8, k // 100 * 10 + 8)) for k in range(n))\n"
+        "doc = Document('dense', PageImage.from_array(np.full((1000, 1000), 255, np.uint8)), words,\n"
+        "               (Entity(0, 'other', tuple(range(n))),))\n"
+        "f = word_features(doc)\n"
+        "assert len(f) == n and f[0]['R.gap'] and f[101]['A.gap'] and f[0]['L.none'], f[101]\n",
+        address_space_mib=4096)
+    assert run.code == 0, run.err
+    assert run.peak_mib < 1024, run.peak_mib

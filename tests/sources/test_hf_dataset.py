@@ -180,3 +180,90 @@ def test_streaming_takes_parquet_datasets_only(tmp_path):
     (tmp_path / "test.jsonl").write_text('{"id": "a", "label": 0}\n')
     with pytest.raises(SourceError, match="streaming: true reads Parquet datasets only"):
         HFDatasetSource(name=str(tmp_path), split="test", streaming=True)
+
+
+# -- hostile rows and files (issue 36) -------------------------------------------------------------------------
+def test_hub_rows_with_boxes_outside_0_1000_are_refused_naming_the_row_not_clamped(funsd_dir, tmp_path):
+    """A regression of the last round: ``[405, 1035, 513, 1077]`` became ``[405, 1000, 513, 1000]`` (no height)."""
+    import dogood
+
+    rows = hub_style_funsd_rows(funsd_dir, n=2)
+    rows[1]["bboxes"][3] = [405, 1035, 513, 1077]
+    path = write_parquet(rows, HUB_FUNSD_FEATURES, tmp_path / "f.parquet")
+    for streaming in (False, True):
+        source = HFDatasetSource(name=str(path), split="test", streaming=streaming)
+        assert len(source.load(rows[0]["id"]).words) == len(rows[0]["tokens"])
+        with pytest.raises(DocumentError, match=r"bboxes\[3\] \[405, 1035, 513, 1077\] is outside 0-1000") as err:
+            source.load(rows[1]["id"])
+        assert err.value.doc_id == rows[1]["id"]
+    row = {**rows[1], "image": Image.open(io.BytesIO(rows[1]["image"]["bytes"]))}
+    for box in ([405, 1035, 513, 1077], [-1, 0, 5, 5], [0.5, 0, 1000.5, 4]):
+        row["bboxes"] = [box] + rows[1]["bboxes"][1:]
+        with pytest.raises(DocumentError, match=r"bboxes\[0\] .* is outside 0-1000") as err:
+            dogood.transform({"shift": "merge"}, seed=0)(row)
+        assert err.value.doc_id == rows[1]["id"]
+
+
+def test_a_row_of_too_many_or_too_long_tokens_is_refused(funsd_dir, tmp_path):
+    import dogood
+
+    rows = hub_style_funsd_rows(funsd_dir, n=1)
+    rows[0]["tokens"][2] = "x" * 100_000
+    path = write_parquet(rows, HUB_FUNSD_FEATURES, tmp_path / "f.parquet")
+    with pytest.raises(DocumentError, match="word 2 has 100000 characters, more than the 1000"):
+        HFDatasetSource(name=str(path), split="test").load(rows[0]["id"])
+    row = {**rows[0], "image": Image.open(io.BytesIO(rows[0]["image"]["bytes"]))}
+    with pytest.raises(DocumentError, match="word 2 has 100000 characters"):
+        dogood.transform({"shift": "merge"}, seed=0)(row)
+    n = 10_001
+    row.update(tokens=["a"] * n, bboxes=[[0, 0, 1, 1]] * n, ner_tags=[0] * n)
+    with pytest.raises(DocumentError, match="the page has 10001 tokens, more than the 10000"):
+        dogood.transform({"shift": "merge"}, seed=0)(row)
+
+
+def _rows_with_ids(ids, path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = len(ids)
+    table = pa.table({"id": ids, "image": [{"bytes": _png(), "path": None}] * n, "label": [1] * n})
+    pq.write_table(table, path, compression="zstd", row_group_size=100)
+    return path
+
+
+def test_ids_of_megabytes_are_refused_from_the_footer_within_a_memory_bound(tmp_path, bounded_run):
+    """Before, ids of megabytes that compress to nothing took 6.7 GB for a build of three documents."""
+    big = _rows_with_ids([("x" * 200_000) + str(i) for i in range(300)], tmp_path / "big.parquet")
+    assert big.stat().st_size < 1 << 20
+    run = bounded_run("from dogood.sources.hf_dataset import HFDatasetSource\n"
+                      "from dogood.core.errors import SourceError\n"
+                      "try:\n"
+                      "    HFDatasetSource(name='big.parquet', split='test', streaming=True, ocr=False)\n"
+                      "except SourceError as exc:\n"
+                      "    print('dogood: error:', exc, file=sys.stderr)\n", address_space_mib=4096)
+    assert run.code == 0 and "row group 0 declares 2000" in run.last_line and "id" in run.last_line, run.err
+    assert run.peak_mib < 400, run.peak_mib
+
+
+def test_one_long_id_among_short_ones_is_refused_naming_its_row(tmp_path):
+    ids = [f"doc-{i}" for i in range(250)]
+    ids[130] = "y" * 5000
+    path = _rows_with_ids(ids, tmp_path / "one.parquet")
+    with pytest.raises(SourceError, match="row 130 has an 'id' of 5000 bytes, more than the 1024"):
+        HFDatasetSource(name=str(path), split="test", streaming=True, ocr=False)
+    ids[130] = "doc-130"
+    assert HFDatasetSource(name=str(_rows_with_ids(ids, tmp_path / "ok.parquet")), split="test",
+                           streaming=True, ocr=False).ids()[130] == "doc-130"
+
+
+def test_a_row_group_declaring_more_bytes_than_its_limit_is_not_read(tmp_path):
+    from dogood.core import fs
+
+    path = _rows_with_ids([f"d{i}" for i in range(10)], tmp_path / "g.parquet")
+    fs.set_limits(fs.Limits(parquet_group_bytes=100))
+    try:
+        source = HFDatasetSource(name=str(path), split="test", streaming=True, ocr=False)
+        with pytest.raises(SourceError, match="row group 0 of .*g.parquet: it declares .* more than the 100"):
+            source.load("d1")
+    finally:
+        fs.set_limits(None)

@@ -366,3 +366,57 @@ def test_rvl_cdip_t_keeps_labels_and_changes_a_tenth_of_the_ocr_words(data_dir, 
                 changed += 1
         tokens += sum(1 for w in a.words if w.text.strip())
     assert abs(changed / tokens - 0.1) < 0.02
+
+
+# -- hostile folders and caches (issue 36) ---------------------------------------------------------------------
+@pytest.mark.parametrize("line, message", [
+    ("/etc/hostname 1", "is an absolute name"),
+    ("../secret.tif 1", "leaves the RVL-CDIP folder"),
+    ("images/../../secret.tif 1", "leaves the RVL-CDIP folder"),
+])
+def test_labels_naming_files_outside_the_folder_are_refused(tmp_path, line, message):
+    root = tmp_path / "rvl"
+    (root / "images").mkdir(parents=True)
+    shutil.copy(RVL / "images" / "80035521.tif", root / "images")
+    (root / "labels.txt").write_text(f"images/80035521.tif 11\n{line}\n")
+    with pytest.raises(SourceError, match=f"labels.txt, line 2: image path .*{message}"):
+        RvlCdipSource(root, ocr=False).ids()
+
+
+def test_an_image_linked_out_of_the_folder_or_a_fifo_is_refused(tmp_path):
+    root = tmp_path / "rvl"
+    (root / "images").mkdir(parents=True)
+    shutil.copy(RVL / "images" / "80035521.tif", tmp_path / "private.tif")
+    (root / "images" / "a.tif").symlink_to(tmp_path / "private.tif")
+    os.mkfifo(root / "images" / "b.tif")
+    (root / "labels.txt").write_text("images/a.tif 11\nimages/b.tif 2\n")
+    source = RvlCdipSource(root, ocr=False)
+    with pytest.raises(DocumentError, match=r"document 'images/a'.*outside .*labels.txt, line 1"):
+        source.load("images/a")
+    with pytest.raises(DocumentError, match="document 'images/b'.*is a FIFO"):
+        source.load("images/b")
+
+
+def test_an_ocr_cache_entry_of_600k_words_is_read_again_within_a_memory_bound(tmp_path, bounded_run):
+    """A planted cache entry of 600,000 words took 3.6 GB; it is now damaged on sight and the page read again."""
+    import numpy as np
+    from PIL import Image
+
+    Image.fromarray(np.full((40, 60), 255, np.uint8)).save(tmp_path / "page.png")
+    word = {"text": "w", "box": [0, 0, 1, 1], "conf": 90.0, "block": 1, "par": 1, "line": 1, "word": 1}
+    run = bounded_run(
+        "import json, warnings\n"
+        "from dogood.page import ocr\n"
+        "from dogood.core.document import PageImage\n"
+        "image = PageImage.from_file('page.png')\n"
+        "path = ocr.ocr_cache_path(image)\n"
+        "path.parent.mkdir(parents=True, exist_ok=True)\n"
+        f"path.write_text(json.dumps({{'format': ocr.CACHE_FORMAT, 'key': path.stem, 'words': [{word!r}] * 600_000}}))\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    assert ocr.ocr_words(image) == ()\n"
+        "assert any('600000 words, more than the 10000' in str(w.message) for w in caught), caught\n"
+        "assert len(json.loads(path.read_text())['words']) == 0\n",
+        address_space_mib=6144)
+    assert run.code == 0, run.err
+    assert run.peak_mib < 1024, run.peak_mib

@@ -25,7 +25,7 @@ from dogood.page.camera import (
     surface_homography,
     texture,
 )
-from dogood.page.photos import photo_credits
+from dogood.page.photos import SURFACE_CATEGORIES, photo_credits
 from dogood.page.quads import quad_tuples, warp_quads
 from dogood.core.document import Document, PageImage, Word
 from dogood.core.papers import Cites
@@ -47,6 +47,31 @@ def photo_at_half(pool, photo) -> np.ndarray:
     return pixels
 
 
+#: The contact shadow's blur (sigma) and the page's lift that moves it away from the light, in the frame's longer
+#: side: a few pixels on a FUNSD page, as a sheet lying on a desk shows.
+CONTACT_BLUR = 0.004
+CONTACT_LIFT = 0.003
+
+
+def contact_shift(light: np.ndarray, size: tuple[int, int]) -> tuple[float, float]:
+    """Where the contact shadow falls, in frame pixels: away from ``light`` (a unit vector toward it,
+    :func:`dogood.page.camera.light_direction`), as far as a sheet lifted :data:`CONTACT_LIFT` of the longer side
+    casts it."""
+    lift = CONTACT_LIFT * max(size)
+    return float(-light[0] / -light[2] * lift), float(-light[1] / -light[2] * lift)
+
+
+def surface_crop(pixels: np.ndarray, place, full_width: int) -> np.ndarray:
+    """The part of ``pixels`` (a photo decoded at some fraction of its ``full_width``) inside ``place``'s box
+    (:class:`dogood.page.photos.Surface`, in the photo's annotated pixels)."""
+    f = pixels.shape[1] / full_width
+    h, w = pixels.shape[:2]
+    x0, y0 = int(np.clip(np.floor(place.x * f), 0, w - 1)), int(np.clip(np.floor(place.y * f), 0, h - 1))
+    x1 = int(np.clip(np.ceil((place.x + place.width) * f), x0 + 1, w))
+    y1 = int(np.clip(np.ceil((place.y + place.height) * f), y0 + 1, h))
+    return pixels[y0:y1, x0:x1]
+
+
 #: COCO licence ids without "NoDerivs": a photo behind a page makes a derivative image.
 DERIVATIVE_LICENSES = (1, 2, 4, 5, 7)
 
@@ -58,8 +83,7 @@ class CapturePage(Shift):
     black; real captures (DocUNet's benchmark photos, Ma et al. CVPR 2018)
     show curved paper lit from one side, lying on a surface, slightly out of
     focus. Here (:mod:`dogood.page.camera`) the page is a height field (one
-    cosine bend and ``folds`` DocUNet creases) resting on a surface, a COCO
-    photo (``surface: photo``) or a drawn desk texture (``texture``), seen
+    cosine bend and ``folds`` DocUNet creases) resting on a surface, seen
     by a pinhole camera with a drawn pose (tilt about a random axis, roll,
     ``distance``). Every output pixel's ray is met with the lifted page, giving
     one dense backward map through which the page is resampled and every word
@@ -74,6 +98,18 @@ class CapturePage(Shift):
     defocus (``blur``), sensor noise (``noise``) and JPEG at a quality drawn in
     ``quality``. Each amount is the level's maximum, drawn in 0.5-1 of it (the
     tilt, the shadow) or 0.6-1 (bend, folds).
+
+    The surface is one a page lies on: the part of a COCO photo that its
+    own annotations mark as a table, counter, bed, blanket, floor or rug
+    (``surfaces``: the largest such segment covering a tenth of the photo
+    and mostly filling its box; the photo cropped to that box), or, when
+    the pool has no such photo (or ``surface: texture``), drawn wood planks
+    or woven fabric (:func:`dogood.page.camera.texture`); a page pasted
+    over any scene (a park, a plate of food) is not how documents are
+    photographed. The paper casts a soft contact shadow on it along its
+    edge (``contact``), away from the light. The page's edge is where the
+    rays meet the lifted sheet, found on the sheet extended past its edge,
+    so a crease or a bend never notches it.
 
     Texts, word order, entities, links, labels and QA pairs are unchanged;
     the page becomes RGB, the frame keeps the page's size. All randomness
@@ -99,6 +135,9 @@ class CapturePage(Shift):
     family = "image"
     min_side = 16  # OpenCV (or augraphy) fails on smaller pages: such a page is skipped, recorded
     factors = frozenset({"geometry", "box_position", "box_size", "ink", "background", "quality"})
+    cues = frozenset({"background"})
+    cue_figures = {"background": ("FUNSD test, 50 pages, funsd-c's levels, on the paper (bench/measure_cues.py; "
+                                  "dogood before issue 40: 0.60-0.62)", {1: 0.55, 2: 0.53, 3: 0.55, 4: 0.53, 5: 0.55})}
     subfamily: ClassVar[str] = "capture"
     papers = (Cites("do-good", "3.1 (RVL-CDIP-I2, distorted images)",
                     inspired_by="the paper took DocGeoNet-distorted pages on black and lost the word boxes; here the "
@@ -115,13 +154,22 @@ class CapturePage(Shift):
     tallies_help: ClassVar[dict[str, str]] = {
         "photo": "the COCO image id of the surface photo behind each page (pages per photo)",
         "licence": "the Flickr licence of those photos (pages per licence)",
-        "surface": "pages on a drawn desk texture instead of a photo",
+        "surface": "what each page lies on: the COCO surface category its photo is cropped to (dining table, bed, "
+                   "floor-wood...), photo (a whole photo: surfaces null), or a drawn wood or fabric surface",
     }
+
+    path_params = ("annotations",)  # a file or folder this machine reads (recorded by name and content hash)
 
     class Params(params.Params):
         surface: Literal["photo", "texture"] = Field("photo", description=(
-            "what the page lies on: a COCO photo (drawn per document, licences allowing derivatives) or a drawn "
-            "desk texture"))
+            "what the page lies on: photo, the part of a COCO photo its annotations mark as a surface (`surfaces`; "
+            "drawn per document, licences allowing derivatives; a drawn wood or fabric surface when the pool has "
+            "none); texture: always a drawn wood or fabric surface"))
+        surfaces: params.OptionalNames = Field(SURFACE_CATEGORIES, description=(
+            "the COCO categories a page may lie on (tables, counters, beds and bedding, floors, rugs); the photo "
+            "is cropped to the largest such segment's box; null: any photo, whole"))
+        contact: params.Real = Field(0.45, ge=0, le=1, description=(
+            "depth of the contact shadow the page casts on the surface right around its edge (0: none)"))
         tilt: params.Real = Field(7.0, ge=0, le=40, description="the camera's tilt from straight above, degrees "
                                                                  "(drawn in 0.5-1 of it, about a random axis)")
         roll: params.Real = Field(3.0, ge=0, le=45, description="the page's rotation in the frame, degrees (drawn "
@@ -188,7 +236,7 @@ class CapturePage(Shift):
     def pool(self):
         """The COCO photo pool, the resource ``coco-photos`` (cached per process)."""
         return resource("coco-photos", annotations=self.annotations, licenses=self.licenses,
-                        min_size=self.min_size, categories=None)
+                        min_size=self.min_size, categories=None, surfaces=self.surfaces)
 
     def prepare(self) -> None:
         reuse_freed_memory()  # full-page arrays reused, not faulted in afresh each page
@@ -196,13 +244,20 @@ class CapturePage(Shift):
             self.pool  # noqa: B018 - cached per process
 
     def card_notes(self, schema: str = "funsd") -> list[str]:
-        on = "an MSCOCO 2017 photo drawn per document (credited below)" if self.surface == "photo" else \
-            "a drawn desk texture"
+        if self.surface == "photo" and self.surfaces and len(self.pool):
+            on = (f"a surface in an MSCOCO 2017 photo drawn per document from the {len(self.pool)} whose annotations "
+                  f"mark a table, counter, bed, floor or rug ({', '.join(self.surfaces)}; the photo cropped to that "
+                  "segment's box; credited below)")
+        elif self.surface == "photo" and not self.surfaces:
+            on = "an MSCOCO 2017 photo drawn per document (credited below)"
+        else:
+            on = "a drawn wood or fabric surface"
         return [f"`capture`: the page, lifted by a bend and {self.folds} crease(s), lit by one light and "
                 f"photographed on {on} by a camera tilted up to {self.tilt:g} degrees, with defocus (sigma "
                 f"{self.blur:g} px), sensor noise ({self.noise:g} grey levels) and JPEG at quality "
-                f"{self.quality[0]}-{self.quality[1]}; the source's words are kept and every box re-projected "
-                f"exactly through the camera's map ({self.reproject})."]
+                f"{self.quality[0]}-{self.quality[1]}; a contact shadow (depth {self.contact:g}) under the paper's "
+                f"edge; the source's words are kept and every box re-projected exactly through the camera's map "
+                f"({self.reproject}). What each page lies on is tallied (`capture: surface`)."]
 
     def credits(self, tallies: dict[str, dict[str, int]]) -> list[dict]:
         """Each COCO photo the build put behind a page."""
@@ -226,14 +281,18 @@ class CapturePage(Shift):
                                  self.shading, self.gradient, self.shadow, rng)
         brightness = upsample_grid(brightness, doc.width, doc.height, STEP)
         tallies: dict[str, dict[str, int]]
-        if self.surface == "photo":
-            pool = self.pool
+        pool = self.pool if self.surface == "photo" else None
+        if pool is not None and len(pool):
             photo = pool.choose(rng)
             behind = photo_at_half(pool, photo)  # seen at about half its size: decoded at half
-            tallies = {"photo": {str(photo.id): 1}, "licence": {photo.license_name: 1}}
+            place = pool.surfaces.get(photo.id)
+            if place is not None:  # the table, bed or floor the annotations mark: the page lies on it
+                behind = surface_crop(behind, place, photo.width)
+            tallies = {"photo": {str(photo.id): 1}, "licence": {photo.license_name: 1},
+                       "surface": {place.category if place is not None else "photo": 1}}
         else:
-            behind = texture(rng)
-            tallies = {"surface": {"texture": 1}}
+            behind, kind = texture(rng)
+            tallies = {"surface": {kind: 1}}
         homography = surface_homography((behind.shape[1], behind.shape[0]), camera, coarse, rng)
         darken = rng.uniform(0.55, 0.9)  # exposure is set for the white paper: the surface looks darker
         tint = rng.uniform(-1.0, 1.0)
@@ -245,7 +304,8 @@ class CapturePage(Shift):
         frame = render(pixels, behind, homography, backward, page_alpha(coarse, size), brightness, tint=tint,
                        darken=darken, blur=self.blur, noise=self.noise, rng=grain,
                        interpolation=cv2.INTER_LINEAR if sharpened else INTERPOLATIONS[self.interpolation],
-                       sharpen=SHARPEN if sharpened else 0.0, region=page_region(coarse, size))
+                       sharpen=SHARPEN if sharpened else 0.0, region=page_region(coarse, size),
+                       contact=self.contact, contact_shift=contact_shift(light, size), contact_blur=CONTACT_BLUR * max(size))
         image = PageImage.from_bytes(encode_jpeg(frame, quality), verify=False)
 
         boxes, found = carry_boxes(doc.boxes, backward, pixels, self.reproject,

@@ -15,12 +15,16 @@ from dogood.shifts.base import Shift
 from dogood.shifts.image._pixels import darken, pixel_outcome
 
 #: Fibres per megapixel in the pool every page draws; a level keeps the first ``strength`` share of them, so the
-#: levels of one config show more of the same fibres.
-MAX_FIBRES = 2000
+#: levels of one config show more of the same fibres. Few: on real scans (FUNSD's pages, RVL-CDIP's) thin dark
+#: structures cover under a thousandth of the blank paper (``bench/measure_paper_texture.py``).
+MAX_FIBRES = 5
 #: Points along one fibre (a smooth random walk).
 FIBRE_POINTS = 24
 #: Darkness levels fibres are sorted into (one ``cv2.polylines`` call each).
 FIBRE_SHADES = 4
+#: The grain's depth at full strength (its standard deviation, a share of the paper's brightness): about 3 grey
+#: levels on white, as the grainiest real scans show (their 99th percentile is 12, their median 1).
+GRAIN_DEPTH = 0.012
 #: Grain scales (Gaussian sigmas in pixels) and their weights, summed into one field of unit spread.
 GRAIN = ((0.7, 0.5), (3.0, 0.3), (12.0, 0.2))
 
@@ -78,8 +82,12 @@ class PaperTexture(Shift):
     0.7, 3 and 12 pixels) and a pool of :data:`MAX_FIBRES` fibres per megapixel (:func:`fibre_paths`: smooth
     random walks 20-150 pixels long, each with a shade). A level sets ``strength`` in (0, 1]: the page keeps the
     first ``strength`` share of the fibres and is darkened by ``strength`` times (an overall tint of 6%, grain of
-    3% standard deviation, cut at two, and fibres of up to 18%), multiplied into the page like light the paper
-    absorbs, so ink stays as dark as it was and only the paper takes the texture. The levels of one config show
+    :data:`GRAIN_DEPTH` standard deviation, cut at two, and fibres of up to 18%), multiplied into the page like
+    light the paper absorbs, so ink stays as dark as it was and only the paper takes the texture. Level 5 stays
+    within what real paper shows in scans (``bench/measure_paper_texture.py``: grain contrast and the share of
+    blank paper on thin dark structures, against the blank areas of FUNSD's and RVL-CDIP's pages); dogood
+    before issue 40 drew 2,000 fibres per megapixel and grain of 3%, hair-like strands hundreds of times denser
+    than any real page's. The levels of one config show
     the same fibres and grain, each more. Pixel-only: words, boxes, entities and the label are kept exactly; a grey
     page stays grey.
 
@@ -119,6 +127,6 @@ class PaperTexture(Shift):
         points, shade = fibre_paths(rng, size, pool)
         keep = int(round(self.strength * pool))
         fibres = fibre_field(size, points[:keep], shade[:keep])
-        amount = self.strength * (0.06 + 0.03 * np.clip(grain, -2.0, 2.0) + 0.18 * fibres)
+        amount = self.strength * (0.06 + GRAIN_DEPTH * np.clip(grain, -2.0, 2.0) + 0.18 * fibres)
         out = darken(doc.image.to_array(), amount)
         return pixel_outcome(doc, out, {"fibres": keep})

@@ -22,7 +22,39 @@ What the paper leaves open, and what we chose:
   ``level="entity"`` merges entity boxes (the union of an entity's words),
   with words outside any entity as units of their own.
 - *Parameters* are in pixels of the page (the paper gives no values; the
-  FUNSD-L recipe uses 10 and 5 on ~1000 px-tall FUNSD pages).
+  FUNSD-L recipe uses 10 and 5 on ~1000 px-tall FUNSD pages), or in
+  LayoutLM's 0-1000 units with ``units="normalized"``.
+- *Entity units* are the union of an entity's non-blank words, the segment
+  box the output's ``bboxes`` give its tokens; an entity of blank words only
+  (no token in the output) takes no part. Before funsd-l 2.1 blank words
+  counted too: 152 FUNSD test tokens (1.7%) changed box at λ = 0 without
+  merging with anything, and 62 invisible entities could bridge others.
+
+``rule="repo"`` is what Do-GOOD's code does instead (MAEHCM/Do-GOOD:
+``merge_layout.py`` on Tesseract word boxes in pixels, ±10/±5; ``aug_layout``
+of the RVL-CDIP evaluation scripts on token boxes in 0-1000 units, ±70/±30):
+boxes are read in order; each marks its region dilated by ``lambda_x`` and
+``lambda_y``, *half-open* (``[x0 - λx, x1 + λx) x [y0 - λy, y1 + λy)``), with
+its group's number, a later mark overwriting an earlier one; a box whose
+corner ``(x0, y0)``, ``(x0, y1)``, ``(x1, y0)`` or ``(x1, y1)`` (tested in that
+order) lies in a marked region joins the group marked there, else it starts
+a group. One pass; groups are never united; every word takes the union of
+its group's (undilated) boxes. The repo's bugs are fixed, not reproduced:
+
+- *the last step* assigns word ``i`` the union box listed at position
+  ``i`` of the group-ordered list (``merge_layout.py``; ``aug_layout``:
+  position ``i - 1``), so only 59% of word boxes (44% of entity boxes on
+  FUNSD test) would end with their own group's union; here each word takes
+  its own group's;
+- *a region near the left or top edge* (``x0 < λx`` or ``y0 < λy``) is a
+  slice with a negative start, which marks nothing in the repo's flag array;
+  here it is marked;
+- *a box touching the right or bottom edge* has a corner outside the flag
+  array (``IndexError`` in ``merge_layout.py``; ``aug_layout`` instead puts
+  every box with ``x >= 970`` or ``y = 1000`` in the latest group without
+  marking it); here such corners are tested like any other;
+- *numpy >= 2* refuses the flag array's ``uint8`` fill of 100000
+  (``OverflowError``); here no flag array is needed.
 """
 
 from __future__ import annotations
@@ -35,7 +67,7 @@ from scipy.sparse.csgraph import connected_components
 
 from pydantic import Field
 
-from dogood.core.boxes import boxes_intersect, dilate_box
+from dogood.core.boxes import boxes_intersect, dilate_box, normalize_boxes
 from dogood.core.document import Document
 from dogood.shifts.layout._relayout import with_boxes
 from dogood.core.papers import Cites
@@ -79,6 +111,33 @@ def merge_boxes(
             break
         root = nxt
     return _numbered(root, rect)
+
+
+def merge_boxes_repo(boxes: np.ndarray, lambda_x: float, lambda_y: float) -> tuple[np.ndarray, np.ndarray]:
+    """Do-GOOD's code's single pass (``rule="repo"``, module docstring) on an ``(n, 4)`` array of boxes, in row order.
+
+    Returns ``group`` (each box's group, numbered in order of creation, which is the order of each group's first
+    box) and ``merged`` (the union of each group's boxes), as :func:`merge_boxes`.
+    """
+    boxes = np.asarray(boxes, dtype=np.int64).reshape(-1, 4)
+    n = len(boxes)
+    # the marked regions, half-open, in the order they were marked (a later one overwrites an earlier one)
+    rx0, ry0 = boxes[:, 0] - lambda_x, boxes[:, 1] - lambda_y
+    rx1, ry1 = boxes[:, 2] + lambda_x, boxes[:, 3] + lambda_y
+    group = np.zeros(n, dtype=np.int64)
+    groups = 0
+    for i in range(n):
+        x0, y0, x1, y1 = boxes[i]
+        found = -1
+        for cx, cy in ((x0, y0), (x0, y1), (x1, y0), (x1, y1)):
+            inside = np.flatnonzero((rx0[:i] <= cx) & (cx < rx1[:i]) & (ry0[:i] <= cy) & (cy < ry1[:i]))
+            if inside.size:
+                found = int(group[inside[-1]])  # the last region marked over the corner
+                break
+        if found < 0:
+            found, groups = groups, groups + 1
+        group[i] = found
+    return group, _unions(boxes, group)
 
 
 def _merge_until_stable(boxes: np.ndarray, dx: float, dy: float) -> tuple[np.ndarray, np.ndarray]:
@@ -170,7 +229,27 @@ class MergeBoxes(Shift):
         level: Literal["word", "entity"] = Field("word", description="which boxes are merged: word boxes or "
                                                                      "entity (segment) boxes")
         until_stable: params.Flag = Field(True, description="merge groups that grew into each other (false: "
-                                                            "Algorithm 1's single pass)")
+                                                            "Algorithm 1's single pass; rule dogood only)")
+        rule: Literal["dogood", "repo"] = Field("dogood", description=(
+            "dogood: closed boxes, any intersection; repo: Do-GOOD's code (a corner inside a half-open dilated "
+            "region, one pass, the group marked last there), its bugs fixed"))
+        units: Literal["pixels", "normalized"] = Field("pixels", description=(
+            "what lambda_x and lambda_y measure: pixels of the page, or LayoutLM's 0-1000 units (Do-GOOD's "
+            "RVL-CDIP evaluation: 70 and 30)"))
+
+    #: Added in 0.x with issue 38; at these values a config's seeds and provenance are what they were.
+    later_params: ClassVar[dict] = {"rule": "dogood", "units": "pixels"}
+
+    def card_notes(self, schema: str = "funsd") -> list[str]:
+        unit = "in 0-1000 units" if self.units == "normalized" else "in pixels"
+        if self.rule != "repo":
+            return [] if self.units == "pixels" else [f"`merge`: dilation {self.lambda_x}/{self.lambda_y} {unit}."]
+        return [f"`merge`, rule `repo`: Do-GOOD's code's merge loop (MAEHCM/Do-GOOD `merge_layout.py`, `aug_layout`), "
+                f"dilation {self.lambda_x}/{self.lambda_y} {unit}: a box joins the group marked at the first of its "
+                "corners inside a half-open dilated region, one pass. Matches the repo's groups; differs where the "
+                "repo has bugs (each word takes its own group's union, not the one its last step's permutation "
+                "gives; regions at the page's left or top edge are marked; boxes at the right or bottom edge are "
+                "merged like any other), see docs/do-good.md."]
 
     def check_box_level(self, box_level: str) -> None:
         super().check_box_level(box_level)
@@ -185,24 +264,62 @@ class MergeBoxes(Shift):
         if self.level == "word":
             unit_of_word = np.arange(len(doc.words))
             unit_boxes = doc.boxes
+            active = slice(None)
         else:
-            unit_of_word, unit_boxes = _entity_units(doc)
-        group, merged = merge_boxes(unit_boxes, self.lambda_x, self.lambda_y, until_stable=self.until_stable)
-        return with_boxes(doc, merged[group[unit_of_word]])
+            unit_of_word, unit_boxes, shown = _entity_units(doc)
+            active = np.flatnonzero(shown)
+        boxes = unit_boxes[active]
+        scaled = boxes
+        if self.units == "normalized":  # monotone, so groups found on 0-1000 boxes take unions of pixel boxes
+            scaled = np.asarray(normalize_boxes(boxes, doc.width, doc.height), dtype=np.int64).reshape(-1, 4)
+        if self.rule == "repo":
+            group, merged = merge_boxes_repo(scaled, self.lambda_x, self.lambda_y)
+        else:
+            group, merged = merge_boxes(scaled, self.lambda_x, self.lambda_y, until_stable=self.until_stable)
+        if scaled is not boxes:
+            merged = _unions(boxes, group)
+        final = unit_boxes.copy()
+        final[active] = merged[group]
+        new = final[unit_of_word]
+        if self.level == "entity":  # a blank word is no token: it keeps its box
+            blank = [i for i, w in enumerate(doc.words) if not w.text.strip()]
+            new[blank] = doc.boxes[blank]
+        return with_boxes(doc, new)
 
 
-def _entity_units(doc: Document) -> tuple[np.ndarray, np.ndarray]:
-    """Map words to units (entities in document order, then loose words) and unit boxes."""
+def _unions(boxes: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """The union of each group's ``boxes`` (groups numbered 0..k-1)."""
+    k = int(group.max()) + 1 if len(group) else 0
+    out = np.empty((k, 4), dtype=np.int64)
+    out[:, :2] = np.iinfo(np.int64).max
+    out[:, 2:] = np.iinfo(np.int64).min
+    np.minimum.at(out[:, 0], group, boxes[:, 0])
+    np.minimum.at(out[:, 1], group, boxes[:, 1])
+    np.maximum.at(out[:, 2], group, boxes[:, 2])
+    np.maximum.at(out[:, 3], group, boxes[:, 3])
+    return out
+
+
+def _entity_units(doc: Document) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Map words to units (entities in document order, then loose words); the unit boxes; which units are shown.
+
+    An entity's unit box is the union of its non-blank words (the segment box of
+    :func:`dogood.core.schema.token_boxes`). An entity whose words are all blank has no token in the output and
+    takes no part in merging; neither do loose blank words. (Blank words keep their own boxes.)
+    """
     boxes = doc.boxes
     unit_of_word = np.full(len(doc.words), -1, dtype=np.int64)
-    unit_boxes = []
+    unit_boxes, shown = [], []
     for ent in doc.entities:
         if ent.word_ids:
             ids = list(ent.word_ids)
             unit_of_word[ids] = len(unit_boxes)
-            b = boxes[ids]
+            visible = [i for i in ids if doc.words[i].text.strip()]
+            b = boxes[visible or ids]
             unit_boxes.append([b[:, 0].min(), b[:, 1].min(), b[:, 2].max(), b[:, 3].max()])
+            shown.append(bool(visible))
     for i in np.flatnonzero(unit_of_word < 0):
         unit_of_word[i] = len(unit_boxes)
         unit_boxes.append(boxes[i].tolist())
-    return unit_of_word, np.array(unit_boxes, dtype=np.int64).reshape(-1, 4)
+        shown.append(bool(doc.words[i].text.strip()))
+    return unit_of_word, np.array(unit_boxes, dtype=np.int64).reshape(-1, 4), np.array(shown, dtype=bool)

@@ -75,6 +75,18 @@ What the paper leaves open, and what we chose:
 - *How many.* Up to ``max_moves`` strong entities per page (the paper gives
   no number), drawn in random order among those with labels in ``labels``.
 
+``style: repo`` scores strength as Do-GOOD's code does (MAEHCM/Do-GOOD
+``test/ner/map_v3_funsd_L.py``): a shuffle gives every entity the segment box
+of another (a random permutation of the entities' boxes, each of an entity's
+tokens taking the same box: :func:`shuffled_entity_layouts`), and an entity is
+strong when the scorer's tags for all its tokens equal the *gold* IOB tags in
+every shuffle (the script counts changes from the gold tags, then from the
+previous shuffle, over 30 shuffles: any change makes the entity weak). Its
+strength is the share of shuffles that give the gold tags. The script's
+bookkeeping skips the last token of a page (its entity ends one token early);
+here every token counts. The repo then builds synthetic pages from the strong
+and weak entities (``gen_ood_mix.py``) rather than moving them on the page.
+
 Skipped and counted: entities with no token words (``no_words``), entities
 whose box overlaps a word of another entity (``overlapping``: their crop
 would carry someone else's ink), strong entities with no empty place
@@ -88,12 +100,14 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import numpy as np
 
 from pydantic import Field
 
+from dogood.core import fs
+from dogood.core.boxes import union_boxes
 from dogood.core.document import Document, PageImage, Word
 from dogood.core.papers import Cites
 from dogood.core.paths import cache_dir, write_atomic
@@ -117,6 +131,52 @@ def shuffled_layouts(doc: Document, shuffles: int, rng: np.random.Generator) -> 
         order = rng.permutation(len(boxes))
         words = tuple(Word(w.text, boxes[int(j)]) for w, j in zip(doc.words, order))
         out.append(doc.replace(id=f"{doc.id}#shuffle{k}", words=words, provenance=()))
+    return out
+
+
+def shuffled_entity_layouts(doc: Document, shuffles: int, rng: np.random.Generator) -> list[Document]:
+    """``shuffles`` copies of ``doc`` in which the entities' segment boxes (the union of their non-blank words) are
+    permuted among the entities: every word of an entity takes the box of the entity drawn for it (ids
+    ``<id>#shuffle<k>``), as Do-GOOD's ``map_v3_funsd_L.py`` shuffles entity boxes. Loose words and entities of
+    blank words only keep their boxes."""
+    units = []
+    for ent in doc.entities:
+        ids = [i for i in ent.word_ids if doc.words[i].text.strip()]
+        if ids:
+            units.append((list(ent.word_ids), union_boxes(doc.words[i].box for i in ids)))
+    out = []
+    for k in range(shuffles):
+        order = rng.permutation(len(units))
+        boxes = [w.box for w in doc.words]
+        for (members, _), j in zip(units, order):
+            for i in members:
+                boxes[i] = units[int(j)][1]
+        words = tuple(Word(w.text, b) for w, b in zip(doc.words, boxes))
+        out.append(doc.replace(id=f"{doc.id}#shuffle{k}", words=words, provenance=()))
+    return out
+
+
+def entity_strength_repo(doc: Document, model, shuffles: int = 30, seed: int = 0) -> np.ndarray:
+    """Each entity's strength as Do-GOOD's code scores it: the share of entity-box shuffles
+    (:func:`shuffled_entity_layouts`) in which the model's IOB tags for all its token words equal the gold tags.
+
+    Returns ``(len(doc.entities),)`` floats in [0, 1]; NaN for an entity with no token word.
+    """
+    from dogood.core.schema import iob_tags
+    from dogood.core.seeds import derive_seed
+
+    index, gold = iob_tags(doc)
+    token_of = {i: k for k, i in enumerate(index)}
+    variants = shuffled_entity_layouts(doc, shuffles, np.random.default_rng(derive_seed("move-strength-repo", seed,
+                                                                                         doc.id)))
+    preds = model.predict(variants) if variants else {}
+    same = np.array([[t == g for t, g in zip(preds[v.id].tags, gold)] for v in variants], dtype=bool)
+    same = same.reshape(len(variants), len(gold))
+    out = np.full(len(doc.entities), np.nan)
+    for e, ent in enumerate(doc.entities):
+        tokens = [token_of[i] for i in ent.word_ids if i in token_of]
+        if tokens:
+            out[e] = same[:, tokens].all(axis=1).mean() if shuffles else 1.0
     return out
 
 
@@ -164,27 +224,32 @@ def model_fingerprint(model) -> str:
     return f"{slug}-{hashlib.sha256(source.encode()).hexdigest()[:8]}"
 
 
-def _document_key(doc: Document, shuffles: int, seed: int) -> str:
+def _document_key(doc: Document, shuffles: int, seed: int, style: str = "dogood") -> str:
     content = [STRENGTH_VERSION, shuffles, seed, doc.id, [(w.text, list(w.box)) for w in doc.words],
                [list(e.word_ids) for e in doc.entities], doc.width, doc.height]
+    if style != "dogood":  # the repo's test also reads the gold labels
+        content += [style, [[e.label, list(e.word_ids)] for e in doc.entities]]
     return hashlib.sha256(json.dumps(content).encode("utf-8")).hexdigest()[:32]
 
 
-def strength_cache_path(model, doc: Document, shuffles: int, seed: int) -> Path:
+def strength_cache_path(model, doc: Document, shuffles: int, seed: int, style: str = "dogood") -> Path:
     """Where the strengths of ``doc`` under ``model`` are cached: ``<cache>/move-strength/<model>/<key>.json``."""
-    return cache_dir() / "move-strength" / model_fingerprint(model) / f"{_document_key(doc, shuffles, seed)}.json"
+    key = _document_key(doc, shuffles, seed, style)
+    return cache_dir() / "move-strength" / model_fingerprint(model) / f"{key}.json"
 
 
-def cached_entity_strength(doc: Document, model, shuffles: int = 10, seed: int = 0) -> tuple[np.ndarray, bool]:
-    """:func:`entity_strength`, read from or written to the cache; and whether it came from the cache."""
-    path = strength_cache_path(model, doc, shuffles, seed)
+def cached_entity_strength(doc: Document, model, shuffles: int = 10, seed: int = 0,
+                           style: str = "dogood") -> tuple[np.ndarray, bool]:
+    """:func:`entity_strength` (``style="repo"``: :func:`entity_strength_repo`), read from or written to the cache;
+    and whether it came from the cache."""
+    path = strength_cache_path(model, doc, shuffles, seed, style)
     try:
-        values = json.loads(path.read_text(encoding="utf-8"))
+        values = fs.read_json(path, what="strength cache file")
         if len(values) == len(doc.entities):
             return np.array([np.nan if v is None else v for v in values], dtype=float), True
-    except (OSError, ValueError):
+    except (OSError, ValueError, TypeError, fs.FileRefused):
         pass
-    strength = entity_strength(doc, model, shuffles, seed)
+    strength = (entity_strength_repo if style == "repo" else entity_strength)(doc, model, shuffles, seed)
     write_atomic(path, json.dumps([None if np.isnan(v) else float(v) for v in strength]))  # workers never read half
     return strength, False
 
@@ -378,6 +443,8 @@ class MoveEntities(Shift):
     severities: ClassVar[dict[int, dict]] = {1: {"max_moves": 1}, 2: {"max_moves": 2}, 3: {"max_moves": 3},
                                              4: {"max_moves": 5}, 5: {"max_moves": 8}}
 
+    path_params = ("scorer",)  # a file or folder this machine reads (recorded by name and content hash)
+
     class Params(params.Params):
         scorer: params.Text = Field("baseline", description="the model that scores strength: baseline, a "
                                                             ".dogood-model file, a Hugging Face token model name or folder")
@@ -395,6 +462,12 @@ class MoveEntities(Shift):
                                                                 "entity's word box is the entity's and moves with it")
         score_seed: params.Integer = Field(0, description="seeds the shuffles (with the document id)")
         cache: params.Flag = Field(True, description="read and write the strength cache")
+        style: Literal["dogood", "repo"] = Field("dogood", description=(
+            "dogood: word boxes shuffled, labels compared with the scorer's on the real layout; repo: Do-GOOD's "
+            "code's test (entity boxes shuffled, tags compared with the gold tags; it used 30 shuffles)"))
+
+    #: Added with issue 38: at this value a config's seeds and provenance are what they were.
+    later_params: ClassVar[dict] = {"style": "dogood"}
 
     def setup(self) -> None:
         self._model = None
@@ -418,6 +491,14 @@ class MoveEntities(Shift):
         """What the data card says of this shift: which model scored strength."""
         shown = (model_fingerprint(self.model) if getattr(self.model, "model_bytes", None) is not None
                  else self.params()["scorer"])  # a model folder as its last part and content hash, no local path
+        if self.style == "repo":
+            return [f"`move`, style `repo`: entity strength scored as Do-GOOD's code does (MAEHCM/Do-GOOD "
+                    f"`map_v3_funsd_L.py`) by `{shown}` over {self.shuffles} shuffles of the entities' boxes (the "
+                    f"repo: 30, with its fine-tuned LayoutLMv3); entities whose tags equal the gold tags in at least "
+                    f"{self.threshold:.0%} of them may move. Differs: the repo builds synthetic pages from such "
+                    "entities (`gen_ood_mix.py`) instead of moving them on the page; here they move, pixels and "
+                    "boxes together, at most "
+                    f"{self.max_moves} a page."]
         return [f"`move`: entity strength scored by `{shown}` over {self.shuffles} "
                 f"layout shuffles (boxes permuted among the words); entities unchanged in at least "
                 f"{self.threshold:.0%} of them may move."]
@@ -425,8 +506,9 @@ class MoveEntities(Shift):
     def strength(self, doc: Document) -> tuple[np.ndarray, bool]:
         """Each entity's strength under the scorer, and whether it came from the cache."""
         if self.cache:
-            return cached_entity_strength(doc, self.model, self.shuffles, self.score_seed)
-        return entity_strength(doc, self.model, self.shuffles, self.score_seed), False
+            return cached_entity_strength(doc, self.model, self.shuffles, self.score_seed, self.style)
+        score = entity_strength_repo if self.style == "repo" else entity_strength
+        return score(doc, self.model, self.shuffles, self.score_seed), False
 
     def apply(self, doc: Document, rng: np.random.Generator) -> Outcome:
         if not doc.entities:

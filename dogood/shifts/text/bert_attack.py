@@ -85,7 +85,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -100,6 +100,7 @@ from dogood.language.edits import kept_tallies, redraw_guard, with_texts
 from dogood.language.lexicons import require, stopwords
 from dogood.language.selection import eligible_words
 from dogood.language.words import case_like, is_latin, split_word
+from dogood.shifts.text._word_swap import repo_augment
 
 #: Rows (context windows) per forward pass.
 BATCH_ROWS = 32
@@ -332,6 +333,8 @@ class BertAttack(Shift):
                   "candidates come from the masked word in its reading-order window (or entity), not from the unmasked "
                   "sentence by default, and one of the top_k is drawn at random: no victim model, no antonym filter")))
 
+    path_params = ("model",)  # a file or folder this machine reads (recorded by name and content hash)
+
     class Params(params.Params):
         fraction: params.Real = Field(0.1, ge=0, le=1, description="share of the eligible words changed (paper: 0.1)")
         labels: params.OptionalNames = Field(None, description="entity labels whose words are eligible (null: all words)")
@@ -343,6 +346,16 @@ class BertAttack(Shift):
         mask: params.Flag = Field(True, description="mask the word (BAE) or read the unmasked input (Li et al.)")
         render: params.Flag = Field(False, description="redraw the changed words in the page image (false: text only)")
         device: params.Text = Field("cpu", description="torch device of the model")
+        style: Literal["dogood", "repo"] = Field("dogood", description=(
+            "dogood: the word masked in its context; repo: Do-GOOD's scripts: TextAttack's WordSwapMaskedLM() "
+            "default (BAE, 50 candidates, confidence 5e-4) on each word alone, through TextAttack's augmenter"))
+        pct_words_to_swap: params.Real = Field(1.0, gt=0, le=1, description=(
+            "style repo: TextAttack's pct_words_to_swap for one word's text (Do-GOOD's FUNSD script: 0.1)"))
+        max_chars: Annotated[params.Integer | None, params.Expect("null or an integer")] = Field(None, ge=1, description=(
+            "style repo: words longer than this are left alone (Do-GOOD's RVL-CDIP script: 10; null: none)"))
+
+    #: Added with issue 38: at these values a config's seeds and provenance are what they were.
+    later_params: ClassVar[dict] = {"style": "dogood", "pct_words_to_swap": 1.0, "max_chars": None}
 
     def prepare(self) -> None:
         # The model itself loads on first use in each worker (masked_lm), where a build reports a failure by config;
@@ -353,6 +366,14 @@ class BertAttack(Shift):
         check_hub_model(self.model)
 
     def card_notes(self, schema: str = "funsd") -> list[str]:
+        if self.style == "repo":
+            cap = f"; words over {self.max_chars} characters left alone" if self.max_chars is not None else ""
+            return [f"`bert_attack`, style `repo`: as Do-GOOD's scripts (MAEHCM/Do-GOOD) do it: each word alone "
+                    f"through TextAttack's augmenter with `WordSwapMaskedLM()`'s defaults (BAE: the word masked "
+                    f"with no context, 50 candidates of confidence 5e-4 or more) on `{self.params()['model']}` "
+                    f"(pct_words_to_swap {self.pct_words_to_swap}, RepeatModification and StopwordModification), on "
+                    f"{self.fraction:.0%} of the words (the scripts: every word){cap}. Differs in: draws from "
+                    "the config's seed; the words are the source's words."]
         where = "the page's reading order" if self.context == "page" else "its entity's text"
         return [f"`bert_attack`: each word is masked in its context ({where}, {self.window} words around it) and "
                 f"replaced by one of `{self.params()['model']}`'s top {self.top_k} whole-word candidates, as the "
@@ -369,6 +390,13 @@ class BertAttack(Shift):
         return {i: (r if isinstance(r, list) else []) for i, r in ((i, plan.results[i]) for i in indices)}
 
     def apply(self, doc: Document, rng: np.random.Generator) -> Outcome:
+        if self.style == "repo":
+            transformation = _repo_masked_lm(masked_lm(self.model, self.device))
+            changes, counts = change_fraction(
+                doc, rng, self.fraction, lambda i, r: repo_augment(doc.words[i].text, transformation, r,
+                                                                   self.pct_words_to_swap, self.max_chars),
+                self.labels)
+            return Outcome(with_texts(doc, changes, self.render), {**counts, **{r: 0 for r in REASONS}})
         plan = _Planner(self, doc, masked_lm(self.model, self.device))
         eligible = eligible_words(doc, self.labels)
         # change_fraction draws its order first; a copy of the generator tells which words come, so
@@ -379,6 +407,39 @@ class BertAttack(Shift):
         changes, counts = change_fraction(doc, rng, self.fraction, plan.change, self.labels, guard)
         return Outcome(with_texts(doc, changes, self.render), {**counts, **{r: plan.reasons[r] for r in REASONS}},
                        kept_tallies(guard))
+
+
+_REPO: dict[int, Any] = {}
+
+
+def _repo_masked_lm(lm: MaskedLM):
+    """TextAttack's ``WordSwapMaskedLM()`` with its defaults (method ``bae``, 50 candidates, confidence 5e-4) over
+    ``lm``, as Do-GOOD's scripts built it (``style: repo``), in a ``CompositeTransformation``. A word alone has the
+    same masked text as every word with the same punctuation, so its candidates are computed once per masked text."""
+    if id(lm) not in _REPO:
+        from dogood.language.lexicons import import_textattack
+
+        import_textattack()
+        from textattack.transformations import CompositeTransformation, WordSwapMaskedLM
+
+        class _Cached(WordSwapMaskedLM):
+            def __init__(self, **kwargs):
+                super().__init__(**kwargs)
+                self._seen: dict[str, list[str]] = {}
+
+            def _bae_replacement_words(self, current_text, indices_to_modify):
+                key = [current_text.replace_word_at_index(i, self._lm_tokenizer.mask_token).text
+                       for i in indices_to_modify]
+                todo = [i for i, k in zip(indices_to_modify, key) if k not in self._seen]
+                if todo:
+                    for k, words in zip((current_text.replace_word_at_index(i, self._lm_tokenizer.mask_token).text
+                                         for i in todo), super()._bae_replacement_words(current_text, todo)):
+                        self._seen[k] = words
+                return [self._seen[k] for k in key]
+
+        _REPO[id(lm)] = CompositeTransformation([_Cached(masked_language_model=lm.model, tokenizer=lm.tokenizer,
+                                                         max_length=min(512, lm.max_length))])
+    return _REPO[id(lm)]
 
 
 class _Planner:

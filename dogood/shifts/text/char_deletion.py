@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from pydantic import Field
 
@@ -9,6 +11,15 @@ from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.language.chars import deletions, pick
 from dogood.shifts.text._word_swap import WordSwapShift
+
+
+@lru_cache(maxsize=4)
+def _textattack_deletion(skip_first: bool, skip_last: bool):
+    """TextAttack's ``WordSwapRandomCharacterDeletion``, every position offered (``style: repo`` draws one)."""
+    from textattack.transformations import CompositeTransformation, WordSwapRandomCharacterDeletion
+
+    return CompositeTransformation([WordSwapRandomCharacterDeletion(
+        random_one=False, skip_first_char=skip_first, skip_last_char=skip_last)])
 
 
 class CharacterDeletion(WordSwapShift):
@@ -23,6 +34,13 @@ class CharacterDeletion(WordSwapShift):
     count. Words whose core is one character, non-Latin words and words over
     64 characters are left unchanged and counted as ``unchangeable``.
 
+    ``style: repo`` (with ``fraction: 1.0``): Do-GOOD's scripts' loop over
+    every word (:mod:`dogood.shifts.text._word_swap`), TextAttack's own
+    operator: one character of each TextAttack word of the word is deleted,
+    punctuation included (``"Date:"`` -> ``"Date"`` is not possible, ``"Dte:"``
+    is); stopwords and one-letter words stay. On FUNSD test it changes 6,832
+    of 8,707 words (78.5%).
+
     Parameters: :class:`CharacterDeletion.Params`.
     """
 
@@ -36,6 +54,11 @@ class CharacterDeletion(WordSwapShift):
                                                                 "(TextAttack's default: false)")
         skip_last_char: params.Flag = Field(False, description="never delete a word's last character "
                                                                "(TextAttack's default: false)")
+
+    repo_random_one = True  # the scripts' WordSwapRandomCharacterDeletion() deletes one random position per word
+
+    def repo_transformation(self, rng: np.random.Generator):
+        return _textattack_deletion(bool(self.skip_first_char), bool(self.skip_last_char))
 
     def swap(self, core: str, rng: np.random.Generator) -> str | None:
         return pick(deletions(core, int(self.skip_first_char), len(core) - int(self.skip_last_char)), rng)

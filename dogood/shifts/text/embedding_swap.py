@@ -14,7 +14,8 @@ from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.language.chars import pick
 from dogood.language.embeddings import counter_fitted_glove, load_word_vectors, nearest_neighbours
-from dogood.language.lexicons import import_textattack
+from dogood.language.lexicons import MODALS, NEGATIONS, antonyms, base_forms, import_textattack, require
+from dogood.language.pos_tagger import universal_tag
 from dogood.shifts.text._word_swap import WordSwapShift
 
 #: Neighbours stored per word in dogood's own build (a swap may consider at most this many).
@@ -61,6 +62,17 @@ def _tools(embedding: str, vocab_size: int | None, max_candidates: int) -> _Tool
     return _Tools(transformation, unit, index, frozenset(StopwordModification().stopwords))
 
 
+#: TextAttack's ``WordSwapEmbedding()`` default, which Do-GOOD's scripts used.
+REPO_CANDIDATES = 15
+
+
+@lru_cache(maxsize=2)
+def _repo_transformation(embedding: str, vocab_size: int | None):
+    from textattack.transformations import CompositeTransformation
+
+    return CompositeTransformation([_tools(embedding, vocab_size, REPO_CANDIDATES).transformation])
+
+
 class EmbeddingSwap(WordSwapShift):
     """Swap words for near neighbours in counter-fitted vectors (Do-GOOD 3.2, Word Swap 1; Table 4 "Embedding").
 
@@ -72,6 +84,20 @@ class EmbeddingSwap(WordSwapShift):
     constraint does, and one of the rest is drawn with the shift's generator.
     Stopwords are not swapped. Defaults are those of TextAttack's
     ``EmbeddingAugmenter`` (its ``embedding`` augmentation recipe).
+
+    With ``keep_meaning`` (the default) the constraints are those TextAttack's
+    recipe A2T (Yoo and Qi 2021, ``a2t_yoo_2021.py``) combines with this very
+    transformation: stopwords, the cosine floor of 0.8, and ``PartOfSpeech``
+    with ``allow_verb_noun_swap=False`` (a replacement keeps the word's
+    universal part of speech; the word tagged alone, as Do-GOOD's scripts
+    attack each word on its own, by NLTK's averaged perceptron as
+    TextAttack's ``nltk`` tagger, here with the model of
+    :mod:`dogood.language.pos_tagger`), and no swap into or out of a negation
+    or a modal verb, nor into a WordNet antonym: counter-fitted
+    neighbours above the floor still took INTENDED to NOT, MAY to RESULT,
+    SOON to TODAY and POSSIBLE to MIGHT on FUNSD test
+    (``bench/measure_embedding_swap.py``). ``keep_meaning: false``: the
+    ``EmbeddingAugmenter``'s constraints alone (dogood before issue 40).
     The vectors are dogood's counter-fitted GloVe build
     (:mod:`dogood.embeddings`, cached), TextAttack's ``paragramcf`` download,
     or an ``.npz`` written by :func:`dogood.embeddings.save_word_vectors`.
@@ -89,8 +115,10 @@ class EmbeddingSwap(WordSwapShift):
     papers = (Cites("do-good", "3.2, Word Swap 1; Table 4"), Cites("textattack"), Cites("counter-fitting"))
 
     def requirements(self) -> tuple[str, ...]:
-        """TextAttack, and the GloVe vectors when the counter-fitted GloVe build is the embedding."""
-        return self.requires if self.embedding == "counter-fitted-glove" else self.requires[:1]
+        """TextAttack, the GloVe vectors when the counter-fitted GloVe build is the embedding, and WordNet and the
+        part-of-speech tagger with ``keep_meaning``."""
+        needs = self.requires if self.embedding == "counter-fitted-glove" else self.requires[:1]
+        return needs + (("nltk:wordnet", "pos:tagger") if self.keep_meaning else ())
 
     class Params(WordSwapShift.Params):
         max_candidates: params.Integer = Field(50, ge=1, description="neighbours considered per word (TextAttack's "
@@ -104,9 +132,25 @@ class EmbeddingSwap(WordSwapShift):
             "path to an .npz of vectors"))
         vocab_size: Annotated[params.Integer | None, params.Expect("null or an integer")] = Field(None, ge=2, description=(
             "with counter-fitted-glove, keep GloVe's most frequent vocab_size words (null: all 50,000)"))
+        keep_meaning: params.Flag = Field(True, description=(
+            "TextAttack's part-of-speech constraint as its A2T recipe sets it (the word tagged alone; no noun for a "
+            "verb) and no swap "
+            "into or out of a negation or a modal verb, nor into a WordNet antonym (false: the EmbeddingAugmenter's "
+            "constraints alone)"))
 
     def prepare(self) -> None:
         self._tools = _tools(self.embedding, self.vocab_size, self.max_candidates)
+        if self.keep_meaning:
+            require(f"{self.name} with keep_meaning", "wordnet", "pos_tagger")
+
+    def repo_transformation(self, rng: np.random.Generator):
+        """``style: repo``: TextAttack's ``WordSwapEmbedding()`` as Do-GOOD's scripts built it: its 15 nearest
+        neighbours, no similarity constraint, over this shift's ``embedding``."""
+        return _repo_transformation(self.embedding, self.vocab_size)
+
+    def repo_differences(self, schema: str) -> str:
+        return (f"the vectors are `{self.embedding}` (the scripts: TextAttack's paragramcf download, which "
+                "`embedding: paragramcf` uses); the words are the source's words.")
 
     def swap(self, core: str, rng: np.random.Generator) -> str | None:
         tools = self._tools
@@ -119,5 +163,25 @@ class EmbeddingSwap(WordSwapShift):
             key = word.lower()
             if key not in seen and float(tools.unit[tools.index[key]] @ row) >= self.min_cos_sim:
                 seen.add(key)
-                candidates.append(word)
+                if not self.keep_meaning or keeps_meaning(lower, key):
+                    candidates.append(word)
         return pick(candidates, rng)
+
+
+def keeps_meaning(word: str, new: str) -> bool:
+    """Whether lower-case ``new`` may replace ``word`` (:class:`EmbeddingSwap`'s ``keep_meaning``): neither is a
+    negation or a modal verb, both take the same universal part of speech tagged alone (A2T's ``PartOfSpeech``,
+    no noun for a verb), and ``new`` is no WordNet antonym of ``word``."""
+    if word in _GUARDED or new in _GUARDED or universal_tag(word) != universal_tag(new):
+        return False
+    opposite = _opposites(word)
+    return not (opposite and (new in opposite or base_forms(new) & opposite))
+
+
+_GUARDED = NEGATIONS | MODALS
+
+
+@lru_cache(maxsize=65536)
+def _opposites(word: str) -> frozenset[str]:
+    """WordNet antonyms of ``word`` and of its base forms."""
+    return frozenset().union(*(antonyms(form) for form in base_forms(word)))

@@ -53,6 +53,25 @@ def _transformation():
     return _HomoglyphSwap()
 
 
+@lru_cache(maxsize=1)
+def _textattack_homoglyphs():
+    """TextAttack's own ``WordSwapHomoglyphSwap()`` with its own table, as Do-GOOD's scripts built it (``style:
+    repo``). textattack 0.3.11's constructor sets the table, then fails to read a file its wheel lacks (the
+    intentional homoglyphs of its differential-evolution search, which a word swap never uses): that read's
+    failure is ignored."""
+    import_textattack()
+    from textattack.transformations import CompositeTransformation, WordSwapHomoglyphSwap
+
+    swap = WordSwapHomoglyphSwap.__new__(WordSwapHomoglyphSwap)
+    try:
+        WordSwapHomoglyphSwap.__init__(swap)
+    except OSError:
+        if not getattr(swap, "homos", None):
+            raise
+        swap.random_one = False
+    return CompositeTransformation([swap])
+
+
 class HomoglyphSwap(WordSwapShift):
     """Replace one character of a fraction of words by a look-alike (Do-GOOD 3.2, Word Swap 2; Table 4 "Homoglyph").
 
@@ -73,6 +92,14 @@ class HomoglyphSwap(WordSwapShift):
     requires = ("module:textattack[text]",)
     reported_counts = ("eligible", "changed", "unchangeable")
     papers = (Cites("do-good", "3.2, Word Swap 2; Table 4"), Cites("textattack"))
+
+    def repo_transformation(self, rng: np.random.Generator):
+        return _textattack_homoglyphs()
+
+    def repo_differences(self, schema: str) -> str:
+        return ("TextAttack's own homoglyph table (lower-case letters, digits, '-' and \"'\"; upper-case letters "
+                "stay) rather than dogood's; the words are the source's words (the LayoutLMv3 FUNSD script attacks "
+                "each word's first BPE piece).")
 
     def swap(self, core: str, rng: np.random.Generator) -> str | None:
         return pick(_transformation()._get_replacement_words(core), rng)

@@ -46,6 +46,27 @@ def _transformation(max_change: float):
     return _AllNumbers(max_change=max_change)
 
 
+@lru_cache(maxsize=None)
+def _textattack_numbers(max_change: float):
+    """TextAttack's ``WordSwapChangeNumber`` as Do-GOOD's scripts built it (``style: repo``): three values drawn
+    from the same range (``n=3``), with the generator bound to ``rng`` instead of numpy's global state."""
+    import_textattack()
+    from textattack.transformations import CompositeTransformation, WordSwapChangeNumber
+
+    class _Seeded(WordSwapChangeNumber):
+        rng: np.random.Generator | None = None
+
+        def _alter_number(self, num):
+            if num in (0, 2, 4):
+                return []
+            change = abs(int(num * self.max_change)) + 1
+            low, high = (max(num - change, 1), num + change) if num >= 0 else (num - change, min(0, num + change))
+            return self.rng.integers(int(low), int(high), self.n).tolist()
+
+    swap = _Seeded(max_change=max_change)
+    return swap, CompositeTransformation([swap])
+
+
 def _draw(values: range, exclude: int, rng: np.random.Generator) -> int | None:
     """A value of ``values`` other than ``exclude``, uniformly, or ``None``."""
     size = len(values) - (exclude in values)
@@ -92,6 +113,16 @@ class NumberSwap(WordSwapShift):
                                                                "(TextAttack's default: 1.0)")
         number_words: params.Flag = Field(True, description="also change spelled-out numbers (\"twenty\"), as "
                                                             "TextAttack does")
+
+    def repo_transformation(self, rng: np.random.Generator):
+        swap, transformation = _textattack_numbers(self.max_change)
+        swap.rng = rng
+        return transformation
+
+    def repo_differences(self, schema: str) -> str:
+        return ("a draw equal to the number leaves the word unchanged, as in the scripts (TextAttack compares the "
+                "new number with the word's text, never equal); the words are the source's words (the LayoutLMv3 "
+                "FUNSD script attacks each word's first BPE piece).")
 
     def swap(self, core: str, rng: np.random.Generator) -> str | None:
         transformation = _transformation(self.max_change)

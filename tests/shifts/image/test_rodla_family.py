@@ -80,7 +80,8 @@ def test_measured_effect_grows_level_by_level(name, forms):
 @pytest.mark.parametrize("name", ["watermark", "speckle", "paper_texture", "illumination", "shadow"])
 def test_levels_differ_in_magnitude_only(name, forms):
     """Seeded alike (as a recipe seeds ``<config>@<s>``), levels 1 and 5 change the same pixels the same way: where
-    level 1 moved a pixel by more than 8 grey levels, level 5 moved it in the same direction, at least as far.
+    level 1 moved a pixel by more than 8 grey levels (2 for paper texture), level 5 moved it in the same direction,
+    at least as far.
     (A blur is not monotone pixel by pixel; its levels share the kernel's direction: the test below.)"""
     doc = forms[0]
     before = doc.image.to_array().astype(int)
@@ -88,7 +89,7 @@ def test_levels_differ_in_magnitude_only(name, forms):
     high = level(name, 5, colors=["gray"]) if name == "watermark" else level(name, 5)
     d1 = low(doc, 11).image.to_array().astype(int) - before
     d5 = high(doc, 11).image.to_array().astype(int) - before
-    moved = np.abs(d1) > 8
+    moved = np.abs(d1) > (2 if name == "paper_texture" else 8)  # paper texture is as faint as real paper's grain
     assert moved.sum() > 500
     same = np.sign(d1[moved]) == np.sign(d5[moved])
     further = np.abs(d5[moved]) >= np.abs(d1[moved]) - 1

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from dogood.core.document import Document, Entity, PageImage, Word
 from dogood.shifts import MergeBoxes, make_shift
-from dogood.shifts.layout.merge import merge_boxes
+from dogood.shifts.layout.merge import merge_boxes, merge_boxes_repo
 
 
 def page(w=200, h=100):
@@ -172,3 +172,146 @@ def test_on_real_funsd_pages(funsd_test):
         changed += int((new != old).any(axis=1).sum())
     assert total == 8973
     assert changed > total // 2
+
+
+# -- rule: repo (Do-GOOD's code) -----------------------------------------------------------------------------
+def repo_merge_loop(boxes, dx, dy, width, height):
+    """Do-GOOD's merge loop (MAEHCM/Do-GOOD ``merge_layout.py``; ``aug_layout`` of test/dic/demo_cdip_v1.py),
+    transcribed from a reading of it for this test, not from dogood's code: a flag array ``flag[x][y]`` starts
+    unmarked; the first box starts group 0; each later box looks at ``flag`` at its corners (x0, y0), (x0, y1),
+    (x1, y0), (x1, y1) in that order, starts a new group when none is marked, else joins the first marked one's
+    group; then every box writes its group over the slice ``flag[x0 - dx : x1 + dx, y0 - dy : y1 + dy]``. The
+    array is padded on every side (the repo's has the page's size, so a slice near the left or top edge starts
+    negative and marks nothing, and a corner on the right or bottom edge raises IndexError). Returns the group of
+    each box, numbered in order of creation (the repo's ``temp_box`` lists)."""
+    unmarked = -1
+    pad_x, pad_y = dx + 1, dy + 1
+    flag = np.full((width + 2 * pad_x + 1, height + 2 * pad_y + 1), unmarked, dtype=np.int64)
+    group = []
+    idx = 0
+    for i, box in enumerate(boxes):
+        x1, y1, x2, y2 = (int(v) for v in box)
+        x1, y1, x2, y2 = x1 + pad_x, y1 + pad_y, x2 + pad_x, y2 + pad_y
+        if i == 0:
+            g = idx
+        else:
+            corners = [flag[x1][y1], flag[x1][y2], flag[x2][y1], flag[x2][y2]]
+            marked = [c for c in corners if c != unmarked]
+            if marked:
+                g = int(marked[0])
+            else:
+                idx += 1
+                g = idx
+        group.append(g)
+        flag[x1 - dx : x2 + dx, y1 - dy : y2 + dy] = g
+    return group
+
+
+def _entity_unit_boxes(doc):
+    """The repo's FUNSD units: each entity's non-blank words' union (its segment box), entities without one left
+    out, in document order."""
+    out = []
+    for ent in doc.entities:
+        ids = [i for i in ent.word_ids if doc.words[i].text.strip()]
+        if ids:
+            b = doc.boxes[ids]
+            out.append([b[:, 0].min(), b[:, 1].min(), b[:, 2].max(), b[:, 3].max()])
+    return np.array(out, dtype=np.int64)
+
+
+@pytest.mark.parametrize("lam", [(0, 0), (10, 5), (70, 30)])
+def test_rule_repo_groups_equal_the_repos_loop_on_every_funsd_test_page(funsd_test, lam):
+    pages = 0
+    for doc_id in funsd_test.ids():
+        doc = funsd_test.load(doc_id)
+        units = _entity_unit_boxes(doc)
+        group, merged = merge_boxes_repo(units, *lam)
+        assert group.tolist() == repo_merge_loop(units, lam[0], lam[1], doc.width, doc.height), doc_id
+        for g in range(len(merged)):  # each group's box is the union of its own members
+            members = units[group == g]
+            assert merged[g].tolist() == [*members[:, :2].min(0), *members[:, 2:].max(0)]
+        pages += 1
+    assert pages == 50
+
+
+def test_rule_repo_on_funsd_test_changes_an_eighth_of_the_token_boxes_at_lambda_0(funsd_test):
+    from dogood.core.schema import token_boxes, token_index
+
+    shift = MergeBoxes(lambda_x=0, lambda_y=0, level="entity", rule="repo")
+    tokens = changed = 0
+    for doc_id in funsd_test.ids():
+        doc = funsd_test.load(doc_id)
+        out = shift(doc, 0)
+        index = token_index(doc)
+        before, after = token_boxes(doc, "segment", index), token_boxes(out, "segment", index)
+        tokens += len(index)
+        changed += sum(a != b for a, b in zip(before, after))
+        # every new segment box encloses the old one: groups only grow
+        assert all(b[0] <= a[0] and b[1] <= a[1] and b[2] >= a[2] and b[3] >= a[3] for a, b in zip(before, after))
+    assert tokens == 8707
+    assert changed == 1077  # 12.4%; dogood's rule (closed boxes, merged until stable): 1,766 (20.3%)
+
+
+def test_rule_repo_corner_inside_half_open_region():
+    # the second box's top-left corner lies on the first box's right edge: outside [0, 10) at lambda 0
+    assert merge_boxes_repo([(0, 0, 10, 10), (10, 0, 20, 10)], 0, 0)[0].tolist() == [0, 1]
+    # one pixel further in, it is inside and joins
+    assert merge_boxes_repo([(0, 0, 10, 10), (9, 0, 20, 10)], 0, 0)[0].tolist() == [0, 0]
+    # dilated by 1 the region is [-1, 11): x = 10 is in
+    assert merge_boxes_repo([(0, 0, 10, 10), (10, 0, 20, 10)], 1, 0)[0].tolist() == [0, 0]
+    # dogood's closed boxes merge the touching pair at lambda 0
+    assert merge_boxes([(0, 0, 10, 10), (10, 0, 20, 10)], 0, 0)[0].tolist() == [0, 0]
+
+
+def test_rule_repo_one_pass_first_corner_and_last_mark_win():
+    # A and B stay apart; C's top-left corner is in A's region, its top-right in B's: it joins A, B stays apart
+    a, b, c = (0, 0, 10, 10), (30, 0, 40, 10), (5, 5, 35, 15)
+    group, merged = merge_boxes_repo([a, b, c], 0, 0)
+    assert group.tolist() == [0, 1, 0]
+    assert merged.tolist() == [[0, 0, 35, 15], [30, 0, 40, 10]]
+    # where regions overlap, the box marked last owns the place: E joins B (its corner (110, 0)) and marks over part
+    # of A's region; D's first corner lies in both A's and E's regions and joins E's group
+    a, b, e, d = (10, 10, 30, 30), (100, 0, 120, 30), (0, 0, 110, 15), (12, 11, 14, 13)
+    assert merge_boxes_repo([a, b, e, d], 0, 0)[0].tolist() == [0, 1, 1, 1]
+    assert merge_boxes_repo([a, b, d], 0, 0)[0].tolist() == [0, 1, 0]
+
+
+def test_rule_repo_marks_regions_at_the_left_edge_and_takes_boxes_at_the_right_edge():
+    # the repo's slice flag[-5:...] marks nothing: the second box would start a group of its own there
+    doc = doc_with([(0, 40, 20, 50), (22, 40, 60, 50), (150, 40, 200, 50)], size=(200, 100))
+    out = MergeBoxes(lambda_x=5, lambda_y=2, level="word", rule="repo")(doc, 0)
+    assert [w.box for w in out.words] == [(0, 40, 60, 50), (0, 40, 60, 50), (150, 40, 200, 50)]
+
+
+def test_rule_repo_in_0_1000_units():
+    # a 2000 px wide page: 70 units are 140 px
+    boxes = [(100, 100, 300, 130), (430, 100, 600, 130), (800, 100, 900, 130)]
+    doc = doc_with(boxes, size=(2000, 1000))
+    near = MergeBoxes(lambda_x=70, lambda_y=30, level="word", rule="repo", units="normalized")(doc, 0)
+    assert [w.box for w in near.words] == [(100, 100, 600, 130)] * 2 + [(800, 100, 900, 130)]
+    pixels = MergeBoxes(lambda_x=70, lambda_y=30, level="word", rule="repo")(doc, 0)
+    assert [w.box for w in pixels.words] == boxes
+
+
+def test_entity_units_leave_blank_words_out():
+    # entity 0: a word and a blank word far below it; entity 1 loose nearby. At lambda 0 nothing touches, so the
+    # token keeps its segment box (the blank word's box used to widen the unit, so the token's box changed)
+    words = (Word("Date", (10, 10, 50, 20)), Word(" ", (10, 80, 60, 90)), Word("Name", (100, 10, 150, 20)))
+    doc = Document("d", page(), words, (Entity(0, "question", (0, 1)), Entity(1, "answer", (2,))))
+    for rule in ("dogood", "repo"):
+        out = MergeBoxes(lambda_x=0, lambda_y=0, level="entity", rule=rule)(doc, 0)
+        assert out.words[0].box == (10, 10, 50, 20) and out.words[2].box == (100, 10, 150, 20)
+
+
+def test_blank_only_entities_bridge_nothing():
+    words = (Word("A", (10, 10, 40, 20)), Word(" ", (40, 10, 100, 20)), Word("B", (100, 10, 130, 20)))
+    doc = Document("d", page(), words, (Entity(0, "question", (0,)), Entity(1, "other", (1,)),
+                                        Entity(2, "answer", (2,))))
+    out = MergeBoxes(lambda_x=0, lambda_y=0, level="entity")(doc, 0)
+    assert out.words[0].box == (10, 10, 40, 20) and out.words[2].box == (100, 10, 130, 20)
+
+
+def test_rule_and_units_keep_old_configs_seeds():
+    old = MergeBoxes(lambda_x=10, lambda_y=5, level="entity")
+    assert "rule" not in old.recorded_params() and "units" not in old.recorded_params()
+    assert MergeBoxes(lambda_x=10, lambda_y=5, level="entity", rule="repo").recorded_params()["rule"] == "repo"

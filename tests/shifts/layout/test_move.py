@@ -17,6 +17,7 @@ from dogood.shifts.layout.move import (
     cached_entity_strength,
     empty_places,
     entity_strength,
+    entity_strength_repo,
     model_fingerprint,
     occupied,
     strength_cache_path,
@@ -403,3 +404,56 @@ def test_funsd_vacated_places_keep_none_of_the_moved_ink(funsd_test):
             entities += 1
             outside_px += int((comps & ~boxes).sum())
     assert entities >= 30 and outside_px > 100  # enough moves, and ink outside the boxes among them
+
+
+# -- style: repo (Do-GOOD's code's strength test) ---------------------------------------------------------------
+def test_repo_shuffles_move_whole_entity_boxes():
+    from dogood.shifts.layout.move import shuffled_entity_layouts
+
+    words = [("KEY1", (20, 20, 60, 35)), ("KEY2", (65, 20, 100, 35)), ("value", (20, 60, 70, 75)),
+             (" ", (150, 60, 160, 75)), ("far", (300, 60, 350, 75))]
+    doc = _doc(words, [Entity(0, "question", (0, 1)), Entity(1, "answer", (2, 3)), Entity(2, "other", (4,))])
+    segments = {(20, 20, 100, 35), (20, 60, 70, 75), (300, 60, 350, 75)}  # the blank word is in no segment box
+    seen = set()
+    for v in shuffled_entity_layouts(doc, 40, np.random.default_rng(0)):
+        assert v.words[0].box == v.words[1].box and v.words[2].box == v.words[3].box  # one box per entity
+        boxes = (v.words[0].box, v.words[2].box, v.words[4].box)
+        assert set(boxes) == segments  # a permutation of the segment boxes
+        seen.add(boxes)
+    assert len(seen) == 6  # all 3! permutations come up
+
+
+def test_repo_strength_compares_with_the_gold_tags():
+    # the scorer says ANSWER left of mid-page, OTHER right of it, QUESTION for KEY words
+    words = [("KEY1", (20, 20, 60, 35)), ("value", (20, 60, 70, 75)), ("far", (300, 60, 350, 75))]
+    doc = _doc(words, [Entity(0, "question", (0,)), Entity(1, "answer", (1,)), Entity(2, "answer", (2,))])
+    scorer = LeftRightScorer(400)
+    repo = entity_strength_repo(doc, scorer, shuffles=60, seed=0)
+    assert repo[0] == 1.0  # B-QUESTION, its gold tag, wherever it goes
+    # the two answers are B-ANSWER (gold) exactly when their shuffled box is left of mid-page
+    from dogood.core.seeds import derive_seed
+    from dogood.shifts.layout.move import shuffled_entity_layouts
+
+    variants = shuffled_entity_layouts(doc, 60, np.random.default_rng(derive_seed("move-strength-repo", 0, doc.id)))
+    for e, i in ((1, 1), (2, 2)):
+        assert repo[e] == np.mean([v.words[i].box[0] < 200 for v in variants])
+    # an "other" entity whose gold tag is O is never strong under a scorer that tags it B-OTHER; dogood's test
+    # (compared with the scorer's own tags on the real layout) calls the scorer's steady mistakes strong
+    doc = _doc(words[:1], [Entity(0, "other", (0,))])
+    assert entity_strength_repo(doc, LeftRightScorer(400), shuffles=5)[0] == 0.0
+    assert entity_strength(doc, LeftRightScorer(400), shuffles=5)[0] == 1.0
+
+
+def test_repo_style_moves_strong_entities_and_says_so(two_entities, tmp_path, monkeypatch):
+    monkeypatch.setenv("DOGOOD_CACHE", str(tmp_path))
+    shift = _shift(LeftRightScorer(400), style="repo", shuffles=30, max_moves=5)
+    out = shift(two_entities, 0)
+    # the question's second word is I-QUESTION in gold, B-QUESTION for the scorer: full IOB tags are compared, as the
+    # script does, so only the answer is strong
+    assert out.provenance[-1].counts["strong"] == 1 and out.provenance[-1].counts["moved"] == 1
+    assert out.words[2].box != two_entities.words[2].box and out.words[0].box == two_entities.words[0].box
+    assert out.provenance[-1].params["style"] == "repo" and "style `repo`" in shift.card_notes()[0]
+    assert "style" not in _shift(LeftRightScorer(400)).recorded_params()
+    # the repo-style strengths are cached apart from dogood's
+    assert strength_cache_path(shift.model, two_entities, 30, 0, "repo") != strength_cache_path(
+        shift.model, two_entities, 30, 0)

@@ -304,7 +304,9 @@ def test_recipe_entry_and_bad_parameters(model_dir):
     shift = make_shift({"shift": "bert_attack", "model": model_dir, "fraction": 0.2, "labels": ["answer"], "context": "entity"})
     assert isinstance(shift, BertAttack) and shift.family == "text"
     assert shift.params() == {"fraction": 0.2, "labels": ["answer"], "model": recorded_path(model_dir), "top_k": 48,
-                              "context": "entity", "window": 16, "mask": True, "render": False, "device": "cpu"}
+                              "context": "entity", "window": 16, "mask": True, "render": False, "device": "cpu",
+                              "style": "dogood", "pct_words_to_swap": 1.0, "max_chars": None}
+    assert "style" not in shift.recorded_params()
     for bad in ({"context": "line"}, {"fraction": 1.5}, {"top_k": 0}, {"window": 0}):
         with pytest.raises(RecipeError):
             make_shift({"shift": "bert_attack", **bad})
@@ -336,3 +338,37 @@ def test_a_session_that_ran_torch_builds_again_with_a_process_pool(model_dir, fu
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
     assert done.returncode == 0 and "built" in done.stdout, done.stderr[-2000:]
+
+
+# -- style: repo (Do-GOOD's scripts) ---------------------------------------------------------------------------
+def test_repo_style_changes_the_words_textattacks_augmenter_changes(docs, model_dir):
+    """Do-GOOD's FUNSD script: TextAttack's Augmenter(WordSwapMaskedLM(), RepeatModification, StopwordModification,
+    pct_words_to_swap=0.1) on every word alone. The same words change (BAE's candidates do not depend on the draws;
+    the augmenter drops none of them), and each new word is one of the candidates TextAttack gives for it."""
+    import random
+
+    from textattack.augmentation import Augmenter
+    from textattack.constraints.pre_transformation import RepeatModification, StopwordModification
+    from textattack.transformations import CompositeTransformation, WordSwapMaskedLM
+
+    from dogood.shifts.text.bert_attack import masked_lm
+
+    lm = masked_lm(model_dir)
+    augmenter = Augmenter(CompositeTransformation([WordSwapMaskedLM(masked_language_model=lm.model, tokenizer=lm.tokenizer,
+                                                                    max_length=MAX_LENGTH)]),
+                          constraints=[RepeatModification(), StopwordModification()], pct_words_to_swap=0.1,
+                          transformations_per_example=1)
+    shift = BertAttack(model=model_dir, style="repo", fraction=1.0, pct_words_to_swap=0.1)
+    random.seed(0)
+    np.random.seed(0)
+    ours, theirs = [], []
+    for k, doc in enumerate(docs[:3]):
+        out = shift(doc, k)
+        for a, b in zip(doc.words, out.words):
+            if a.text.strip():
+                ours.append(a.text != b.text)
+                theirs.append(augmenter.augment(a.text)[0] != a.text)
+                if b.text != a.text:  # the word's TextAttack word replaced by a BAE candidate, punctuation kept
+                    assert len(b.text.split()) == 1
+    assert ours == theirs and 0 < sum(ours) < len(ours)
+    assert out.provenance[-1].params["style"] == "repo" and "style `repo`" in shift.card_notes()[0]

@@ -90,3 +90,33 @@ def test_embedding_from_a_vectors_file(tmp_path):
     assert out.words[0].text in {"Home:", "Dwelling:"} and out.words[1].text == "VEHICLE"
     assert [w.text for w in out.words[2:]] == ["banana", "the"]  # no close neighbour; a stopword
     assert out.provenance[-1].counts == {"eligible": 4, "changed": 2, "unchangeable": 2}
+
+
+@pytest.mark.parametrize("old, new", [("intended", "not"), ("may", "result"), ("soon", "today"),
+                                      ("possible", "might"), ("cannot", "can"), ("large", "small"),
+                                      ("send", "sender")])
+def test_meaning_changing_swaps_are_refused(old, new):
+    """The swaps seen on FUNSD test before issue 40 (into a negation, out of or into a modal verb, across parts
+    of speech) and an antonym are refused; a synonym of the same part of speech is not."""
+    from dogood.shifts.text.embedding_swap import keeps_meaning
+
+    assert not keeps_meaning(old, new)
+    assert keeps_meaning("error", "mistake") and keeps_meaning("quickly", "rapidly") and keeps_meaning("large", "big")
+
+
+def test_no_swap_into_or_out_of_negations_and_modals(docs):
+    from dogood.language.lexicons import MODALS, NEGATIONS
+
+    guarded = NEGATIONS | MODALS
+    shift = EmbeddingSwap(fraction=1.0, vocab_size=VOCAB)
+    swaps = 0
+    for k, doc in enumerate(docs):
+        out = shift(doc, seed=k)
+        for i in changed(doc, out):
+            old, new = split_word(doc.words[i].text)[1].lower(), split_word(out.words[i].text)[1].lower()
+            assert old not in guarded and new not in guarded, (old, new)
+            swaps += 1
+    assert swaps > 200
+    loose = EmbeddingSwap(fraction=1.0, vocab_size=VOCAB, keep_meaning=False)  # the EmbeddingAugmenter's alone
+    assert any(split_word(w.text)[1].lower() in guarded for doc in docs for w in loose(doc, seed=0).words
+               if split_word(w.text)[1].lower() not in {split_word(v.text)[1].lower() for v in doc.words})

@@ -22,8 +22,10 @@ def test_registered_with_their_parameters():
         assert shift.fraction == 0.2 and shift.params()["labels"] == ["question"]
     assert EmbeddingSwap().params() == {
         "fraction": 0.1, "labels": None, "max_candidates": 50, "min_cos_sim": 0.8, "skip_stopwords": True,
-        "embedding": "counter-fitted-glove", "vocab_size": None, "render": False,
+        "embedding": "counter-fitted-glove", "vocab_size": None, "keep_meaning": True, "render": False,
+        "style": "dogood", "pct_words_to_swap": 1.0, "max_chars": None,
     }
+    assert "style" not in EmbeddingSwap().recorded_params()  # old configs keep their seeds
     for bad in ({"fraction": 1.5}, {"fraction": -0.1}):
         with pytest.raises(ValueError):
             HomoglyphSwap(**bad)
@@ -150,3 +152,106 @@ def test_split_word_keeps_punctuation():
     assert split_word("12/05/98") == ("", "12/05/98", "")
     assert split_word("☐") == ("☐", "", "")
     assert split_word("") == ("", "", "")
+
+
+# -- style: repo (Do-GOOD's scripts) ---------------------------------------------------------------------------
+def _repo_augmenter(transformation, pct=1.0):
+    """TextAttack's Augmenter as Do-GOOD's scripts build it (test/ner/text_shift/generate_textattack_funsd.py,
+    test/dic/demo_cdip_v1.py): the transformation alone, RepeatModification and StopwordModification."""
+    from textattack.augmentation import Augmenter
+    from textattack.constraints.pre_transformation import RepeatModification, StopwordModification
+    from textattack.transformations import CompositeTransformation
+
+    return Augmenter(transformation=CompositeTransformation([transformation]),
+                     constraints=[RepeatModification(), StopwordModification()],
+                     pct_words_to_swap=pct, transformations_per_example=1)
+
+
+def _repo_loop(augmenter, words, seed=0, max_chars=None):
+    """The scripts' per-word loop: every non-blank word alone through ``augmenter.augment``, seeded as a script
+    run would be (Python's and numpy's global state); which words changed."""
+    random.seed(seed)
+    np.random.seed(seed)
+    out = []
+    for text in words:
+        if max_chars is not None and len(text) > max_chars:
+            out.append(False)
+            continue
+        out.append(augmenter.augment(text)[0] != text)
+    return out
+
+
+@pytest.fixture(scope="module")
+def funsd_words(funsd_test):
+    pages = [funsd_test.load(i) for i in funsd_test.ids()]
+    return pages, [w.text for d in pages for w in d.words if w.text.strip()]
+
+
+def _repo_changed(name, pages, **params):
+    shift = make(name, style="repo", fraction=1.0, **params)
+    shift.prepare()
+    flags = []
+    for k, doc in enumerate(pages):
+        out = shift(doc, k)
+        flags += [a.text != b.text for a, b in zip(doc.words, out.words) if a.text.strip()]
+    return np.array(flags)
+
+
+def test_repo_char_deletion_changes_what_the_scripts_loop_changes_on_funsd_test(funsd_words):
+    from textattack.transformations import WordSwapRandomCharacterDeletion
+
+    pages, words = funsd_words
+    ours = _repo_changed("char_deletion", pages)
+    theirs = np.array(_repo_loop(_repo_augmenter(WordSwapRandomCharacterDeletion()), words))
+    assert len(ours) == len(theirs) == 8707
+    assert int(ours.sum()) == int(theirs.sum()) == 6832  # 78.5%: one deletion a word, stopwords and 1-letter words kept
+    assert (ours == theirs).all()  # the same words (whether a word can change does not depend on the draws)
+
+
+def test_repo_homoglyph_and_number_swaps_change_the_share_the_scripts_loop_changes(funsd_words):
+    from dogood.shifts.text.homoglyph_swap import _textattack_homoglyphs
+    from textattack.transformations import WordSwapChangeNumber
+
+    pages, words = funsd_words
+    homoglyph = _textattack_homoglyphs().transformations[0]  # TextAttack's own table (its file read aside)
+    ours, theirs = _repo_changed("homoglyph_swap", pages), np.array(_repo_loop(_repo_augmenter(homoglyph), words))
+    assert (ours == theirs).all() and 0.45 < ours.mean() < 0.55
+    ours = _repo_changed("number_swap", pages)
+    runs = [np.array(_repo_loop(_repo_augmenter(WordSwapChangeNumber()), words, seed)) for seed in (0, 1)]
+    # a draw equal to the number leaves the word unchanged, so a few words differ from run to run; the share agrees
+    # within its sampling error (binomial over ~1,100 numbers)
+    for theirs in runs:
+        assert abs(int(ours.sum()) - int(theirs.sum())) <= 3 * np.sqrt(theirs.sum()), (ours.sum(), theirs.sum())
+        assert (ours ^ theirs).sum() < 0.06 * theirs.sum()  # small numbers (range {1, 2}) often come back equal
+
+
+def test_repo_embedding_swap_changes_the_share_the_scripts_loop_changes(funsd_words, vectors):
+    from dogood.shifts.text.embedding_swap import _tools
+
+    pages, words = funsd_words
+    ours = _repo_changed("embedding_swap", pages, pct_words_to_swap=0.1)
+    # the FUNSD script's augmenter (pct 0.1, WordSwapEmbedding's 15 neighbours) over the same vectors
+    from textattack.transformations import WordSwapEmbedding
+
+    swap = WordSwapEmbedding(max_candidates=15, embedding=_tools("counter-fitted-glove", VOCAB, 15).transformation.embedding)
+    theirs = np.array(_repo_loop(_repo_augmenter(swap, pct=0.1), words))
+    assert (ours == theirs).all() and 0.3 < ours.mean() < 0.8
+
+
+def test_repo_style_edits_as_textattack_does():
+    doc = _awkward_doc()
+    shift = make("char_deletion", style="repo", fraction=1.0)
+    shift.prepare()
+    out = shift(doc, 3)
+    new = {a.text: b.text for a, b in zip(doc.words, out.words)}
+    assert new["a"] == "a" and new[":"] == ":" and new["42"] in ("4", "2")
+    assert len(new["Date:"]) == 4 and new["Date:"].endswith(":")  # TextAttack's word is "Date"; ":" stays
+    # each of its three TextAttack words loses one character
+    assert new["12/05/98"].count("/") == 2 and len(new["12/05/98"]) == len("12/05/98") - 3
+    capped = make("char_deletion", style="repo", fraction=1.0, max_chars=10)
+    out = capped(doc, 3)
+    assert out.words[5].text == "x" * 100 and out.words[15].text != "TELEPHONE"
+    # the draws come from the seed alone
+    assert [w.text for w in shift(doc, 3).words] == [w.text for w in make(
+        "char_deletion", style="repo", fraction=1.0)(doc, 3).words]
+    assert shift.recorded_params()["style"] == "repo" and "repo" in shift.card_notes()[0]

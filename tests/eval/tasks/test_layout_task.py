@@ -1,6 +1,6 @@
-"""Document layout analysis (issue 29 part 4): the coco_layout source, export --format coco round trip, and
-``dogood eval --task layout`` (pycocotools' COCOeval, paired bootstrap, RoDLA-style mPE/mRD), on a COCO folder
-made from FUNSD's entity boxes (header, question, answer, other)."""
+"""Document layout analysis (issue 29 part 4, issue 39): the coco_layout source, export --format coco round trip,
+and ``dogood eval --task layout`` (pycocotools' COCOeval, the report every task writes, RoDLA's figures
+reconstructed), on a COCO folder made from FUNSD's entity boxes (header, question, answer, other)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from dogood.cli.main import main
-from dogood.eval.layout_task import CocoScorer, ground_truth, rodla_scores
+from dogood.eval.rodla import cw_ssim, summarise
+from dogood.eval.tasks.layout import CocoScorer, ground_truth
 from dogood.pipeline.build import build
 from dogood.pipeline.recipe import parse_recipe
 from dogood.share.export import export
@@ -190,17 +191,39 @@ def test_bootstrap_draw_equals_cocoeval_on_duplicated_pages(coco_folder):
     assert CocoScorer(gt, results).score(draw) == pytest.approx(CocoScorer(copies_gt, copies_dt).score(), abs=1e-12)
 
 
-def test_rodla_scores_follow_the_stated_formula():
-    out = rodla_scores({"rotate@1": 0.8, "rotate@2": 0.6, "blur": 0.5}, {"rotate@1": 0.1, "rotate@2": 0.3, "blur": 0.25})
-    rot = out["perturbations"]["rotate"]
-    assert rot["mAP"] == pytest.approx(0.7) and rot["mPE"] == pytest.approx(0.2)
-    assert rot["RD"] == pytest.approx(0.3 / 0.2)
-    assert out["perturbations"]["blur"]["RD"] == pytest.approx(0.5 / 0.25)
-    assert out["mRD"] == pytest.approx(100 * (1.5 + 2.0) / 2) and out["P-Avg"] == pytest.approx((0.7 + 0.5) / 2)
+def test_rodla_figures_follow_each_stated_reading():
+    levels = {"rotate@1": {"mAP": 80.0, "ms_ssim": 0.1, "cw_ssim": 0.3, "mean": 0.2},
+              "rotate@2": {"mAP": 60.0, "ms_ssim": 0.3, "cw_ssim": 0.5, "mean": 0.4},
+              "blur": {"mAP": 50.0, "ms_ssim": 0.25, "cw_ssim": None, "mean": None}}
+    out = summarise(levels)
+    rot, blur = out["perturbations"]["rotate"], out["perturbations"]["blur"]
+    assert rot["levels"] == ["rotate@1", "rotate@2"] and rot["mAP"] == pytest.approx(70.0)
+    assert rot["mPE"] == pytest.approx({"ms_ssim": 0.2, "cw_ssim": 0.4, "mean": 0.3})
+    # degradations 0.2 and 0.4: the ratio of the means, and the mean of the levels' ratios
+    assert rot["RD"]["ms_ssim"]["ratio_of_means"] == pytest.approx(0.3 / 0.2)
+    assert rot["RD"]["ms_ssim"]["mean_of_ratios"] == pytest.approx((0.2 / 0.1 + 0.4 / 0.3) / 2)
+    assert rot["RD"]["cw_ssim"]["ratio_of_means"] == pytest.approx(0.3 / 0.4)
+    assert blur["RD"]["ms_ssim"]["ratio_of_means"] == pytest.approx(0.5 / 0.25) and blur["mPE"]["cw_ssim"] is None
+    assert out["mRD"]["ms_ssim"]["ratio_of_means"] == pytest.approx(100 * (1.5 + 2.0) / 2)
+    assert out["mRD"]["cw_ssim"]["ratio_of_means"] is None  # blur has no CW-SSIM: no mean over perturbations
+    assert out["P-Avg"] == pytest.approx((70.0 + 50.0) / 2) and "Reconstructed" in out["note"]
 
 
-def test_eval_task_layout_end_to_end(built, tmp_path, capsys):
-    """``dogood eval --task layout`` on the build: exact predictions on ID, known misses on the turned pages."""
+def test_cw_ssim_is_one_for_equal_pages_and_falls_with_noise():
+    pytest.importorskip("pyrtools")
+    rng = np.random.default_rng(0)
+    page = np.full((256, 256), 230.0)
+    page[40:200:12, 30:220] = 20.0  # lines of "text"
+    assert cw_ssim(page, page) == pytest.approx(1.0, abs=1e-12)
+    a = cw_ssim(page, page + rng.normal(0, 10, page.shape))
+    b = cw_ssim(page, page + rng.normal(0, 60, page.shape))
+    assert 0 < b < a < 1
+    with pytest.raises(ValueError, match="too small"):
+        cw_ssim(page[:40, :40], page[:40, :40])
+
+
+def _layout_predictions(built, tmp_path):
+    """Exact predictions on ID, known misses on the turned pages; the exported ground truth of both."""
     dest = tmp_path / "exported"
     export(built, "coco", dest)
     preds = tmp_path / "preds"
@@ -212,21 +235,51 @@ def test_eval_task_layout_end_to_end(built, tmp_path, capsys):
     (preds / "original.json").write_text(json.dumps(exact))
     ood, kept, seen = _known_errors(ood_gt, drop_every=2, false_positive=False)
     (preds / "rotate.json").write_text(json.dumps(ood))
+    return preds, kept, seen
+
+
+def test_eval_task_layout_end_to_end(built, tmp_path, capsys):
+    """``dogood eval --task layout`` on the build: exact predictions on ID, known misses on the turned pages; the
+    report every task writes, in percent, with RoDLA's figures."""
+    preds, kept, seen = _layout_predictions(built, tmp_path)
     out = tmp_path / "report"
     assert main(["eval", "--task", "layout", "--id", f"{built}:original", "--ood", f"{built}:rotate",
                  "--predictions", str(preds), "--out", str(out), "--bootstrap", "50", "--quiet"]) == 0
-    report = json.loads((out / "layout_report.json").read_text())
+    assert sorted(p.name for p in out.iterdir()) == ["report.csv", "report.json", "report.md", "report.png"]
+    report = json.loads((out / "report.json").read_text())
+    assert report["task"] == "layout" and report["metric"] == "mAP" and report["scale"] == "percent"
     rows = {r["role"]: r for r in report["datasets"]}
-    assert rows["id"]["mAP"] == pytest.approx(1.0)
-    expected = np.mean([_interpolated_ap(kept[c], seen[c]) for c in seen])
-    assert rows["ood"]["mAP"] == pytest.approx(expected, abs=1e-12)
-    assert rows["ood"]["drop"] == pytest.approx(1.0 - expected, abs=1e-12)
-    low, high = rows["ood"]["drop_ci"]
-    assert low <= 1.0 - expected <= high
-    rot = report["robustness"]["perturbations"]["rotate"]
-    assert 0 < rot["mPE"] < 1 and rot["RD"] == pytest.approx((1 - expected) / rot["mPE"])
-    assert report["robustness"]["mRD"] == pytest.approx(100 * rot["RD"])
-    assert "mRD" in capsys.readouterr().out
+    assert rows["id"]["mAP"] == pytest.approx(100.0) and rows["id"]["value"] == rows["id"]["mAP"]
+    expected = 100 * np.mean([_interpolated_ap(kept[c], seen[c]) for c in seen])
+    assert rows["ood"]["mAP"] == pytest.approx(expected, abs=1e-10)
+    assert rows["ood"]["change"] == pytest.approx(expected - 100.0, abs=1e-10)  # negative: worse than ID
+    low, high = rows["ood"]["ci"]["change"]
+    assert low <= expected - 100.0 <= high < 0
+    rodla = report["summaries"]["rodla"]
+    rot = rodla["perturbations"]["rotate"]
+    assert 0 < rot["mPE"]["ms_ssim"] < 1
+    assert rot["RD"]["ms_ssim"]["ratio_of_means"] == pytest.approx((1 - expected / 100) / rot["mPE"]["ms_ssim"])
+    assert rodla["mRD"]["ms_ssim"]["ratio_of_means"] == pytest.approx(100 * rot["RD"]["ms_ssim"]["ratio_of_means"])
+    md = (out / "report.md").read_text()
+    assert "## RoDLA robustness (reconstructed)" in md and "1 − CW-SSIM" in md and "ratio of means" in md
+    assert f"| {rows['ood']['dataset']} | image | {rows['ood']['documents']} | 100.00 " in md
+    assert "| Dataset | Role | Split | Docs | AP50 | AP75 | mAP [95% CI] |" in md
+    assert "## OOD detection" not in md  # region detections give no page confidence
+    assert "mAP" in capsys.readouterr().out
+
+
+def test_the_same_figures_in_evaluate_and_compare(built, tmp_path):
+    """``dogood.compare`` takes what ``evaluate`` takes (a predictions folder by name, the layout task) and gives
+    the same scores, in percent."""
+    import dogood
+
+    preds, _, _ = _layout_predictions(built, tmp_path)
+    report = dogood.evaluate(str(preds), f"{built}:original", f"{built}:rotate", task="layout", resamples=0)
+    both = dogood.compare(str(preds), str(preds), [f"{built}:original", f"{built}:rotate"], task="layout",
+                          resamples=20)
+    assert both["original"]["before"] == report.id["value"] and both["rotate"]["after"] == report.ood[0]["value"]
+    assert both["rotate"]["change"] == 0.0 and both["rotate"]["ci"] == [0.0, 0.0]
+    assert both["rotate"]["metric"] == "mAP"
 
 
 def test_region_boxes_round_outwards_and_stay_on_the_page():
@@ -270,30 +323,112 @@ def test_quads_export_as_segmentation_polygons(coco_folder, tmp_path):
     assert any(len({round(v) for v in a["segmentation"][0][1::2]}) > 2 for a in turned["annotations"])  # sloped
 
 
-def test_layout_report_replaces_only_its_own_folder(tmp_path):
-    """The layout report is written as one folder: a rerun replaces it whole (no partial folder left), a folder
-    holding a user's file or a link is refused and left as it was."""
-    from dogood.core.errors import DogoodError
-    from dogood.eval.layout_task import LayoutReport
 
-    first = LayoutReport("funsd", 2, 0, rows=[{"name": "original", "mAP": 0.5, "AP50": 0.6, "AP75": 0.4}])
-    second = LayoutReport("funsd", 2, 0, rows=[{"name": "original", "mAP": 0.25, "AP50": 0.3, "AP75": 0.2}])
-    out = tmp_path / "eval" / "layout"
-    first.write(out)
-    paths = second.write(out)
-    assert json.loads(paths["json"].read_text())["datasets"][0]["mAP"] == 0.25
-    assert sorted(p.name for p in out.iterdir()) == ["layout_report.json", "layout_report.md"]
-    assert sorted(p.name for p in out.parent.iterdir()) == ["layout"]  # no partial or old folder left
 
-    mine = tmp_path / "mine"
-    mine.mkdir()
-    (mine / "notes.txt").write_text("keep me")
-    with pytest.raises(DogoodError, match="notes.txt"):
-        first.write(mine)
-    assert (mine / "notes.txt").read_text() == "keep me" and len(list(mine.iterdir())) == 1
+# -- what a user can get wrong: one `dogood: error:` line naming the file and the field ---------------------------
 
-    link = tmp_path / "link"
-    link.symlink_to(mine, target_is_directory=True)
-    with pytest.raises(DogoodError, match="symbolic link"):
-        first.write(link)
-    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+def _run_layout(built, preds, out, capsys, *extra):
+    code = main(["eval", "--task", "layout", "--id", f"{built}:original", "--ood", f"{built}:rotate",
+                 "--predictions", str(preds), "--out", str(out), "--bootstrap", "0", "--quiet", *extra])
+    err = capsys.readouterr().err
+    return code, err
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"image_id": 1, "category_id": 1, "bbox": [1, 2, "x", 4], "score": 0.5}, "entry 0: bbox must be"),
+    ({"image_id": 1, "category_id": 1, "bbox": [1, 2, 3], "score": 0.5}, "entry 0: bbox must be"),
+    ({"image_id": 1, "category_id": 1, "bbox": [1, 2, -3, 4], "score": 0.5}, "entry 0: bbox [1, 2, -3, 4] has a negative"),
+    ({"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "score": "high"}, "entry 0: score must be a finite number"),
+    ({"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "score": float("nan")}, "entry 0: score must be a finite"),
+    ({"image_id": 1, "category_id": "1", "bbox": [1, 2, 3, 4], "score": 0.5}, "entry 0: category_id must be an integer"),
+    ({"image_id": 1, "category_id": True, "bbox": [1, 2, 3, 4], "score": 0.5}, "entry 0: category_id must be an integer"),
+    ({"image_id": 1.0, "category_id": 1, "bbox": [1, 2, 3, 4], "score": 0.5}, "entry 0: image_id must be an integer"),
+    ({"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4]}, "entry 0: no score"),
+    ({"image_id": 99, "category_id": 1, "bbox": [1, 2, 3, 4], "score": 0.5}, "image_id 99 is not one of"),
+    ({"image_id": 1, "category_id": 7, "bbox": [1, 2, 3, 4], "score": 0.5},
+     "category_id 7 is not one of the dataset's categories (1..4: header, question, answer, other)"),
+])
+def test_bad_detections_are_refused_naming_the_file_and_the_field(built, tmp_path, capsys, entry, message):
+    """Each was a raw traceback, or (an unknown or string category_id) a silent mAP of 0.000."""
+    preds, _, _ = _layout_predictions(built, tmp_path)
+    bad = json.loads((preds / "rotate.json").read_text())
+    (preds / "rotate.json").write_text(json.dumps([entry] + bad))
+    out = tmp_path / "report"
+    code, err = _run_layout(built, preds, out, capsys)
+    assert code == 1 and err.count("dogood: error:") == 1 and "Traceback" not in err
+    assert str(preds / "rotate.json") in err and message in err
+    assert not out.exists()  # nothing was written
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"images": [], "annotations": [], "categories": []}', "a COCO annotation file (images, annotations, categories), "
+                                                          "not a results list"),
+    ('{"a": 1}', "expected a list of {image_id, category_id, bbox, score} (COCO results), not a JSON dict"),
+    ("[1, 2]", "entry 0: not an object"),
+    ("[{", "malformed JSON"),
+    (b"\xff\xfe[]", "malformed JSON ('utf-8' codec can't decode"),
+])
+def test_results_files_of_the_wrong_shape_are_refused(built, tmp_path, capsys, content, message):
+    preds, _, _ = _layout_predictions(built, tmp_path)
+    target = preds / "original.json"
+    target.write_bytes(content if isinstance(content, bytes) else content.encode())
+    code, err = _run_layout(built, preds, tmp_path / "report", capsys)
+    assert code == 1 and err.count("dogood: error:") == 1 and "Traceback" not in err
+    assert str(target) in err and message in err
+
+
+def test_a_negative_bootstrap_is_a_usage_error(built, tmp_path, capsys):
+    preds, _, _ = _layout_predictions(built, tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "--task", "layout", "--id", f"{built}:original", "--ood", f"{built}:rotate", "--predictions",
+              str(preds), "--bootstrap", "-1", "--quiet"])
+    assert exc.value.code == 2 and "--bootstrap: must be 0 or more, got -1" in capsys.readouterr().err
+    from dogood.eval import EvalError, evaluate
+
+    with pytest.raises(EvalError, match="bootstrap resamples must be 0 or more, got -1"):
+        evaluate(str(preds), f"{built}:original", f"{built}:rotate", task="layout", resamples=-1)
+
+
+def test_duplicate_category_ids_are_refused(coco_folder, tmp_path, capsys):
+    """Two categories with id 2 relabelled one's regions as the other's, without a word."""
+    shutil.copytree(coco_folder, tmp_path / "coco")
+    data = json.loads((tmp_path / "coco" / "test.json").read_text())
+    data["categories"].append({"id": 2, "name": "signature"})
+    (tmp_path / "coco" / "test.json").write_text(json.dumps(data))
+    from dogood.core.errors import SourceError
+
+    with pytest.raises(SourceError, match=r"test.json: categories 'question' and 'signature' share the id 2"):
+        CocoLayoutSource(root=tmp_path / "coco", split="test")
+
+
+def test_tiny_pages_are_scored_without_the_measures_they_are_too_small_for(tmp_path, capsys):
+    """Pages of 40 x 30 pixels: too small for MS-SSIM's five scales and CW-SSIM's four levels; scored, the RoDLA
+    effects shown as unmeasured, no traceback."""
+    from PIL import Image
+
+    root = tmp_path / "tiny"
+    (root / "test").mkdir(parents=True)
+    images, annotations = [], []
+    for k in range(3):
+        Image.new("L", (40, 30), 255).save(root / "test" / f"p{k}.png")
+        images.append({"id": k + 1, "file_name": f"p{k}.png", "width": 40, "height": 30})
+        annotations.append({"id": k + 1, "image_id": k + 1, "category_id": 1, "bbox": [5, 5, 20, 10], "area": 200,
+                            "iscrowd": 0})
+    (root / "test.json").write_text(json.dumps({"images": images, "annotations": annotations,
+                                                "categories": [{"id": 1, "name": "text"}]}))
+    out = tmp_path / "built"
+    build(parse_recipe(RECIPE), out, source_path=root, progress=False, configs=["original", "rotate"])
+    preds = tmp_path / "preds"
+    preds.mkdir()
+    for config in ("original", "rotate"):
+        (preds / f"{config}.json").write_text(json.dumps(
+            [{"image_id": k + 1, "category_id": 1, "bbox": [5, 5, 20, 10], "score": 0.9} for k in range(3)]))
+    code = main(["eval", "--task", "layout", "--id", f"{out}:original", "--ood", f"{out}:rotate", "--predictions",
+                 str(preds), "--out", str(tmp_path / "report"), "--bootstrap", "20", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0 and "Traceback" not in err
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert report["datasets"][0]["mAP"] == pytest.approx(100.0)
+    level = report["summaries"]["rodla"]["levels"]["rotate"]
+    assert level["ms_ssim"] is None and level["cw_ssim"] is None
+    assert report["summaries"]["rodla"]["mRD"]["ms_ssim"]["ratio_of_means"] is None

@@ -1,0 +1,49 @@
+"""A build's cue figures (dogood.pipeline.cue_figures): measured on its own rows, in the card and the record."""
+
+from __future__ import annotations
+
+import json
+
+from dogood.pipeline.build import build
+from dogood.pipeline.card import render_card_from_build
+from dogood.pipeline.cue_figures import config_cues, cue_rows
+from dogood.pipeline.recipe import load_recipe
+from dogood.shifts import make_shift
+
+
+def test_config_cues_come_from_the_steps_declarations():
+    assert config_cues([make_shift({"shift": "natural_background"})]) == ["background"]
+    assert config_cues([make_shift({"shift": "capture"}), make_shift({"shift": "reocr"})]) == ["background"]
+    assert config_cues([make_shift({"shift": "distort"})]) == []
+
+
+def test_cue_rows_flag_a_cue():
+    rows = cue_rows({"a": {"background": {"auroc": 0.71, "low": 0.65, "high": 0.77, "pages": 9, "samples": 500}},
+                     "b": {"background": None}})
+    assert rows[0]["auroc"] == "0.71 [0.65, 0.77]" and rows[0]["flag"] == "**⚠**" and rows[0]["pages"] == "9"
+    assert rows[1]["auroc"] == "–" and rows[1]["flag"] == ""
+
+
+def test_a_cue_may_give_a_bare_auroc():
+    from dogood.pipeline.cue_figures import as_record
+
+    record = as_record(0.73, 12)
+    assert record == {"auroc": 0.73, "low": None, "high": None, "pages": 12, "samples": None}
+    (row,) = cue_rows({"a": {"word_style": record}})
+    assert row["auroc"] == "0.73" and row["flag"] == "**⚠**"
+
+
+def test_a_build_measures_its_cues_on_its_own_pages(funsd_dir, tmp_path):
+    out = tmp_path / "funsd-i"
+    build(load_recipe("funsd-i"), out, source_path=funsd_dir, limit=5, configs=["natural", "distort"],
+          progress=False)
+    record = json.loads((out / "dogood_build.json").read_text())
+    assert set(record["cues"]) == {"natural"}  # distort declares no cue test
+    figure = record["cues"]["natural"]["background"]
+    assert figure["pages"] == 5 and 0 <= figure["low"] <= figure["auroc"] <= figure["high"] <= 1
+    card = (out / "README.md").read_text()
+    assert "## Cues a model could learn instead of the shift" in card
+    assert f"| `natural` | background | {figure['auroc']:.2f} [" in card and "| `distort` | background" not in card
+    again = render_card_from_build(out)
+    section = card[card.index("## Cues"):card.index("## Configs")]
+    assert section in again  # the card re-rendered from the record says the same
