@@ -23,9 +23,18 @@ The cues (:data:`CUES`, by name):
     homography that best maps the source's word boxes onto the shifted ones, shrunk by
     :data:`PAPER_INSET`; the surface around a photographed page is not background near or far from text.
 
+``word_style``
+    words a text shift redrew (``render: true``) against untouched print of the same kind on the same pages
+    (:mod:`dogood.measures.word_style`: each redrawn word against the untouched word of its page most like it
+    in length, digits, capitals and height), on the print's style: ink darkness, stroke width, x-height,
+    slant, edge blur, noise in the strokes and on the paper, specks, ink beside the glyphs, each also against
+    the word's neighbours. The figure is the higher of a gradient-boosting and a logistic-regression
+    classifier's held-out AUROC (folds split by page), the one ``bench/measure_word_cue.py`` reports. New
+    ink that looks like the page's own print scores about 0.5; a crisper, darker or foreign face, higher.
+
 Adding a cue: a function ``(pairs: Sequence[tuple[Document, Document]]) -> CueFigure | float | None`` over
 ``(original, shifted)`` pages (a bare number is read as an AUROC without an interval), registered in :data:`CUES`
-with one line (``CUES["word_style"] = Cue("redrawn vs untouched words ...", word_style_auroc)``); a shift lists
+with one line (``CUES["name"] = Cue("what it tells apart", function)``); a shift lists
 its name in :attr:`~dogood.shifts.base.Shift.cues`, or :attr:`~dogood.shifts.base.Shift.render_cues` for what
 ``render: true`` adds. :func:`paged_cue` makes such a function from one that gives one page's samples.
 
@@ -44,7 +53,8 @@ import numpy as np
 
 from dogood.core.document import Document
 
-__all__ = ["CUES", "Cue", "CueFigure", "background_cue", "background_samples", "check_cues", "cue_auroc", "paged_cue"]
+__all__ = ["CUES", "Cue", "CueFigure", "background_cue", "background_samples", "check_cues", "cue_auroc", "paged_cue",
+           "word_style_cue"]
 
 
 class CueFigure(NamedTuple):
@@ -307,6 +317,29 @@ def _paired_words(original: Document, shifted: Document) -> list[tuple[int, int]
 background_cue = paged_cue(background_samples)
 
 
+# -- the redrawn-word cue --------------------------------------------------------------------------------------------
+
+
+def word_style_cue(pairs: Sequence[tuple[Document, Document]]) -> CueFigure | None:
+    """The ``word_style`` cue of ``(original, shifted)`` pages: redrawn words against matched untouched print, on
+    style features (:func:`dogood.measures.word_style.style_samples`), scored by the better of its two
+    classifiers (:func:`dogood.measures.word_style.held_out_scores`), with the interval of :class:`CueFigure`.
+    ``None`` with fewer than :data:`dogood.measures.word_style.MIN_WORDS` words of either kind or fewer than
+    :data:`MIN_PAGES` pages holding them."""
+    from sklearn.metrics import roc_auc_score
+
+    from dogood.measures import word_style
+
+    x, y, groups = word_style.style_samples(pairs)
+    pages = len(np.unique(groups))
+    if min(int((y == 1).sum()), int((y == 0).sum())) < word_style.MIN_WORDS or pages < MIN_PAGES:
+        return None
+    x = x[:, :len(word_style.FEATURES)]  # the style; where the new text sits in its box follows from its length
+    scores = max(word_style.held_out_scores(x, y, groups), key=lambda s: roc_auc_score(y, s))
+    low, high = _interval(y, scores, groups)
+    return CueFigure(float(roc_auc_score(y, scores)), pages, len(y), low, high)
+
+
 # -- the registry ---------------------------------------------------------------------------------------------------
 
 class Cue(NamedTuple):
@@ -321,6 +354,8 @@ class Cue(NamedTuple):
 CUES: dict[str, Cue] = {
     "background": Cue("background near text vs far from text (brightness, saturation, local variance)",
                       background_cue),
+    "word_style": Cue("redrawn vs untouched words of the same page (ink darkness, stroke width, x-height, slant, "
+                      "edge blur, noise, ink beside the glyphs)", word_style_cue),
 }
 
 

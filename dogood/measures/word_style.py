@@ -317,10 +317,19 @@ def _matched(doc: Document, redrawn: Sequence[int], pool: Sequence[int], allowed
 def cue_auroc(x: np.ndarray, y: np.ndarray, groups: np.ndarray, *, folds: int = 5, seed: int = 0
               ) -> tuple[float, float]:
     """Out-of-fold AUROC of a gradient-boosting and a logistic-regression classifier telling ``y`` from ``x``,
-    the folds split by ``groups`` (scikit-learn's ``StratifiedGroupKFold``; each class weighted alike)."""
+    the folds split by ``groups`` (:func:`held_out_scores`)."""
+    from sklearn.metrics import roc_auc_score
+
+    boosting, logistic = held_out_scores(x, y, groups, folds=folds, seed=seed)
+    return float(roc_auc_score(y, boosting)), float(roc_auc_score(y, logistic))
+
+
+def held_out_scores(x: np.ndarray, y: np.ndarray, groups: np.ndarray, *, folds: int = 5, seed: int = 0
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The out-of-fold scores of a gradient-boosting and a logistic-regression classifier telling ``y`` from
+    ``x``, the folds split by ``groups`` (scikit-learn's ``StratifiedGroupKFold``; each class weighted alike)."""
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedGroupKFold
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -341,7 +350,7 @@ def cue_auroc(x: np.ndarray, y: np.ndarray, groups: np.ndarray, *, folds: int = 
             for train, test in split.split(x, y, groups):
                 model = make().fit(x[train], y[train])
                 scores[test] = model.predict_proba(x[test])[:, 1]
-            out.append(float(roc_auc_score(y, scores)))
+            out.append(scores)
     return out[0], out[1]
 
 

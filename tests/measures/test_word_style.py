@@ -93,3 +93,15 @@ def test_too_few_words_give_no_figure():
     assert np.isnan(cue.auroc) and cue.redrawn == 8
     with pytest.raises(ValueError):
         redrawn_word_cue(pages(crisp=True, n_pages=1), against="everything")
+
+
+def test_the_cue_registry_runs_the_redrawn_word_cue_with_its_interval():
+    from dogood.measures.cues import CUES
+
+    crisp = pages(crisp=True)
+    figure = CUES["word_style"].measure(crisp)
+    assert figure.pages == 6 and figure.samples == 96  # 48 redrawn words and 48 matched untouched ones
+    assert figure.auroc == pytest.approx(redrawn_word_cue(crisp).auroc)  # the bench's figure, the card's figure
+    assert figure.auroc > 0.85 and figure.low <= figure.auroc <= figure.high
+    assert CUES["word_style"].measure(pages(crisp=False)).auroc < 0.7
+    assert CUES["word_style"].measure(pages(crisp=True, n_pages=3)) is None  # too few pages to cross-validate

@@ -15,6 +15,12 @@ def test_config_cues_come_from_the_steps_declarations():
     assert config_cues([make_shift({"shift": "natural_background"})]) == ["background"]
     assert config_cues([make_shift({"shift": "capture"}), make_shift({"shift": "reocr"})]) == ["background"]
     assert config_cues([make_shift({"shift": "distort"})]) == []
+    assert config_cues([make_shift({"shift": "char_deletion", "render": True})]) == ["word_style"]
+    assert config_cues([make_shift({"shift": "char_deletion"})]) == []  # text only: no word redrawn
+    assert config_cues([make_shift({"shift": "value_text_augment", "render": True}),
+                        make_shift({"shift": "natural_background"})]) == ["background", "word_style"]
+    assert config_cues([make_shift({"shift": "word_perturbation", "kind": "deletion", "render": True})]) == []
+    assert config_cues([make_shift({"shift": "key_drop", "render": True})]) == []  # erases, draws nothing
 
 
 def test_cue_rows_flag_a_cue():
@@ -47,3 +53,20 @@ def test_a_build_measures_its_cues_on_its_own_pages(funsd_dir, tmp_path):
     again = render_card_from_build(out)
     section = card[card.index("## Cues"):card.index("## Configs")]
     assert section in again  # the card re-rendered from the record says the same
+
+
+def test_a_build_of_a_redrawing_config_measures_the_redrawn_word_cue(funsd_dir, tmp_path):
+    recipe = tmp_path / "redrawn.yaml"
+    recipe.write_text("name: redrawn\nversion: 1.0.0\nsource: {kind: funsd}\nsplits: [test]\nseed: 0\nconfigs:\n"
+                      "  char_deletion: [{shift: char_deletion, fraction: 0.2, render: true}]\n"
+                      "  text_only: [{shift: char_deletion, fraction: 0.2}]\n", encoding="utf-8")
+    out = tmp_path / "out"
+    build(load_recipe(str(recipe)), out, source_path=funsd_dir, limit=5, progress=False)
+    record = json.loads((out / "dogood_build.json").read_text())
+    assert set(record["cues"]) == {"char_deletion"}  # text only redraws nothing
+    figure = record["cues"]["char_deletion"]["word_style"]
+    assert figure["pages"] == 5 and figure["samples"] >= 2 * 20  # redrawn words and as many matched printed ones
+    assert 0 <= figure["low"] <= figure["auroc"] <= figure["high"] <= 1
+    card = (out / "README.md").read_text()
+    assert f"| `char_deletion` | word_style | {figure['auroc']:.2f} [" in card
+    assert "redrawn vs untouched words" in card  # the legend says what the cue tells apart

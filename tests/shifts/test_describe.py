@@ -121,4 +121,5 @@ def test_describe_names_the_cue_tests_a_build_runs():
     assert "Cues (every build tests its configs for them" in text
     assert "background: background near text vs far from text" in text
     assert "FUNSD test" in text and "level 1 0." in text  # the reference build's figures
-    assert "Cues (" not in describe_shift("char_deletion")
+    assert "word_style (with render: true): redrawn vs untouched words" in describe_shift("char_deletion")
+    assert "Cues (" not in describe_shift("distort")

@@ -152,6 +152,8 @@ class SamplePerturbation(Shift):
     family = "text"
     tallies_help: ClassVar[dict[str, str]] = {"kept": KEPT_HELP}
     factors = frozenset({"text"})
+    #: ``render: true`` redraws words: a build tests them for the redrawn-word cue (:mod:`dogood.measures.word_style`).
+    render_cues = frozenset({"word_style"})
     max_word_length: ClassVar[int] = MAX_WORD_LENGTH
     #: Severity levels (:mod:`dogood.shifts.levels`): the share of eligible words changed, and the perturbations a
     #: sample may take (the paper's PPS 1 to 4, so that a page's samples do not cap the share); measured by the

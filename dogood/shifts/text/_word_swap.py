@@ -56,6 +56,8 @@ class WordSwapShift(Shift):
     family = "text"
     tallies_help: ClassVar[dict[str, str]] = {"kept": KEPT_HELP}
     factors = frozenset({"text"})
+    #: ``render: true`` redraws words: a build tests them for the redrawn-word cue (:mod:`dogood.measures.word_style`).
+    render_cues = frozenset({"word_style"})
     max_word_length: ClassVar[int] = MAX_WORD_LENGTH
     uses_textattack: ClassVar[bool] = True
     #: Severity levels (:mod:`dogood.shifts.levels`): the share of eligible words changed; measured by the share of

@@ -324,6 +324,8 @@ class BertAttack(Shift):
     family = "text"
     tallies_help: ClassVar[dict[str, str]] = {"kept": KEPT_HELP}
     factors = frozenset({"text"})
+    #: ``render: true`` redraws words: a build tests them for the redrawn-word cue (:mod:`dogood.measures.word_style`).
+    render_cues = frozenset({"word_style"})
     #: Severity levels (:mod:`dogood.shifts.levels`): the share of eligible words changed, as the other word swaps;
     #: measured by the share of words whose text changed.
     severities: ClassVar[dict[int, dict]] = {1: {"fraction": 0.05}, 2: {"fraction": 0.1}, 3: {"fraction": 0.2},

@@ -78,6 +78,8 @@ class ValueTextAugment(Shift):
     family = "text"
     tallies_help: ClassVar[dict[str, str]] = {"kept": KEPT_HELP}
     factors = frozenset({"text"})
+    #: ``render: true`` redraws words: a build tests them for the redrawn-word cue (:mod:`dogood.measures.word_style`).
+    render_cues = frozenset({"word_style"})
     papers = (Cites("form-attacks", "form-level transformations, Field-value augmentation: Value Text Augment "
                                     "(SROIE values with Faker); parameters in Implementation Details"),)
 

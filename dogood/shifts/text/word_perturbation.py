@@ -230,6 +230,11 @@ class WordPerturbation(SamplePerturbation):
         table = self.paper_kind_factors if self.style == "paper" else self.kind_factors
         return table[self.kind] | (self.render_factors if self.render else frozenset())
 
+    def declared_cues(self) -> frozenset[str]:
+        """A deletion draws no new word (it erases): no redrawn word to test."""
+        cues = super().declared_cues()
+        return cues - {"word_style"} if self.kind == "deletion" else cues
+
     def requirements(self) -> tuple[str, ...]:
         """What :meth:`prepare` checks, for ``dogood plan``."""
         if self.style == "paper":
