@@ -37,7 +37,8 @@ CHAINS = {
 }
 
 #: sha256 of the output rows of each (chain, row kind), computed with the code of main 2b87924; the segment-level
-#: rows of ``char_deletion_render`` and ``center_shift``, refused before issue 37, pinned with its code.
+#: rows of ``char_deletion_render`` and ``center_shift``, refused before issue 37, pinned with its code;
+#: ``char_deletion_render``'s rows re-pinned with issue 40's render part (words redrawn in the page's own hand).
 PINNED = {
     "empty / segment-L": "a8b2ac0c93cd6877363f1e03",
     "empty / segment-RGB": "6e694b906c9265855faaf8bf",
@@ -95,20 +96,20 @@ PINNED = {
     "char_deletion / word-array-L": "38a188764639d48e2e4d3108",
     "char_deletion / word-cell": "bd28d5bb41d0282034c02517",
     "char_deletion / dogood-word": "b0644fa6bd355477f6e17d66",
-    "char_deletion_render / segment-L": "72d5e6f4820538bb79dc8d30",  # issue 37 (refused before)
-    "char_deletion_render / segment-RGB": "0e843949bdf526bc3ee3324a",  # issue 37 (refused before)
-    "char_deletion_render / segment-tinted": "e369e80f394d6c7e1f276172",  # issue 37 (refused before)
-    "char_deletion_render / segment-array-RGB": "99b5bd2d55dbbdb21ba12640",  # issue 37 (refused before)
-    "char_deletion_render / segment-array-L": "83b14f91da9ebc8054bf67d8",  # issue 37 (refused before)
-    "char_deletion_render / segment-cell": "6c50e1c6e5de395ae389993f",  # issue 37 (refused before)
-    "char_deletion_render / dogood-segment": "013b4c2942f5348d60d34856",
-    "char_deletion_render / word-L": "d0604f10bcec7f693de47ae3",
-    "char_deletion_render / word-RGB": "3bddad94a47b5d158373a3e9",
-    "char_deletion_render / word-tinted": "d1712fbcbc535ecc4eed2e1e",
-    "char_deletion_render / word-array-RGB": "95542cbe8ec1348b101da632",
-    "char_deletion_render / word-array-L": "be22647bd19ee32a039b5b58",
-    "char_deletion_render / word-cell": "bc9012652e5312cb7a1684b3",
-    "char_deletion_render / dogood-word": "5204db651dfb7f0f25659d12",
+    "char_deletion_render / segment-L": "48842f4d686b2a1cbf375194",  # issue 40 (the page's hand)
+    "char_deletion_render / segment-RGB": "3287d4c526e5dd0229835c0a",  # issue 40 (the page's hand)
+    "char_deletion_render / segment-tinted": "8c21c99f47c4511edfc8e22e",  # issue 40 (the page's hand)
+    "char_deletion_render / segment-array-RGB": "e3ed3bbb98dc0b9f47874427",  # issue 40 (the page's hand)
+    "char_deletion_render / segment-array-L": "78be7a0281f556cdf0e4b5f7",  # issue 40 (the page's hand)
+    "char_deletion_render / segment-cell": "60b27986a0a07e8b3fe1e55c",  # issue 40 (the page's hand)
+    "char_deletion_render / dogood-segment": "e7a3ade5d89f0c1cba368a4b",  # issue 40 (the page's hand)
+    "char_deletion_render / word-L": "b7a096de1f2db4fc133c747c",  # issue 40 (the page's hand)
+    "char_deletion_render / word-RGB": "1f63447c4d4ad3149b975d3b",  # issue 40 (the page's hand)
+    "char_deletion_render / word-tinted": "07f3c05f7cf6dbdfad79a42f",  # issue 40 (the page's hand)
+    "char_deletion_render / word-array-RGB": "2bed31b3d494d321b0a8513f",  # issue 40 (the page's hand)
+    "char_deletion_render / word-array-L": "13d1dbd1abeaaedd6f0b7d5a",  # issue 40 (the page's hand)
+    "char_deletion_render / word-cell": "4851f254d9fb786a1a5e9089",  # issue 40 (the page's hand)
+    "char_deletion_render / dogood-word": "9ba5e07a66b750c85bd1b3f7",  # issue 40 (the page's hand)
     "merge / segment-L": "0891768cd5b86138e164f20c",
     "merge / segment-RGB": "46444655d40306265e0c91c9",
     "merge / segment-tinted": "53832313cdf2b0b7499acb97",
