@@ -88,7 +88,8 @@ def perturb_samples(
     happened to it (new text, deleted, repeated, moved). ``count_problems``: count the words of drawn samples
     that are left alone for their text (``number``, ``symbol``...; not in ``style: paper``, which has no such rule).
     ``guard`` (:func:`~dogood.language.edits.redraw_guard`, for a shift that redraws its words): a sample's words
-    the guard keeps as printed are left out of it, and a new text it cannot draw is undone.
+    the guard keeps as printed are left out of it, and a perturbation with a new text it cannot draw is undone
+    whole.
     """
     samples = text_samples(doc, labels)
     eligible = sum(len(s) for s in samples)
@@ -108,13 +109,13 @@ def perturb_samples(
             if not sample:
                 return False
         k = min(per_sample, target - len(edits.touched()))
-        before = dict(edits.replace)
+        before = dict(edits.replace), {i: list(w) for i, w in edits.insert.items()}, set(edits.delete)
         made = perturb(sample, k, rng, edits)
-        if guard is not None:
-            for i, text in list(edits.replace.items()):
-                if before.get(i) != text and not guard.fits(i, text):
-                    del edits.replace[i]
-                    made -= 1
+        if guard is not None and [i for i, text in edits.replace.items()  # every new text asked (the tallies)
+                                  if before[0].get(i) != text and not guard.fits(i, text)]:
+            # undone whole: a word order's window undone in part would lose one word's text and repeat another's
+            edits.replace, edits.insert, edits.delete = before
+            made = 0
         if made:
             counts["perturbed_samples"] += 1
             counts["perturbations"] += made

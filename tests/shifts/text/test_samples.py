@@ -181,3 +181,30 @@ def test_render_changes_pixels_only_in_changed_boxes(funsd_docs):
         others[y0:y1, x0:x1] = False
     diff = (before != after) if before.ndim == 2 else (before != after).any(axis=2)
     assert diff.any() and not (diff & ~inside).any() and not (diff & others).any()  # never another word's pixel
+
+
+def test_a_perturbation_the_redraw_guard_refuses_is_undone_whole(monkeypatch):
+    """A word order's window with one new text the page cannot draw is undone whole: no word loses its text to
+    another (undoing that word alone would repeat one text and lose another)."""
+    import dogood.page.render
+    from dogood.shifts.text import _samples
+
+    class Guard:  # word 0 can be drawn with no other text than its own
+        def kept(self, i):
+            return None
+
+        def fits(self, i, text, count=True):
+            return i != 0 or text == "alpha"
+
+        def tallies(self):
+            return {}
+
+    monkeypatch.setattr(_samples, "redraw_guard", lambda doc, render: Guard() if render else None)
+    monkeypatch.setattr(dogood.page.render, "render_words", lambda doc, indices, original=None: doc)
+    doc = form(("answer", "alpha beta gamma delta"))
+    windows = set()
+    for seed in range(12):
+        out = WordPerturbation(kind="word_order", span=3, fraction=1.0, render=True)(doc, seed)
+        assert sorted(texts(out)) == sorted(texts(doc)) and texts(out)[0] == "alpha"
+        windows.add(texts(out) == texts(doc))
+    assert windows == {True, False}  # some draws moved words 1-3; those that moved word 0 were undone
