@@ -75,3 +75,19 @@ ONCE_MS: dict[str, tuple[float, str]] = {
     "embedding_swap": (4000.0 + 41_200.0, "TextAttack, and counter-fitting GloVe once (41.2 s; cached after)"),
     "move": (5000.0, "training the CRF baseline once when it is not cached (a few seconds)"),
 }
+
+#: A shift without a figure, for grouping configs only (:func:`config_ms`): about a mid-priced image shift.
+UNKNOWN_SHIFT_MS = 20.0
+
+
+def config_ms(chain, copies: int = 1) -> float:
+    """A config's estimated CPU ms per source page: its steps' :data:`SHIFT_MS` and the row, per copy (a shift
+    without a figure counts :data:`UNKNOWN_SHIFT_MS`). The pool groups configs by it
+    (:func:`dogood.pipeline.pool.config_groups`); only the ratios between configs matter there."""
+    names = [getattr(step, "name", step.get("shift") if isinstance(step, dict) else None) for step in chain]
+    return copies * (ROW_MS[0] + sum(SHIFT_MS.get(name, (UNKNOWN_SHIFT_MS, ""))[0] for name in names))
+
+
+def read_ms(kind: str | None) -> float:
+    """Estimated CPU ms to read one page of a source kind (:data:`READ_MS`; 1 ms for a kind without a figure)."""
+    return READ_MS.get(kind or "", (1.0, ""))[0]

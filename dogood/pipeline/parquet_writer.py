@@ -50,17 +50,25 @@ class ShardFile:
         self.arrow_schema = features_for(schema, labels, quads).arrow_schema
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = None
-        self._rows: list[dict[str, Any]] = []
+        self._rows: list[pa.Table] = []  # rows not yet written, as the tables they came in
+        self._buffered = 0
         self.num_rows = 0
         self.num_bytes = 0
         self.sha256: str | None = None
         self._guard(lambda: setattr(self, "_writer", pq.ParquetWriter(self.tmp, self.arrow_schema)))
 
     def write(self, row: dict[str, Any]) -> None:
-        self._rows.append(row)
-        self.num_rows += 1
-        if len(self._rows) >= ROW_GROUP_SIZE:
-            self._flush()
+        """Add one row (a dict of the output schema)."""
+        self.write_table(pa.Table.from_pylist([row], schema=self.arrow_schema))
+
+    def write_table(self, table: pa.Table) -> None:
+        """Add the rows of ``table`` (of the output schema, e.g. made by a worker): the file's bytes are those of
+        the same rows added one by one, in row groups of :data:`ROW_GROUP_SIZE`."""
+        self._rows.append(table)
+        self._buffered += table.num_rows
+        self.num_rows += table.num_rows
+        while self._buffered >= ROW_GROUP_SIZE:
+            self._flush(ROW_GROUP_SIZE)
 
     def close(self) -> None:
         self._flush()
@@ -88,13 +96,18 @@ class ShardFile:
         except OSError:
             pass
 
-    def _flush(self) -> None:
-        if not self._rows:
+    def _flush(self, size: int | None = None) -> None:
+        """Write the first ``size`` buffered rows (all: ``None``) as one row group."""
+        if not self._buffered:
             return
-        table = pa.Table.from_pylist(self._rows, schema=self.arrow_schema)
+        buffered = pa.concat_tables(self._rows)
+        size = self._buffered if size is None else size
+        table = buffered.slice(0, size).combine_chunks()  # one chunk, as a table made from the rows at once
+        rest = buffered.slice(size)
+        self._rows = [rest] if rest.num_rows else []
+        self._buffered = rest.num_rows
         self.num_bytes += table.nbytes
         self._guard(lambda: self._writer.write_table(table))
-        self._rows = []
 
     def _guard(self, step):
         """Run ``step``; an ``OSError`` (``ENOSPC``...) becomes one naming the shard file, the writer abandoned."""
