@@ -104,6 +104,32 @@ def print_summary(run: dict) -> None:
     print(f"    serial seconds: {serial}")
 
 
+def config_costs(spans: list[dict]) -> dict[str, dict[str, float]]:
+    """Per config, CPU ms per row of each worker step (``shift``, ``row``, ``measure``, ``table``), from a timeline;
+    and ``load``, ms per page read (per task)."""
+    steps: dict[str, dict[str, list[float]]] = {}
+    for s in spans:
+        if s["who"] != "driver" and "config" in s and s["what"] in ("shift", "row", "measure", "table"):
+            steps.setdefault(s["config"], {}).setdefault(s["what"], []).append(s.get("cpu", 0.0))
+    out = {c: {k: 1000 * sum(v) / len(v) for k, v in by.items()} for c, by in steps.items()}
+    loads = [s.get("cpu", 0.0) for s in spans if s["what"] == "load"]
+    if loads:
+        out["(read)"] = {"load": 1000 * sum(loads) / len(loads)}
+    return out
+
+
+def print_config_costs(run: dict) -> None:
+    costs = config_costs(run["spans"])
+    print(f"    CPU ms per row ({run['recipe']}, N={run['num_proc']}): config shift row measure table total")
+    for config, c in costs.items():
+        if config == "(read)":
+            print(f"      reading a page: {c['load']:.1f}")
+            continue
+        total = sum(c.get(k, 0.0) for k in ("shift", "row", "measure", "table"))
+        print(f"      {config:<22} {c.get('shift', 0):7.1f} {c.get('row', 0):6.1f} {c.get('measure', 0):7.1f} "
+              f"{c.get('table', 0):5.1f} {total:7.1f}")
+
+
 def start_cluster(nodes: int, cpus: int):
     """A local Ray cluster of ``nodes`` nodes, ``cpus`` CPUs each (as tests/pipeline/test_ray_cluster.py)."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -125,7 +151,10 @@ def scaling(args) -> dict:
     recipes = []
     for item in args.recipe:
         name, _, configs = item.partition(":")
-        recipes.append((load_recipe(name), configs.split(",") if configs else None))
+        recipe = load_recipe(name)
+        chosen = configs.split(",") if configs else list(recipe.configs)
+        chosen = [c for c in chosen if c not in (args.exclude_config or [])]
+        recipes.append((recipe, chosen if chosen != list(recipe.configs) else None))
     with tempfile.TemporaryDirectory(prefix="bench-build-") as tmp:
         tmp = Path(tmp)
         for recipe, configs in recipes:  # untimed warm-up: imports, compiled code, one-time resources
@@ -154,6 +183,8 @@ def scaling(args) -> dict:
                           flush=True)
                     if "summary" in run:
                         print_summary(run)
+                        if args.config_costs:
+                            print_config_costs(run)
     print()
     print(f"{'recipe':<9} {'N':>3} {'wall s (median)':>16} {'CPU s':>8} {'speed-up':>9} {'efficiency':>10} "
           f"{'serial %':>8} {'Amdahl 16x':>10}")
@@ -238,8 +269,12 @@ def main() -> None:
     parser.add_argument("--recipe", action="append", metavar="NAME[:CONFIG,...]",
                         help="time this recipe (its configs, or those named) at each --num-proc (repeatable)")
     parser.add_argument("--limit", type=int, help="with --recipe: the first N documents only")
+    parser.add_argument("--exclude-config", action="append", metavar="NAME",
+                        help="with --recipe: leave this config out (e.g. bert_attack, which needs a masked LM)")
     parser.add_argument("--timeline", metavar="FILE", help="with --recipe: record each build's timeline into FILE "
                                                            "and print its summary")
+    parser.add_argument("--config-costs", action="store_true", help="with --timeline: each config's CPU ms per row "
+                                                                       "(shift, row, measures), from the timeline")
     parser.add_argument("--ray-nodes", type=int, default=0, help="with --recipe: build on a local Ray cluster of "
                                                                   "this many nodes")
     parser.add_argument("--json", help="also write the results to this file")

@@ -276,8 +276,8 @@ def write_shards_on_ray(plan, work: Path, shards: list, progress, ocr: list, num
                     todo.extendleft((n, h, tuple(sorted(left_out))) for h in reversed(again))
                     outstanding[n] = len(again)
                 else:
-                    written.append(_finish_shard(plan, work, shard, [done.pop(n)[h] for h in groups], write_record,
-                                                 _skip))
+                    parts = done.pop(n)
+                    written.append(_finish_shard(plan, work, shard, [parts[h] for h in groups], write_record, _skip))
                     progress.update(len(shard))
             submit(actor)  # the actor writes its next unit while the driver finishes this one
     finally:

@@ -2,7 +2,8 @@
 
 Off unless a caller records (:func:`recording`): then the driver's steps and each worker's tasks are kept as spans
 ``{"who", "what", "start", "end"}`` in wall-clock seconds (``time.time()``, one clock for the processes of one
-machine). A worker's spans travel back with its task's result (:func:`drain`), so nothing else crosses processes.
+machine), each with the CPU seconds its process spent (``cpu``). A worker's spans travel back with its task's
+result (:func:`drain`), so nothing else crosses processes.
 
 :func:`summary` reads a timeline the way Amdahl's law needs it. A *task* span is a worker busy with a unit of
 work; the *serial* time is the wall time in which fewer workers are busy than there are tasks left to finish
@@ -74,11 +75,11 @@ def span(what: str, **info: Any) -> Iterator[None]:
     if _SPANS is None:
         yield
         return
-    start = time.time()
+    start, cpu = time.time(), time.process_time()
     try:
         yield
     finally:
-        add_span(what, start, time.time(), **info)
+        add_span(what, start, time.time(), cpu=time.process_time() - cpu, **info)
 
 
 def bound_span():
