@@ -61,8 +61,8 @@ class BuildPlan:
         from dogood.pipeline.pool import config_groups
 
         groups = () if documents is None else config_groups(
-            {c: config_ms(chain, self.copies) for c, chain in self.chains.items()}, documents, num_proc,
-            read_ms(self.recipe.source.get("kind")))
+            {c: config_ms(chain, self.copies, severity=c in self.recipe.levels) for c, chain in self.chains.items()},
+            documents, num_proc, read_ms(self.recipe.source.get("kind")))
         first = next(iter(self.ids.items()), None)
         shown = (first[0], first[1][0]) if preview and first is not None and len(first[1]) else None
         return WorkerSpec(self.sources, self.chains, self.seed, self.schema, self.box_level, copies=self.copies,

@@ -31,7 +31,7 @@ from dogood.pipeline.worker import Task, TaskResult, WorkerSpec, init_worker, pr
 #: worker busy for about 1/16 of the build's time per worker at most.
 UNITS_PER_WORKER = 16
 #: A group of configs costs at least this many times the reading of a page (each group reads the page again).
-GROUP_OVER_READ = 20
+GROUP_OVER_READ = 10
 #: Units in flight (handed out, or finished and not yet written) per worker, at most.
 WINDOW_PER_WORKER = 4
 #: Environment variables that cap a library's threads; a worker sets each to 1 (for libraries loaded after).
