@@ -261,6 +261,7 @@ def write_shards_on_ray(plan, work: Path, shards: list, progress, ocr: list, num
                 previews.update(drawn)
             ocr[0] += ocr_run[0]
             ocr[1] += ocr_run[1]
+            submit(actor)  # the actor writes its next unit while this one's files are copied
             with timeline.span("copy"):
                 for i, config in enumerate(group_configs[g]):
                     _copy_file(ray, actor, shard, g, i, shard_path(work, config, shard.split, shard.k,
@@ -279,7 +280,8 @@ def write_shards_on_ray(plan, work: Path, shards: list, progress, ocr: list, num
                     parts = done.pop(n)
                     written.append(_finish_shard(plan, work, shard, [parts[h] for h in groups], write_record, _skip))
                     progress.update(len(shard))
-            submit(actor)  # the actor writes its next unit while the driver finishes this one
+            for idle in [a for a in actors if not any(r[0] is a for r in running.values())]:
+                submit(idle)  # units put back (a shard written again without a failed document)
     finally:
         closed = [actor.close.remote() for actor in actors]  # also when a document stopped the build
         try:

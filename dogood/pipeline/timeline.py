@@ -131,6 +131,7 @@ def summary(spans: list[dict[str, Any]], workers: int) -> dict[str, Any]:
     Amdahl's law takes: ``speedup[n] = 1 / (s + (1 - s) / n)``. ``steps``: per ``who`` kind (driver, worker) and
     step name, seconds summed (nested steps are counted inside their parents too). ``serial_steps``: where the serial
     time went (:func:`serial_steps`). ``cpu``: the tasks' CPU seconds (below ``busy`` on a loaded machine).
+    ``startup``: seconds before the first task starts (planning, starting the workers).
     """
     if not spans:
         return {"wall": 0.0, "busy": 0.0, "serial": 0.0, "serial_share": 0.0, "amdahl_serial": 0.0, "tasks": 0,
@@ -154,6 +155,7 @@ def summary(spans: list[dict[str, Any]], workers: int) -> dict[str, Any]:
         "speedup": {n: 1.0 / (s + (1.0 - s) / n) for n in (2, 4, 8, 16, 64)},
         "steps": dict(sorted(steps.items(), key=lambda kv: -kv[1])),
         "serial_steps": serial_steps(spans, workers),
+        "startup": (tasks[0]["start"] - t0) if tasks else wall,
         "cpu": sum(t.get("cpu", 0.0) for t in tasks),
     }
 
