@@ -97,7 +97,8 @@ def print_summary(run: dict) -> None:
     print(f"  timeline {run['recipe']} N={run['num_proc']}: wall {s['wall']:.1f} s, busy {s['busy']:.1f} s in "
           f"{s['tasks']} tasks (mean {s['mean_busy_workers']:.2f} workers busy), serial {s['serial']:.2f} s = "
           f"{100 * s['serial_share']:.1f}% of this run; Amdahl's serial share {100 * s['amdahl_serial']:.2f}% -> "
-          f"{s['speedup'][16]:.1f}x at 16 processes; start-up {s['startup']:.2f} s")
+          f"{s['speedup'][16]:.1f}x at 16 processes; start-up {s['startup']:.2f} s; workers busy "
+          f"{100 * s['occupancy']:.1f}% from the first task to the last")
     steps = ", ".join(f"{k} {v:.2f}" for k, v in list(s["steps"].items())[:16])
     print(f"    seconds per step: {steps}; the tasks' CPU {s['cpu']:.1f} s")
     serial = ", ".join(f"{k} {v:.2f}" for k, v in s["serial_steps"].items())

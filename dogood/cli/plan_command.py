@@ -76,6 +76,8 @@ def figure_lines(plan) -> list[str]:
     busy = cpu_costs.OCCUPANCY["ray" if plan.ray else "processes"]
     if plan.num_proc > 1:
         lines.append(f"  workers busy {busy[0]:.0%} of the time: {busy[1]}")
+    if plan.ray:
+        lines.append(f"  Ray's actors start in {cpu_costs.RAY_START_MS[0] / 1000:g} s: {cpu_costs.RAY_START_MS[1]}")
     lines.append(f"  per config: {cpu_costs.CONFIG_FIXED_MS[0]:g} ms alone ({cpu_costs.CONFIG_FIXED_MS[1]}) and a "
                  f"preview, {cpu_costs.PREVIEW_MS[0]:g} ms ({cpu_costs.PREVIEW_MS[1]})")
     lines.append("  wall = pages x CPU per page / (workers x busy share) + the above; a machine faster or slower "

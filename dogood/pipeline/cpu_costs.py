@@ -66,7 +66,7 @@ READ_MS: dict[str, tuple[float, str]] = {
 
 #: Drawing a config's preview (the first page beside its shifted copy, JPEG), CPU ms, in a worker: the ``preview``
 #: steps of funsd-p's timeline.
-PREVIEW_MS = (90.0, "RESULTS (aa) preview steps of funsd-p's timeline, 65 configs")
+PREVIEW_MS = (30.0, "RESULTS (aa) preview steps of funsd-p's timeline, 65 configs, median 28 ms")
 
 #: Loading done once per worker process before the first page, CPU ms, per shift.
 ONCE_MS: dict[str, tuple[float, str]] = {
@@ -78,7 +78,7 @@ ONCE_MS: dict[str, tuple[float, str]] = {
 
 #: Encoding a page whose pixels a shift changed (PNG), CPU ms beyond :data:`ROW_MS`: the ``row`` steps of the image
 #: configs of funsd-p and funsd-i on a build's timeline (median; paper textures and scan noise cost up to 100 ms).
-ENCODE_MS = (10.0, "RESULTS (aa) rows of funsd-p and funsd-i image configs, median")
+ENCODE_MS = (11.7, "RESULTS (aa) rows of funsd-p's pixel configs, all 50 forms, median")
 
 #: What a build measures of a row (:func:`dogood.pipeline.worker.measure_config`: the card's statistics and the
 #: factor table's measured changes), CPU ms per page, by what the config changes: words only, boxes or word order,
@@ -91,7 +91,7 @@ MEASURE_MS: dict[str, tuple[float, str]] = {
 }
 
 #: A severity config (``severities:``) also measures its effects (SSIM, MS-SSIM, ink contrast): CPU ms per page.
-EFFECTS_MS = (16.0, "RESULTS (aa) measures of funsd-p severity configs (24-48 ms) less those of funsd-i's")
+EFFECTS_MS = (30.0, "RESULTS (aa) measures of funsd-p's levels, median 37.6 ms (geometric 67.8), less funsd-i's")
 
 #: A shift without a figure, for grouping configs only (:func:`config_ms`): about a mid-priced image shift.
 UNKNOWN_SHIFT_MS = 20.0
@@ -165,13 +165,17 @@ def read_ms(kind: str | None) -> float:
 #: planning, card and last writes against its pages). The per-page work of a build on ``n`` processes takes its
 #: CPU time over ``n x`` this. One figure for a local pool, one for Ray.
 OCCUPANCY: dict[str, tuple[float, str]] = {
-    "processes": (0.96, "RESULTS (aa) funsd-p, all 50 forms, 2 processes: mean busy workers 1.92 of 2"),
-    "ray": (0.9, "RESULTS (aa) funsd-p on a local Ray cluster of 2 nodes x 1 CPU"),
+    "processes": (0.97, "RESULTS (aa) funsd-l, all 50 forms, 2 processes: busy 97.2% (funsd-p 99.3%)"),
+    "ray": (0.94, "RESULTS (aa) funsd-p, 10 forms, a local Ray cluster of 2 nodes x 1 CPU: busy 93.7%"),
 }
 
 #: What a build does alone besides its pages, CPU ms per config: the card, the statistics summed, the last shard
 #: closed, the folder synced and renamed (the timeline's serial steps after the pages).
-CONFIG_FIXED_MS = (25.0, "RESULTS (aa) serial steps after the pages of funsd-p (65 configs) and funsd-l (8)")
+CONFIG_FIXED_MS = (25.0, "RESULTS (aa) card, sums, last shard's files, commit: funsd-p (65 configs), funsd-l (8)")
+
+#: Starting the actors of a Ray build (a Python process each, dogood imported, the shifts prepared), wall ms: the
+#: first task's start on a local cluster.
+RAY_START_MS = (4500.0, "RESULTS (aa) first task 4.4-4.6 s into funsd-l and funsd-p builds, local 2-node cluster")
 
 
 def config_fixed_seconds(workers: int = 1) -> float:
@@ -185,3 +189,9 @@ def wall_seconds(cpu_ms_per_page: float, pages: int, workers: int, ray: bool = F
     over the workers and their :data:`OCCUPANCY`."""
     occupancy = OCCUPANCY["ray" if ray else "processes"][0] if workers > 1 else 1.0
     return pages * cpu_ms_per_page / 1000 / (workers * occupancy)
+
+
+def start_seconds(ray: bool = False) -> float:
+    """Wall seconds before a build's first page: a Ray build starts its actors (:data:`RAY_START_MS`); a local
+    pool's start is part of :data:`CONFIG_FIXED_MS`."""
+    return RAY_START_MS[0] / 1000 if ray else 0.0

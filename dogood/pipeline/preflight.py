@@ -19,7 +19,8 @@ from typing import Any
 from dogood.core.errors import DogoodError
 from dogood.core.extras import have, install_line
 from dogood.core.paths import cache_dir, data_dir
-from dogood.pipeline.cpu_costs import ONCE_MS, SHIFT_MS, config_fixed_seconds, config_ms, read_ms, wall_seconds
+from dogood.pipeline.cpu_costs import (ONCE_MS, SHIFT_MS, config_fixed_seconds, config_ms, read_ms, start_seconds,
+                                       wall_seconds)
 from dogood.pipeline.recipe import Recipe
 
 READY, NETWORK, CANNOT = "ready", "network", "cannot"
@@ -154,6 +155,7 @@ def plan_recipe(recipe: Recipe, *, source_path: str | Path | None = None, config
         plans.append(plan)
     read_seconds = None if pages is None else wall_seconds(read_ms(kind), pages, num_proc, ray)
     once_seconds = max(once.values(), default=0.0) / 1000 if "embedding_swap" in once else sum(once.values()) / 1000
+    once_seconds += start_seconds(ray)  # a Ray build's actors start
     return RecipePlan(recipe, source, source_verdict, documents, num_proc, copies, plans, read_seconds, once_seconds,
                       pages=pages, ray=ray)
 

@@ -93,6 +93,7 @@ class _ShardWriter:
         self.failure = None
         self.closed = False
         cap_threads()  # one thread per library: the actor has one CPU
+        from dogood.pipeline.parquet_writer import ShardFile  # noqa: F401 - imported with the actor, not at its first shard
         try:
             prepare_chains(recipe, spec.chains)  # models load here, in the actor, once
         except DogoodError as exc:

@@ -131,7 +131,8 @@ def summary(spans: list[dict[str, Any]], workers: int) -> dict[str, Any]:
     Amdahl's law takes: ``speedup[n] = 1 / (s + (1 - s) / n)``. ``steps``: per ``who`` kind (driver, worker) and
     step name, seconds summed (nested steps are counted inside their parents too). ``serial_steps``: where the serial
     time went (:func:`serial_steps`). ``cpu``: the tasks' CPU seconds (below ``busy`` on a loaded machine).
-    ``startup``: seconds before the first task starts (planning, starting the workers).
+    ``startup``: seconds before the first task starts (planning, starting the workers). ``occupancy``: the busy
+    seconds over the workers times the first task's start to the last one's end.
     """
     if not spans:
         return {"wall": 0.0, "busy": 0.0, "serial": 0.0, "serial_share": 0.0, "amdahl_serial": 0.0, "tasks": 0,
@@ -156,8 +157,18 @@ def summary(spans: list[dict[str, Any]], workers: int) -> dict[str, Any]:
         "steps": dict(sorted(steps.items(), key=lambda kv: -kv[1])),
         "serial_steps": serial_steps(spans, workers),
         "startup": (tasks[0]["start"] - t0) if tasks else wall,
+        "occupancy": _occupancy(tasks, workers),
         "cpu": sum(t.get("cpu", 0.0) for t in tasks),
     }
+
+
+def _occupancy(tasks: list[dict[str, Any]], workers: int) -> float:
+    """How busy the workers were from the first task's start to the last one's end: busy seconds over workers times
+    that span (start-up, the card and the commit left out: what a build's pages get of its workers)."""
+    if not tasks:
+        return 0.0
+    span = max(t["end"] for t in tasks) - min(t["start"] for t in tasks)
+    return sum(t["end"] - t["start"] for t in tasks) / (workers * span) if span > 0 else 1.0
 
 
 def _serial_intervals(tasks: list[dict[str, Any]], workers: int, t0: float, t1: float) -> list[tuple[float, float]]:
