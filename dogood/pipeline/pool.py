@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 
+from dogood.core.errors import DogoodError
 from dogood.pipeline import timeline
 from dogood.pipeline.worker import Task, TaskResult, WorkerSpec, init_worker, process_task, release_worker
 
@@ -132,7 +133,10 @@ def cap_threads() -> None:
 def _cap_numba_and_torch() -> None:
     numba = sys.modules.get("numba")
     if numba is not None:
-        numba.set_num_threads(1)
+        try:
+            numba.set_num_threads(1)
+        except Exception:  # noqa: BLE001 - a threading layer that cannot start here: numba's loops run serially
+            pass
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
@@ -189,28 +193,35 @@ def _init_pool_worker(spec: WorkerSpec, forked: bool, handoff: str) -> None:
     builds again would. One thread per library also keeps ``num_proc`` workers from oversubscribing the cores.
     """
     started = time.time()
-    if forked:  # OpenCV and the BLAS and OpenMP pools: capped by the driver before the fork (capped_threads)
-        for name in THREAD_VARIABLES:
-            os.environ[name] = "1"
-        _cap_numba_and_torch()
-    else:
-        cap_threads()
-    for chain in spec.chains.values():  # a spawned worker got the shifts' parameters only (Shift.__getstate__);
-        for shift in chain:  # a forked one inherited what the driver loaded, and prepare() finds it cached
-            shift.prepare()
-    init_worker(spec)
     _HANDOFF[:] = [handoff]
+    try:
+        if forked:  # OpenCV and the BLAS and OpenMP pools: capped by the driver before the fork (capped_threads)
+            for name in THREAD_VARIABLES:
+                os.environ[name] = "1"
+            _cap_numba_and_torch()
+        else:
+            cap_threads()
+        for chain in spec.chains.values():  # a spawned worker got the shifts' parameters only (Shift.__getstate__);
+            for shift in chain:  # a forked one inherited what the driver loaded, and prepare() finds it cached
+                shift.prepare()
+    except Exception as exc:  # noqa: BLE001 - a pool respawns a worker whose initialiser raises, forever
+        _INIT_FAILURE[:] = [f"a worker process could not start: {type(exc).__name__}: {exc}"]
+    init_worker(spec)
     timeline.start_worker(spec.timeline, started)
 
 
 #: The folder a pool's workers leave their results in (:func:`_pool_task`), set in each worker.
 _HANDOFF: list[str] = []
+#: Why this worker could not start (its first task raises it: the build stops, naming it), if it could not.
+_INIT_FAILURE: list[str] = []
 
 
 def _pool_task(unit) -> tuple[str, list | None]:
     """:func:`~dogood.pipeline.worker.process_task` in a pool worker, its result pickled into a file of the pool's
     hand-off folder (the ``serialise`` step of the timeline, which the task's span then covers): only the file's
     name crosses the pipe, so a worker never waits for the driver to read a page's rows."""
+    if _INIT_FAILURE:
+        raise DogoodError(_INIT_FAILURE[0])
     result = process_task(unit)
     spans = result.spans
     start = time.time()

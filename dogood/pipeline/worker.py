@@ -155,8 +155,7 @@ def _process(task: Task | Unit, doc: Document | None = None) -> tuple:
                         shifted.image.check_pixels()
                 if draw_preview and copy == 0:  # the page the first row shows (without quads, as a build without)
                     with timeline.span("preview", config=config):
-                        previews[config] = preview_jpeg(
-                            plain, shifted if plain is doc else apply_chain(plain, chain, spec.seed), config)
+                        previews.update(_preview(plain, shifted if plain is doc else None, chain, spec.seed, config))
                 if spec.copies > 1:
                     shifted = shifted.replace(id=copy_id(doc_id, copy, spec.copies))
                 with timeline.span("row", config=config):
@@ -195,6 +194,15 @@ def rows_table(rows: list[dict], schema: str, labels: tuple[str, ...] | None = N
     import pyarrow as pa
 
     return pa.Table.from_pylist(rows, schema=_arrow_schema(schema, labels, quads))
+
+
+def _preview(original: Document, shifted: Document | None, chain, seed: int, config: str) -> dict[str, bytes]:
+    """``{config: JPEG}`` of :func:`preview_jpeg` (``shifted`` ``None``: the chain applied to ``original`` anew);
+    ``{}`` when drawing fails, which never fails the page: the driver draws that preview and reports the error."""
+    try:
+        return {config: preview_jpeg(original, shifted or apply_chain(original, chain, seed), config)}
+    except Exception:  # noqa: BLE001 - redrawn by the driver (dogood.pipeline.card.write_previews)
+        return {}
 
 
 def preview_jpeg(original: Document, shifted: Document, config: str) -> bytes:

@@ -153,3 +153,36 @@ def test_after_gnu_openmp_ran_workers_start_from_a_fork_server(monkeypatch):
     assert pool.start_method() == "forkserver"
     fake.threading_layer = lambda: "workqueue"
     assert pool.start_method() == "fork"
+
+
+class PreparesNowhereElse(Shift):
+    """Prepares in the driver only (a model a worker cannot load), for the test."""
+
+    name = "test_pool_prepares_here_only"
+    family = "layout"
+
+    class Params(params.Params):
+        driver_pid: params.Integer = 0
+
+    def prepare(self):
+        import os
+
+        if os.getpid() != self.driver_pid:
+            raise RuntimeError("no model in this process")
+
+    def apply(self, doc, rng):
+        return doc
+
+
+def test_a_worker_that_cannot_start_stops_the_build_naming_why(funsd_dir, tmp_path):
+    """A pool respawns a worker whose initialiser raises, forever: dogood's worker reports it with its first task."""
+    import os
+
+    from dogood.core.errors import DogoodError
+
+    recipe = parse_recipe({"name": "funsd-nowhere", "version": "1.0.0", "source": {"kind": "funsd"},
+                           "splits": ["test"], "configs": {"here": [{"shift": "test_pool_prepares_here_only",
+                                                                      "driver_pid": os.getpid()}]}})
+    with pytest.raises(DogoodError, match="a worker process could not start: RuntimeError: no model in this process"):
+        build(recipe, tmp_path / "out", source_path=funsd_dir, limit=2, num_proc=2, progress=False)
+    assert not (tmp_path / "out").exists()
