@@ -16,6 +16,7 @@ on the documents, never on worker count.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,12 @@ from dogood.core.fs import replace_durably, sha256_file
 from dogood.core.schema import features_for
 
 ROW_GROUP_SIZE = 100
+
+
+@functools.lru_cache(maxsize=16)
+def arrow_schema(schema: str, labels: tuple[str, ...] | None = None, quads: bool = False) -> pa.Schema:
+    """The Arrow schema of a shard file (:func:`dogood.core.schema.features_for`), made once per schema."""
+    return features_for(schema, labels, quads).arrow_schema
 
 
 def shard_path(folder: Path, config: str, split: str, shard: int, num_shards: int) -> Path:
@@ -47,15 +54,22 @@ class ShardFile:
     def __init__(self, path: Path, schema: str, labels: tuple[str, ...] | None = None, quads: bool = False):
         self.path = Path(path)
         self.tmp = self.path.with_name(f".{self.path.name}.tmp")
-        self.arrow_schema = features_for(schema, labels, quads).arrow_schema
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._writer = None
+        self.arrow_schema = arrow_schema(schema, tuple(labels) if labels is not None else None, quads)
+        self._writer = None  # opened with the first row group (a shard of fewer rows: when it is closed)
         self._rows: list[pa.Table] = []  # rows not yet written, as the tables they came in
         self._buffered = 0
         self.num_rows = 0
         self.num_bytes = 0
         self.sha256: str | None = None
-        self._guard(lambda: setattr(self, "_writer", pq.ParquetWriter(self.tmp, self.arrow_schema)))
+
+    def _open(self) -> None:
+        """Create the temporary file and its writer: with the first row group, so that a build's driver creates no
+        file while another thread syncs the last shard's (a file system makes a file creation wait for a sync)."""
+        def start():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = pq.ParquetWriter(self.tmp, self.arrow_schema)
+
+        self._guard(start)
 
     def write(self, row: dict[str, Any]) -> None:
         """Add one row (a dict of the output schema)."""
@@ -72,6 +86,8 @@ class ShardFile:
 
     def close(self) -> None:
         self._flush()
+        if self._writer is None:  # no row: the file holds the schema alone (as a build's empty shard, then dropped)
+            self._open()
         self._guard(self._writer.close)
         self._writer = None
         self.sha256 = self._guard(lambda: sha256_file(self.tmp))
@@ -107,6 +123,8 @@ class ShardFile:
         self._rows = [rest] if rest.num_rows else []
         self._buffered = rest.num_rows
         self.num_bytes += table.nbytes
+        if self._writer is None:
+            self._open()
         self._guard(lambda: self._writer.write_table(table))
 
     def _guard(self, step):

@@ -17,7 +17,6 @@ import io
 import time
 import traceback
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 from dogood.core.document import Document
@@ -26,7 +25,7 @@ from dogood.page.ocr import release_engines, tesseract_runs
 from dogood.measures.factors import SourcePage
 from dogood.pipeline import timeline
 from dogood.pipeline.stats import document_stats
-from dogood.core.schema import document_to_row, features_for
+from dogood.core.schema import document_to_row
 from dogood.core.seeds import step_seed
 from dogood.sources import Source
 
@@ -183,17 +182,14 @@ def measure_config(original: Document, shifted: Document, row: dict, spec: Worke
                           source_page=source_page)
 
 
-@lru_cache(maxsize=8)
-def _arrow_schema(schema: str, labels: tuple[str, ...] | None, quads: bool):
-    return features_for(schema, labels, quads).arrow_schema
-
-
 def rows_table(rows: list[dict], schema: str, labels: tuple[str, ...] | None = None, quads: bool = False):
     """``rows`` as a ``pyarrow.Table`` of the output schema: what a worker sends back and a shard file writes (the
     Parquet bytes are those of the same rows written one by one: :class:`~dogood.pipeline.parquet_writer.ShardFile`)."""
     import pyarrow as pa
 
-    return pa.Table.from_pylist(rows, schema=_arrow_schema(schema, labels, quads))
+    from dogood.pipeline.parquet_writer import arrow_schema
+
+    return pa.Table.from_pylist(rows, schema=arrow_schema(schema, tuple(labels) if labels is not None else None, quads))
 
 
 def _preview(original: Document, shifted: Document | None, chain, seed: int, config: str) -> dict[str, bytes]:
