@@ -549,6 +549,7 @@ class FunsdMixSource:
             "documents": self.documents,
             "seed": self.seed,
             "library": self.library,
+            "library_split": self.library_split,
             "weak_prob": self.weak_prob,
             "rows": list(self.rows),
             "generator_version": GENERATOR_VERSION,
