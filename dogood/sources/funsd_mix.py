@@ -86,17 +86,19 @@ What dogood does differently, and why:
   ``(seed, split, i)`` (numpy's ``default_rng``), so any document can be made
   alone, in any process, and is the same every time.
 
-Bugs of the repo's script, fixed:
+Bugs of the repo's scripts, fixed:
 
-- Its weak and header libraries (``map_v3_funsd_L.py``) number entities by
-  comparing each token's box with the previous token's *before* filtering by
-  label, so two entities in a row with the same segment box merge, and the
-  weak question numbering continues the weak answer one; here an entity is
-  FUNSD's entity (or, for ``maps``, the file's entity number).
+- With ``random`` unseeded, the 50 documents differ on every run, so no two
+  papers' FUNSD-L sets are the same; here they are a function of
+  ``(seed, split, index)``.
 - ``visualize=True`` (its default) writes ``/{e}.png`` at the file system's
   root; dogood writes nothing.
-- With ``random`` unseeded the 50 documents differ on every run; here they
-  are a function of ``(seed, split, index)``.
+- Its weak and header library files (``map_v3_funsd_L.py``) number entities by
+  comparing each token's segment box with the previous token's in the list
+  *before* it is filtered by label, so two listed entities in a row with the
+  same box would share a number (and be drawn as one). The ``text`` libraries
+  take FUNSD's own entities; ``library: repo`` reads the files' numbers as
+  they are, since they are the repo's libraries.
 
 Recipe::
 
