@@ -224,7 +224,8 @@ def repo_library(folder: str | Path) -> dict[str, tuple[LibraryEntity, ...]]:
         try:
             text = fs.read_text(path, max_bytes=MAX_MAP_BYTES, what="Do-GOOD library file")
         except FileNotFoundError:
-            raise SourceError(f"{path}: missing; a Do-GOOD library folder holds {', '.join(LIBRARY_FILES.values())}") from None
+            raise SourceError(f"{path}: missing; a Do-GOOD library folder holds "
+                              f"{', '.join(LIBRARY_FILES.values())}") from None
         except OSError as exc:
             raise SourceError(f"{path}: cannot read it ({exc})") from None
         entities: list[LibraryEntity] = []
@@ -480,11 +481,12 @@ class FunsdMixSource:
         if (self.library == "repo") != (self.maps is not None):
             raise SourceError("funsd_mix: library: repo reads the repo's files from maps: FOLDER, and maps needs "
                               "library: repo")
-        if isinstance(self.weak_prob, bool) or not isinstance(self.weak_prob, (int, float)) or not 0 <= self.weak_prob <= 1:
+        p = self.weak_prob
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
             raise SourceError(f"funsd_mix: weak_prob must be a number from 0 to 1, got {self.weak_prob!r}")
         rows = self.rows
-        if (not isinstance(rows, (list, tuple)) or len(rows) != 2 or not all(isinstance(r, int) and not isinstance(r, bool)
-                                                                           for r in rows) or not 2 <= rows[0] <= rows[1] <= 20):
+        whole = isinstance(rows, (list, tuple)) and all(isinstance(r, int) and not isinstance(r, bool) for r in rows)
+        if not whole or len(rows) != 2 or not 2 <= rows[0] <= rows[1] <= 20:
             raise SourceError(f"funsd_mix: rows must be [low, high] with 2 <= low <= high <= 20, got {rows!r}")
         self.rows = (int(rows[0]), int(rows[1]))
         self._library: dict[str, tuple[LibraryEntity, ...]] | None = None

@@ -52,11 +52,12 @@ def test_repo_structure_counted_by_hand():
     # questions in a row, 8 strong rows: 2 questions, 14 answers; the top ring row (4) and the question row's ring
     # cells (2) are weak-question cells, the bottom ring row and the last strong row's ring cells weak-answer cells
     kinds = repo_cells(True, 8)
-    assert [kinds.count(k) for k in ("strong_question", "strong_answer", "weak_question", "weak_answer")] == [2, 14, 6, 6]
+    order = ("strong_question", "strong_answer", "weak_question", "weak_answer")
+    assert [kinds.count(k) for k in order] == [2, 14, 6, 6]
     # questions in a column, 10 strong rows: 10 and 10; the left ring column (12) and the question column's ring cells
     # (2) weak-question cells, likewise on the right
     kinds = repo_cells(False, 10)
-    assert [kinds.count(k) for k in ("strong_question", "strong_answer", "weak_question", "weak_answer")] == [10, 10, 14, 14]
+    assert [kinds.count(k) for k in order] == [10, 10, 14, 14]
 
 
 def test_every_document_has_the_repos_structure(docs):
@@ -101,7 +102,8 @@ def test_table_geometry_is_the_repos(docs):
             if s.kind == "weak_question":  # above or level with the question row / left of or in the question column
                 assert (s.box[1] <= q[0][1]) if layout.top_q else (s.box[0] <= q[0][0])
             if s.kind == "weak_answer":
-                assert (s.box[1] >= max(b[1] for b in strong)) if layout.top_q else (s.box[0] >= max(b[0] for b in strong))
+                last = max(b[1] for b in strong) if layout.top_q else max(b[0] for b in strong)
+                assert (s.box[1] if layout.top_q else s.box[0]) >= last
         assert (doc.width, doc.height) == (800, 1000)
 
 
