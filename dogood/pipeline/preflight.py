@@ -208,7 +208,8 @@ def _source(recipe: Recipe, splits: list[str], source_path
     kind = recipe.source.get("kind")
     documents: dict[str, int | None] = {split: None for split in splits}
     reasons: list[str] = []
-    if kind == "funsd" and source_path is None and "path" not in recipe.source and "root" not in recipe.source:
+    reads_funsd = kind == "funsd" or (kind == "funsd_mix" and recipe.source.get("library", "text") == "text")
+    if reads_funsd and source_path is None and "path" not in recipe.source and "root" not in recipe.source:
         local = [p for p in ((data_dir() / "funsd" / "dataset") if data_dir() else None,
                              cache_dir() / "funsd" / "dataset") if p is not None and p.is_dir()]
         if not local:
@@ -228,7 +229,7 @@ def _source(recipe: Recipe, splits: list[str], source_path
         except (DogoodError, OSError) as exc:
             return f"{kind} source", CANNOT, documents, [f"source, split {split}: {exc}"], {}
     name = {"funsd": "FUNSD", "rvl_cdip": "RVL-CDIP", "docvqa": "DocVQA", "synthetic": "synthetic pages",
-            "hf": "a Hugging Face dataset"}.get(kind, str(kind))
+            "hf": "a Hugging Face dataset", "funsd_mix": "Do-GOOD's synthetic FUNSD-L pages"}.get(kind, str(kind))
     return f"{name}, found on this machine", CANNOT if reasons else READY, documents, reasons, opened
 
 

@@ -255,7 +255,7 @@ def _open_original(info: dict, split: str, path: str | Path | None):
     if not kind:
         return "the build records no source"
     options = {}
-    if kind in ("synthetic", "hf"):
+    if kind in ("synthetic", "hf", "funsd_mix"):
         options = {k: v for k, v in spec.items() if k not in ("kind", "split", "splits") and v is not None
                    and k in _init_fields(kind)}
     try:
@@ -276,9 +276,11 @@ def _open_original(info: dict, split: str, path: str | Path | None):
 def _init_fields(kind: str) -> set[str]:
     if kind == "hf":
         from dogood.sources.hf_dataset import HFDatasetSource as cls
+    elif kind == "funsd_mix":
+        from dogood.sources.funsd_mix import FunsdMixSource as cls
     else:
         from dogood.sources.synthetic import SyntheticSource as cls
-    return {f.name for f in dataclasses.fields(cls) if f.init} - {"split", "dataset"}
+    return {f.name for f in dataclasses.fields(cls) if f.init} - {"split", "dataset", "root", "maps"}  # no local path
 
 
 def _where(src) -> str:
