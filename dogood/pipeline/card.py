@@ -21,6 +21,7 @@ from dogood.pipeline.parquet_writer import parquet_sizes
 from dogood.pipeline.plan import BuildPlan
 from dogood.pipeline.safety import BUILD_MARKER, read_build_info
 from dogood.pipeline.worker import apply_chain, preview_jpeg
+from dogood.sources import DRAWN_KINDS
 from dogood.version import __version__
 
 
@@ -153,6 +154,7 @@ def render_card(
         recipe=recipe,
         schema=schema,
         source=source,
+        drawn_source=isinstance(source, dict) and source.get("kind") in DRAWN_KINDS,
         chains=chains,
         stats=stats,
         skipped=skipped,

@@ -41,6 +41,9 @@ class Source(Protocol):
 
 
 SOURCE_KINDS = ("funsd", "rvl_cdip", "docvqa", "hf", "synthetic", "coco_layout", "funsd_mix")
+#: Sources whose documents dogood draws (not a dataset's own pages): a config without shifts is no
+#: in-distribution reference there, and the card says so.
+DRAWN_KINDS = ("synthetic", "funsd_mix")
 
 
 def open_source(spec: Mapping[str, Any], split: str, path: str | Path | None = None) -> Source:

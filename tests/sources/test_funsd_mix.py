@@ -216,3 +216,5 @@ def test_builds_the_shipped_recipe(tmp_path, funsd_dir):
         assert [names[t].split("-")[-1].lower() if names[t] != "O" else "other" for t in row["ner_tags"]] == \
             [labels[i] for i in range(len(doc.words))]
     assert rows["id"] == ["mix-00", "mix-01"]
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "the documents as the source draws them" in card and "(the in-distribution reference)" not in card
