@@ -97,8 +97,8 @@ class _ShardWriter:
         """Write shard ``k`` of ``split``; return its pickled ``(record, errors, (OCR pages, seconds))``,
         ``errors`` being ``(doc_id, (message, traceback))`` of each failed document."""
         from dogood.page.ocr import tesseract_runs
-        from dogood.pipeline.shards import close_files, write_rows
         from dogood.pipeline.parquet_writer import ShardFile
+        from dogood.pipeline.shards import close_files, write_rows
 
         if self.failure is not None:  # a shift that could not prepare on this node
             return pickle.dumps((None, self.failure, None))
@@ -176,8 +176,8 @@ def write_shards_on_ray(plan, work: Path, shards: list, progress, ocr: list, num
     ``"ray://host:10001"`` joins a cluster; Ray is left running (``ray.shutdown()`` ends it). The output does
     not depend on either. A failed document stops the build (``on_error="raise"``) or is listed as skipped.
     """
-    from dogood.pipeline.shards import _skip, write_record
     from dogood.pipeline.parquet_writer import shard_path
+    from dogood.pipeline.shards import _skip, write_record
 
     if not shards:
         return []
