@@ -9,16 +9,11 @@ import random
 from collections import Counter
 
 import numpy as np
-from moradi_reference import (
-    Hangs,
-)
+from moradi_reference import Hangs
 
 from dogood.core.document import Document, Entity, PageImage, Word
 from dogood.language.chars import MISSPELLINGS
-from dogood.language.moradi_ops import (
-    char_edit,
-    pick_token,
-)
+from dogood.language.moradi_ops import char_edit, pick_token
 from dogood.language.moradi_verbs import negation, singular_plural_verb, verb_tense
 from dogood.language.sample_tokens import tokenize_words
 

@@ -12,13 +12,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from dogood.core.document import Document, Entity, PageImage, Word
-from dogood.shifts import (
-    BackgroundAdversarial,
-    BackgroundSynonym,
-    BackgroundTypo,
-    KeyDrop,
-    ValueTextAugment,
-)
+from dogood.shifts import BackgroundAdversarial, BackgroundSynonym, BackgroundTypo, KeyDrop, ValueTextAugment
 
 BACKGROUND = {"other", "header", None}
 
