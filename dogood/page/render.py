@@ -97,8 +97,8 @@ import os
 import threading
 import unicodedata
 from collections import OrderedDict
-from contextlib import contextmanager
 from collections.abc import Iterable, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path

@@ -23,20 +23,29 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from dogood.core.fs import fsync_file, fsync_folder, is_link
+from dogood.core.progress import say, silenced
 from dogood.page.ocr import ocr_cache_folder, report_tesseract_runs
+from dogood.pipeline import timeline
 from dogood.pipeline.aggregate import aggregate
 from dogood.pipeline.card import write_card
 from dogood.pipeline.factor_table import factor_rows
 from dogood.pipeline.factor_table import warnings as factor_warnings
 from dogood.pipeline.plan import BuildPlan, plan_build
-from dogood.pipeline import timeline
 from dogood.pipeline.pool import run_pool
-from dogood.pipeline.shards import (BuildError, Shard, ShardRecord, ShardTasks, is_resumable, list_shards,
-                                    seal_work_folder, work_folder, write_shards)
-from dogood.core.progress import say, silenced
 from dogood.pipeline.recipe import Recipe
-from dogood.core.fs import fsync_file, fsync_folder, is_link
 from dogood.pipeline.safety import check_nothing_local, check_out, commit, output_lock, recover
+from dogood.pipeline.shards import (
+    BuildError,
+    Shard,
+    ShardRecord,
+    ShardTasks,
+    is_resumable,
+    list_shards,
+    seal_work_folder,
+    work_folder,
+    write_shards,
+)
 
 __all__ = ["BuildError", "BuildReport", "build"]
 

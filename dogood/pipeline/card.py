@@ -97,11 +97,11 @@ def render_card(
     Every statement in the card is a fact of the build: values come from the
     build's record (``dogood_build.json``), never from what the recipe asked.
     """
-    from dogood.shifts.describe import cited_keys, inspired_lines, shift_classes
     from dogood.core.papers import CITATIONS
     from dogood.core.schema import DEFAULT_BOX_LEVEL
-    from dogood.shifts import SHIFTS
     from dogood.pipeline.stats import finish, from_record
+    from dogood.shifts import SHIFTS
+    from dogood.shifts.describe import cited_keys, inspired_lines, shift_classes
 
     box_level = box_level or DEFAULT_BOX_LEVEL[schema]
     seed = recipe.seed if seed is None else seed

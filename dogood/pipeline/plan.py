@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from dogood.core.errors import DocumentError, DogoodError, RecipeError
-from dogood.pipeline.worker import WorkerSpec
-from dogood.pipeline.recipe import Recipe, auto_shard_size
-from dogood.pipeline.safety import check_name, check_out, portable, source_fingerprint
 from dogood.core.schema import DEFAULT_BOX_LEVEL, FUNSD_LABELS, check_box_level, label_order, ner_tag_names
 from dogood.core.seeds import shared_prefixes
+from dogood.pipeline.recipe import Recipe, auto_shard_size
+from dogood.pipeline.safety import check_name, check_out, portable, source_fingerprint
+from dogood.pipeline.worker import WorkerSpec
 from dogood.sources import Source, open_source
 from dogood.sources.ids import first_ids, ids_sha256
 from dogood.version import __version__

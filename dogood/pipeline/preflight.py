@@ -22,8 +22,15 @@ from typing import Any
 from dogood.core.errors import DogoodError
 from dogood.core.extras import have, install_line
 from dogood.core.paths import cache_dir, data_dir
-from dogood.pipeline.cpu_costs import (ONCE_MS, SHIFT_MS, config_fixed_seconds, config_ms, read_ms, start_seconds,
-                                       wall_seconds)
+from dogood.pipeline.cpu_costs import (
+    ONCE_MS,
+    SHIFT_MS,
+    config_fixed_seconds,
+    config_ms,
+    read_ms,
+    start_seconds,
+    wall_seconds,
+)
 from dogood.pipeline.recipe import Recipe
 
 READY, NETWORK, CANNOT = "ready", "network", "cannot"

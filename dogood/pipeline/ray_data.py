@@ -110,8 +110,8 @@ class _ShardWriter:
         ``(doc_id, (message, traceback))`` of each failed document."""
         from dogood.page.ocr import tesseract_runs
         from dogood.pipeline import timeline
-        from dogood.pipeline.shards import close_files, write_rows
         from dogood.pipeline.parquet_writer import ShardFile
+        from dogood.pipeline.shards import close_files, write_rows
 
         if self.failure is not None:  # a shift that could not prepare on this node
             return pickle.dumps((None, self.failure, None, None, None))
@@ -212,8 +212,8 @@ def write_shards_on_ray(plan, work: Path, shards: list, progress, ocr: list, num
     from collections import deque
 
     from dogood.pipeline import timeline
-    from dogood.pipeline.shards import _skip, write_record
     from dogood.pipeline.parquet_writer import shard_path
+    from dogood.pipeline.shards import _skip, write_record
 
     if not shards:
         return []

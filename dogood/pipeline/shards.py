@@ -18,17 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dogood.pipeline import stats as card_stats
-from dogood.pipeline import timeline
-from dogood.core.errors import DogoodError
 from dogood.core import fs
+from dogood.core.errors import DogoodError
 from dogood.core.fs import find_links, is_link, portable_text, sha256_file
 from dogood.core.paths import write_atomic
 from dogood.core.progress import say
-from dogood.pipeline.plan import BuildPlan
-from dogood.pipeline.worker import Task, TaskResult
-from dogood.pipeline.safety import OutputError, is_dogood_build
+from dogood.pipeline import stats as card_stats
+from dogood.pipeline import timeline
 from dogood.pipeline.parquet_writer import ShardFile, shard_path
+from dogood.pipeline.plan import BuildPlan
+from dogood.pipeline.safety import OutputError, is_dogood_build
+from dogood.pipeline.worker import Task, TaskResult
 
 KEY_FILE = ".dogood-build-key.json"
 STATE_DIR = ".shards"

@@ -21,12 +21,12 @@ from typing import Any, NamedTuple
 
 from dogood.core.document import Document
 from dogood.core.errors import DogoodError
-from dogood.page.ocr import release_engines, tesseract_runs
-from dogood.measures.factors import SourcePage
-from dogood.pipeline import timeline
-from dogood.pipeline.stats import document_stats
 from dogood.core.schema import document_to_row
 from dogood.core.seeds import step_seed
+from dogood.measures.factors import SourcePage
+from dogood.page.ocr import release_engines, tesseract_runs
+from dogood.pipeline import timeline
+from dogood.pipeline.stats import document_stats
 from dogood.sources import Source
 
 #: ``(split, index in the split, document id)``: one document, every config

@@ -34,9 +34,18 @@ from PIL import Image
 
 from dogood.core.document import Document
 from dogood.core.errors import DogoodError
-from dogood.measures.preview import NO_LABEL, PALETTE, label_colour
-from dogood.core.fs import FileRefused, check_name, check_no_links, naming, open_file, partial_file, portable_text, read_json
+from dogood.core.fs import (
+    FileRefused,
+    check_name,
+    check_no_links,
+    naming,
+    open_file,
+    partial_file,
+    portable_text,
+    read_json,
+)
 from dogood.core.fs import read_bytes as fs_read_bytes
+from dogood.measures.preview import NO_LABEL, PALETTE, label_colour
 from dogood.pipeline.safety import is_dogood_build, read_build_info, source_fingerprint
 
 #: What the first line of every gallery dogood writes holds; only such a file is replaced.
@@ -232,9 +241,9 @@ def _config_section(folder: Path, info: dict, config: str, split: str | None) ->
 
 
 def _load_built(folder: Path, config: str, split: str, docs: int) -> list[Document]:
-    from dogood.sources.hf_dataset import HFDatasetSource
-
     import datasets
+
+    from dogood.sources.hf_dataset import HFDatasetSource
 
     quiet = datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()  # no "Generating test split" bar per config

@@ -10,9 +10,9 @@ import datasets
 import pytest
 from PIL import Image
 
+from dogood.core.schema import document_to_row, row_to_document
 from dogood.pipeline.build import BuildError, build
 from dogood.pipeline.recipe import load_recipe, parse_recipe
-from dogood.core.schema import document_to_row, row_to_document
 from dogood.sources.hf_dataset import HFDatasetSource
 
 EXPECTED_TAGS = {

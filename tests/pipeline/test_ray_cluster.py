@@ -23,8 +23,8 @@ from hub_server import HubServer, hub_environment  # noqa: E402
 from huggingface_hub import HfApi  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from dogood.pipeline.build import build  # noqa: E402
 from dogood.core.errors import DogoodError  # noqa: E402
+from dogood.pipeline.build import build  # noqa: E402
 from dogood.pipeline.recipe import load_recipe, parse_recipe  # noqa: E402
 from dogood.shifts import params  # noqa: E402
 from dogood.shifts.base import Shift  # noqa: E402
