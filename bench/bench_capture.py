@@ -39,10 +39,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from dogood.core.schema import document_to_row
 from dogood.shifts import make_shift
 from dogood.shifts.image.capture import photo_at_half
 from dogood.sources.funsd import FunsdSource
-from dogood.core.schema import document_to_row
 
 
 def timed(fn, n: int, budget: float) -> dict:

@@ -44,8 +44,8 @@ def status_kb(field: str) -> int:
 
 def child(pages: int, mode: str, out: str) -> None:
     """In the fresh process: build, print the figures as one JSON line."""
-    from dogood.pipeline.build import build
     from dogood.pipeline import build as pipeline_build
+    from dogood.pipeline.build import build
     from dogood.pipeline.recipe import parse_recipe
 
     recipe = parse_recipe({

@@ -16,9 +16,9 @@ import statistics
 import time
 from pathlib import Path
 
+from dogood.core.schema import iob_tags
 from dogood.eval.metrics import entity_scores
 from dogood.models.baseline import train_baseline, word_features
-from dogood.core.schema import iob_tags
 from dogood.sources.funsd import FunsdSource
 
 

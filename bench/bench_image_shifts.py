@@ -24,10 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-
-from dogood.pipeline.build import build
-from dogood.core.seeds import derive_seed
 from dogood.core.document import PageImage
+from dogood.core.seeds import derive_seed
+from dogood.pipeline.build import build
 from dogood.pipeline.recipe import load_recipe
 from dogood.shifts import Shift, make_shift
 from dogood.sources.funsd import FunsdSource

@@ -24,9 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from dogood.core.schema import document_to_row
 from dogood.pipeline.build import apply_chain
 from dogood.pipeline.recipe import load_recipe
-from dogood.core.schema import document_to_row
 from dogood.sources.funsd import FunsdSource
 
 

@@ -25,8 +25,8 @@ import resource
 import time
 from pathlib import Path
 
-from dogood.page import ocr
 from dogood.core.document import PageImage
+from dogood.page import ocr
 
 
 def cpu_seconds() -> float:

@@ -74,15 +74,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
-
 import bench_memory  # noqa: E402
+import numpy as np  # noqa: E402
 from bench_text_shifts import augmenter_rate, random_bert, textattack_transformations  # noqa: E402
 
-from dogood.pipeline.build import build
-from dogood.pipeline.worker import apply_chain  # noqa: E402
-from dogood.pipeline.recipe import list_recipes, load_recipe  # noqa: E402
 from dogood.core.schema import document_to_row, iob_tags  # noqa: E402
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import list_recipes, load_recipe  # noqa: E402
+from dogood.pipeline.worker import apply_chain  # noqa: E402
 from dogood.shifts import make_shift  # noqa: E402
 from dogood.sources import open_source  # noqa: E402
 

@@ -22,9 +22,9 @@ import statistics
 import time
 from pathlib import Path
 
-from dogood.pipeline.worker import apply_chain
-from dogood.pipeline.recipe import load_recipe
 from dogood.core.schema import document_to_row, iob_tags
+from dogood.pipeline.recipe import load_recipe
+from dogood.pipeline.worker import apply_chain
 from dogood.shifts import make_shift
 from dogood.sources.funsd import FunsdSource
 

@@ -34,6 +34,7 @@ RECIPES = {
     "funsd": "funsd", "funsd-t": "funsd", "funsd-l": "funsd", "funsd-i": "funsd", "funsd-fa": "funsd",
     "rvl-cdip-t": "rvl_cdip", "rvl-cdip-l": "rvl_cdip", "rvl-cdip-i1": "rvl_cdip", "rvl-cdip-i2": "rvl_cdip",
     "rvl-cdip-i3": "rvl_cdip", "funsd-c": "funsd", "funsd-p": "funsd", "rvl-cdip-p": "rvl_cdip",
+    "funsd-l-mix": "funsd",  # funsd_mix: FUNSD test's entities (--funsd) on synthetic pages
 }
 
 

@@ -86,14 +86,14 @@ def real_pages() -> list[Path]:
 
 
 def measure(pages: int) -> dict:
-    from dogood.pipeline.build import build
     from dogood.core.document import PageImage
-    from dogood.page.ocr import ocr_words
-    from dogood.pipeline.plan import plan_build
-    from dogood.pipeline.worker import apply_chain
     from dogood.core.schema import document_to_row
-    from dogood.pipeline.stats import document_stats
+    from dogood.page.ocr import ocr_words
+    from dogood.pipeline.build import build
     from dogood.pipeline.parquet_writer import ShardFile
+    from dogood.pipeline.plan import plan_build
+    from dogood.pipeline.stats import document_stats
+    from dogood.pipeline.worker import apply_chain
 
     out: dict = {"pages": pages, "recipes": {}, "load_average": os.getloadavg()}
     scratch = tempfile.TemporaryDirectory()

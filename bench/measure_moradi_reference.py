@@ -34,6 +34,7 @@ os.environ.setdefault("NLTK_DATA", str(DATA / "nltk_data"))
 
 import moradi_reference as ref  # noqa: E402
 import test_moradi_paper_style as t  # noqa: E402
+
 from dogood.language.chars import MISSPELLINGS  # noqa: E402
 from dogood.language.moradi_ops import ROW_NEIGHBOURS  # noqa: E402
 from dogood.language.pos_tagger import pos_tags  # noqa: E402

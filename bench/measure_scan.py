@@ -27,8 +27,8 @@ import cv2
 import numpy as np
 
 from dogood.measures.box_ink import box_ink
-from dogood.page.ocr import ocr_words
 from dogood.measures.effects import contrast_under_ink
+from dogood.page.ocr import ocr_words
 from dogood.shifts import ScanQuality
 from dogood.shifts.image.scan_quality import KINDS
 from dogood.sources.funsd import FunsdSource

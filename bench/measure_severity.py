@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 from dogood.core.seeds import step_seed  # noqa: E402
 from dogood.measures.effects import effects, measured  # noqa: E402
-from dogood.shifts import SHIFTS, make_shift  # noqa: E402
 from dogood.pipeline.stats import add, word_changes  # noqa: E402
+from dogood.shifts import SHIFTS, make_shift  # noqa: E402
 
 #: config -> (its chain step without the swept values, the measure that defines its levels)
 REPRESENTATIVES = {

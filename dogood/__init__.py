@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dogood.core.aliases import install as _install_aliases
-from dogood.core.document import Document, Entity, PageImage, QAPair, ShiftRecord, Word
-from dogood.version import __version__
+from dogood.core.document import Document, Entity, PageImage, QAPair, ShiftRecord, Word  # noqa: F401 (the public API: __all__)
+from dogood.version import __version__  # noqa: F401 (the public API: __all__)
 
 _install_aliases()  # dogood.errors, dogood.schema, ...: the old paths of moved modules, with a DeprecationWarning
 
@@ -79,7 +79,8 @@ def load_recipe(recipe: str | Path | dict | Recipe) -> Recipe:
     """A recipe: a shipped name (``"funsd-l"``; ``dogood list`` shows them), a YAML file, a mapping in the YAML's
     shape (``{"name": ..., "version": ..., "source": {"kind": "funsd"}, "configs": {...}}``) or a :class:`Recipe`
     (returned as it is). Raises :class:`dogood.core.errors.RecipeError` naming what is wrong."""
-    from dogood.pipeline.recipe import Recipe, load_recipe as load, parse_recipe
+    from dogood.pipeline.recipe import Recipe, parse_recipe
+    from dogood.pipeline.recipe import load_recipe as load
 
     if isinstance(recipe, Recipe):
         return recipe

@@ -50,10 +50,10 @@ import numpy as np
 from dogood.core import fs
 from dogood.core.document import Document
 from dogood.core.errors import DogoodError, RecipeError
-from dogood.sources.rows import doc_to_row, is_batch, row_to_doc
 from dogood.core.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES
 from dogood.core.seeds import derive_seed, step_seed
 from dogood.shifts import Shift, make_shift
+from dogood.sources.rows import doc_to_row, is_batch, row_to_doc
 
 
 class Node:

@@ -67,8 +67,8 @@ class GoldScorer:
     name, task = "gold", "token"
 
     def predict(self, docs):
-        from dogood.models import Prediction
         from dogood.core.schema import iob_tags
+        from dogood.models import Prediction
 
         out = {}
         for d in docs:
@@ -181,6 +181,22 @@ def tiny_mlm(tmp_path_factory):
     BertForMaskedLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return str(folder)
+
+
+@pytest.fixture(scope="module")
+def tagger():
+    """dogood's part-of-speech tagger module (:mod:`dogood.language.pos_tagger`, the ``pos`` extra's model);
+    skipped when missing, except on CI."""
+    from dogood.core.errors import SourceError
+    from dogood.language import pos_tagger
+
+    try:
+        pos_tagger.tagger()
+    except SourceError as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(str(exc))
+    return pos_tagger
 
 
 class BoundedRun:

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 from datasets import Dataset, load_dataset
 from PIL import Image
 
 import dogood
-from dogood.pipeline.build import build
 from dogood.core.errors import DocumentError, DogoodError, RecipeError
+from dogood.core.schema import FULL_COLUMN, FUNSD_NER_TAGS
+from dogood.pipeline.build import build
 from dogood.pipeline.recipe import load_recipe
 from dogood.sources.rows import pixel_box, row_to_doc
-from dogood.core.schema import FULL_COLUMN, FUNSD_NER_TAGS
 
 HUB_FUNSD = ("id", "tokens", "bboxes", "ner_tags", "image")  # nielsr/funsd-layoutlmv3's columns
 N = 4
@@ -58,6 +57,7 @@ def test_a_recipe_config_at_training_time_reproduces_the_built_rows(builds):
 
 def test_hub_rows_in_a_dataloader_keep_labels_and_tokens_and_are_deterministic(builds):
     """nielsr/funsd-layoutlmv3 rows, with_transform, a DataLoader with 2 workers: a layout and an image shift."""
+    torch = pytest.importorskip("torch", reason="a torch DataLoader: install torch (the hf or text extra)")
     ds = hub(builds["segment"])
     chain = dogood.Compose([dogood.OneOf([{"shift": "distort", "kinds": ["fold"]},
                                           {"shift": "distort", "kinds": ["perspective"]}]),

@@ -26,7 +26,7 @@ RECIPES = sorted(r.name for r in list_recipes())
 
 @pytest.fixture(scope="module")
 def sources(funsd_dir, data_dir, docvqa_root):
-    return {"funsd": funsd_dir, "rvl_cdip": data_dir / "rvl_cdip", "docvqa": docvqa_root}
+    return {"funsd": funsd_dir, "rvl_cdip": data_dir / "rvl_cdip", "docvqa": docvqa_root, "funsd_mix": funsd_dir}
 
 
 @pytest.fixture(scope="module")

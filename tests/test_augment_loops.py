@@ -8,15 +8,14 @@ import pickle
 
 import numpy as np
 import pytest
-import torch
 from datasets import load_dataset
 
 import dogood
 from dogood.augment import Compose, OneOf, Step, Transform, shift_spec
 from dogood.core.errors import RecipeError
-from dogood.pipeline.build import build
-from dogood.pipeline.recipe import load_recipe, list_recipes
 from dogood.page import render
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import list_recipes, load_recipe
 
 HUB_FUNSD = ("id", "tokens", "bboxes", "ner_tags", "image")
 N = 4
@@ -54,6 +53,7 @@ def in_process(t: Transform, ds, epoch: int) -> list[tuple]:
 def test_each_epoch_reaches_the_workers(rows, context, persistent):
     """set_epoch in the loop's process: the workers draw for that epoch, persistent or forked anew, fork or spawn
     (with persistent workers every epoch used to draw epoch 0's)."""
+    torch = pytest.importorskip("torch", reason="a torch DataLoader: install torch (the hf or text extra)")
     chain = [{"shift": "center_shift"}, dogood.Step({"shift": "distort", "kinds": ["perspective"]}, p=0.5)]
     t = dogood.transform(chain, seed=5, per_epoch=True)
     loader = torch.utils.data.DataLoader(rows.with_transform(t), batch_size=2, num_workers=2, collate_fn=list,
@@ -67,6 +67,7 @@ def test_each_epoch_reaches_the_workers(rows, context, persistent):
 
 
 def test_an_epoch_is_the_same_whatever_the_workers(rows):
+    torch = pytest.importorskip("torch", reason="a torch DataLoader: install torch (the hf or text extra)")
     t = dogood.transform({"shift": "center_shift"}, seed=1, per_epoch=True)
     t.set_epoch(7)
     runs = []

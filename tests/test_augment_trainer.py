@@ -14,8 +14,9 @@ import pytest
 transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
 
-import dogood  # noqa: E402
 from datasets import load_dataset  # noqa: E402
+
+import dogood  # noqa: E402
 from dogood.pipeline.build import build  # noqa: E402
 from dogood.pipeline.recipe import load_recipe  # noqa: E402
 

@@ -16,9 +16,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
+from dogood.core.schema import FUNSD_NER_TAGS  # noqa: E402
 from dogood.pipeline.build import build  # noqa: E402
 from dogood.pipeline.recipe import load_recipe  # noqa: E402
-from dogood.core.schema import FUNSD_NER_TAGS  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "examples" / "train_layoutlmv3.py"

@@ -26,12 +26,11 @@ from pathlib import Path
 
 import datasets
 import pytest
+from tiny_recipe import TINY
 
 from dogood.cli import main
 from dogood.core.errors import ModelError
 from dogood.core.fs import sha256_file
-
-from tiny_recipe_support import TINY  # noqa: E402 (the recipe these tests share)
 
 
 @pytest.fixture

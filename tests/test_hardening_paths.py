@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from tiny_recipe import TINY
 
 from dogood.cli import main
 from dogood.core.errors import DogoodError
@@ -30,7 +31,6 @@ from dogood.core.fs import check_name, leftovers, recorded_path
 
 REPO = Path(__file__).resolve().parents[1]
 
-from tiny_recipe_support import TINY  # noqa: E402 (the recipe these tests share)
 
 
 @pytest.fixture

@@ -14,10 +14,9 @@ import pytest
 pytest.importorskip("huggingface_hub")
 datasets = pytest.importorskip("datasets")
 
+from hub_server import HubServer, hub_environment  # noqa: E402
 from huggingface_hub import HfApi, HfFileSystem, hf_hub_download  # noqa: E402
 from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, RevisionNotFoundError  # noqa: E402
-
-from hub_server import HubServer, hub_environment  # noqa: E402
 
 TOKEN = "hf_test"
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import grimp
 import pytest
+
+# grimp reads the import graph; import-linter (the test extra) brings it
+grimp = pytest.importorskip("grimp", reason="grimp (import-linter's graph): the test extra")
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Modules a shift must not import (nor anything inside them).
@@ -93,6 +95,7 @@ def test_shifts_import_no_other_shift_and_no_build_or_eval_module(graph):
 
 
 def _lint_imports(*contracts: str) -> int:
+    pytest.importorskip("importlinter", reason="the contracts are run by import-linter (the test extra)")
     from importlinter.cli import lint_imports
 
     return lint_imports(config_filename=str(ROOT / "pyproject.toml"), limit_to_contracts=contracts, no_cache=True,

@@ -7,8 +7,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dogood.pipeline.preflight import (RECIPE_TABLE_END, RECIPE_TABLE_START, readme_with_recipe_table,
-                                       recipe_needs, recipes_table_markdown)
+from dogood.pipeline.preflight import (
+    RECIPE_TABLE_END,
+    RECIPE_TABLE_START,
+    readme_with_recipe_table,
+    recipe_needs,
+    recipes_table_markdown,
+)
 from dogood.pipeline.recipe import load_recipe
 from dogood.share.docs_pages import references_page, shift_index, shift_page
 from dogood.shifts.describe import shipped_shifts

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from dogood.cli.common import config_options, count
 
+
 def add_parser(sub) -> None:
     p = sub.add_parser("build", help="build a recipe into a dataset folder")
     p.add_argument("recipe", help="recipe name (see `dogood list`) or path to a recipe YAML")

@@ -6,6 +6,7 @@ import sys
 
 from dogood.cli.common import say
 
+
 def add_parser(sub) -> None:
     p = sub.add_parser("describe", help="what a shift does: parameters, box conventions, counts, papers "
                                         "(no shift: list them all)")
@@ -15,8 +16,8 @@ def add_parser(sub) -> None:
 
 
 def cmd_describe(args) -> int:
-    from dogood.shifts.describe import describe_shift, shift_list, shift_table_markdown
     from dogood.shifts import SHIFTS
+    from dogood.shifts.describe import describe_shift, shift_list, shift_table_markdown
 
     if args.markdown:
         sys.stdout.write(shift_table_markdown())

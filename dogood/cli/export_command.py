@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 
-
 def add_parser(sub) -> None:
     p = sub.add_parser("export", help="write a built folder as FUNSD JSON + PNG, COCO-style boxes or flat JSONL")
     p.add_argument("folder", metavar="OUT", help="a dataset folder `dogood build` wrote")

@@ -6,6 +6,7 @@ import sys
 
 from dogood.cli.common import count
 
+
 def add_parser(sub) -> None:
     p = sub.add_parser("gallery", help="write a static HTML page of a built folder: originals beside shifted pages, "
                                        "boxes, statistics, the eval plot")

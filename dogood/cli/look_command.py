@@ -9,6 +9,7 @@ from pathlib import Path
 from dogood.cli.common import Renamed
 from dogood.core.errors import DogoodError
 
+
 def add_parser(sub) -> None:
     for name, helptext in (
             ("show", "print one document, readable: the source's (no --config), a config's shifted copy, or the row "
@@ -45,8 +46,8 @@ def _pick(args, need_config: bool, need_original: bool = False):
     config is wanted). A built folder: the stored row is ``shifted``; ``original`` is the source document of
     the folder's recipe (read only when ``need_original``; else ``None``).
     """
-    from dogood.pipeline.worker import apply_chain
     from dogood.pipeline.recipe import load_recipe
+    from dogood.pipeline.worker import apply_chain
     from dogood.sources import open_source
 
     path = Path(args.recipe)
@@ -86,11 +87,10 @@ def _first_config(folder: Path) -> str:
 
 def _built_original(folder: Path, split: str, doc_id: str, source_path: str | None):
     """The source document that ``folder``'s row ``doc_id`` was made from: its recipe's source, read again."""
-    from dogood.pipeline.recipe import load_recipe
-    from dogood.sources import open_source
-
     from dogood.core.fs import FileRefused
+    from dogood.pipeline.recipe import load_recipe
     from dogood.pipeline.safety import read_build_info
+    from dogood.sources import open_source
 
     try:
         info = read_build_info(folder)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dogood.cli.common import config_options, count
 
+
 def add_parser(sub) -> None:
     p = sub.add_parser("push", help="build and publish the datasets of a manifest (hub_upload/*.yaml) to the Hub")
     p.add_argument("manifest", help="publish manifest: which recipes and configs go to which Hub dataset repo")

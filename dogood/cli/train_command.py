@@ -8,6 +8,7 @@ from pathlib import Path
 from dogood.cli.common import count
 from dogood.core.errors import DogoodError
 
+
 def add_parser(sub) -> None:
     p = sub.add_parser("train-baseline", help="train dogood's CRF baseline on FUNSD train (or its document baseline "
                                               "on RVL-CDIP train) and save it to a file")
@@ -37,8 +38,8 @@ def _check_model_file(out: Path) -> None:
     """Refuse to replace a file that is not a dogood model (a zip holding a baseline's members)."""
     from dogood.core.fs import FileRefused, open_zip
     from dogood.models import baseline_kind
-    from dogood.models.model_zip import MAX_MEMBERS
     from dogood.models.baseline import META_MEMBER, MODEL_MEMBER
+    from dogood.models.model_zip import MAX_MEMBERS
 
     if not (out.exists() or out.is_symlink()):
         return
@@ -66,11 +67,11 @@ def _document_source(args, split: str):
 def cmd_train_document_baseline(args) -> int:
     import time
 
+    from dogood.core.schema import RVL_CDIP_CLASSES
     from dogood.eval.metrics import accuracy
     from dogood.models import default_document_baseline_path
-    from dogood.page.ocr import report_tesseract_runs, tesseract_runs
     from dogood.models.doc_baseline import train_document_baseline
-    from dogood.core.schema import RVL_CDIP_CLASSES
+    from dogood.page.ocr import report_tesseract_runs, tesseract_runs
 
     given = [f"--{k.replace('_', '-')}" for k in ("c1", "c2", "max_iterations", "box_level")
              if getattr(args, k) is not None]

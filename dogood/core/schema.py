@@ -49,12 +49,15 @@ every shift's boxes carry through.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dogood.core.boxes import normalize_boxes
 from dogood.core.document import Document, Entity, PageImage, QAPair, ShiftRecord, Word, standard_pixels
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Features
 
 #: FUNSD's entity labels, in the order its IOB tags take (``other`` is ``O``).
 FUNSD_LABELS = ("header", "question", "answer", "other")

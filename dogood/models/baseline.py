@@ -89,15 +89,15 @@ import numpy as np
 import pycrfsuite
 
 from dogood.core import fs
+from dogood.core.boxes import normalize_box
 from dogood.core.document import Document
+from dogood.core.paths import write_zip_atomic
+from dogood.core.progress import one_time_step
+from dogood.core.schema import BOX_LEVELS, FUNSD_NER_TAGS, iob_tags, token_boxes
 from dogood.models.base import ModelError, default_baseline_path
 from dogood.models.crf_file import CrfFileError, check_crf_model
 from dogood.models.model_zip import CHECKSUMS, member_checksums, read_model_zip
 from dogood.models.predictions import Prediction
-from dogood.core.boxes import normalize_box
-from dogood.core.schema import BOX_LEVELS, FUNSD_NER_TAGS, iob_tags, token_boxes
-from dogood.core.paths import write_zip_atomic
-from dogood.core.progress import one_time_step
 
 MODEL_NAME = "dogood-crf-baseline"
 FORMAT_NAME = "dogood-crf-baseline"

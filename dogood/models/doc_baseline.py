@@ -41,11 +41,11 @@ import numpy as np
 
 from dogood.core import fs
 from dogood.core.document import Document
+from dogood.core.paths import write_zip_atomic
+from dogood.core.schema import RVL_CDIP_CLASSES
 from dogood.models.base import ModelError
 from dogood.models.model_zip import CHECKSUMS, member_checksums, read_model_zip
 from dogood.models.predictions import Prediction
-from dogood.core.schema import RVL_CDIP_CLASSES
-from dogood.core.paths import write_zip_atomic
 
 MODEL_NAME = "dogood-doc-baseline"
 FORMAT_NAME = "dogood-doc-baseline"

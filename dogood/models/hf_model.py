@@ -33,10 +33,10 @@ from typing import Any
 
 from dogood.core.boxes import normalize_box
 from dogood.core.document import Document
-from dogood.models.base import ModelError
 from dogood.core.hub import hub_options, is_local_model, load_hf_config, model_source, tokenizer_with_prefix_space
-from dogood.models.predictions import Prediction
 from dogood.core.schema import BOX_LEVELS, FUNSD_NER_TAGS, RVL_CDIP_CLASSES, iob_tags, token_boxes
+from dogood.models.base import ModelError
+from dogood.models.predictions import Prediction
 
 __all__ = ["HFDocumentClassifier", "HFTokenClassifier", "load_hf_model"]
 

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from dogood.core.document import Document, PageImage
 from dogood.core import fs
+from dogood.core.document import Document, PageImage
 from dogood.core.errors import ModelError
 from dogood.core.paths import cache_dir, write_atomic
 from dogood.models.predictions import Prediction

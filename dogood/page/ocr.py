@@ -51,8 +51,8 @@ from typing import Any
 from dogood.core import fs
 from dogood.core.boxes import clip_box
 from dogood.core.document import PageImage, Word
-from dogood.core.extras import install_line
 from dogood.core.errors import DocumentError, SourceError
+from dogood.core.extras import install_line
 from dogood.core.paths import cache_dir, write_atomic
 
 CACHE_FORMAT = 1

@@ -38,8 +38,8 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from dogood.core import downloads as _download
-from dogood.core.document import standard_pixels
 from dogood.core import fs
+from dogood.core.document import standard_pixels
 from dogood.core.errors import DocumentError, SourceError
 from dogood.core.paths import cache_dir, data_dir
 from dogood.core.progress import one_time_step

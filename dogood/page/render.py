@@ -97,12 +97,12 @@ import os
 import threading
 import unicodedata
 from collections import OrderedDict
-from contextlib import contextmanager
 from collections.abc import Iterable, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import NamedTuple
 from pathlib import Path
+from typing import NamedTuple
 
 import cv2
 import numpy as np

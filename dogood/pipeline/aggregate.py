@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dogood.pipeline.plan import BuildPlan
-from dogood.pipeline.parquet_writer import shard_path
-from dogood.pipeline.shards import BuildError, ShardRecord, drop_empty_shard, num_shards
 from dogood.pipeline import stats as card_stats
+from dogood.pipeline.parquet_writer import shard_path
+from dogood.pipeline.plan import BuildPlan
+from dogood.pipeline.shards import BuildError, ShardRecord, drop_empty_shard, num_shards
+
 
 @dataclass
 class BuildTotals:

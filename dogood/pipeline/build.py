@@ -15,6 +15,7 @@ of the source files, and decodes every page before writing its row.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -22,19 +23,29 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from dogood.core.fs import fsync_file, fsync_folder, is_link
+from dogood.core.progress import say, silenced
 from dogood.page.ocr import ocr_cache_folder, report_tesseract_runs
+from dogood.pipeline import timeline
 from dogood.pipeline.aggregate import aggregate
 from dogood.pipeline.card import write_card
 from dogood.pipeline.factor_table import factor_rows
 from dogood.pipeline.factor_table import warnings as factor_warnings
 from dogood.pipeline.plan import BuildPlan, plan_build
 from dogood.pipeline.pool import run_pool
-from dogood.pipeline.shards import (BuildError, Shard, ShardRecord, ShardTasks, is_resumable, list_shards,
-                                    seal_work_folder, work_folder, write_shards)
-from dogood.core.progress import say, silenced
 from dogood.pipeline.recipe import Recipe
-from dogood.core.fs import sync_tree
 from dogood.pipeline.safety import check_nothing_local, check_out, commit, output_lock, recover
+from dogood.pipeline.shards import (
+    BuildError,
+    Shard,
+    ShardRecord,
+    ShardTasks,
+    is_resumable,
+    list_shards,
+    seal_work_folder,
+    work_folder,
+    write_shards,
+)
 
 __all__ = ["BuildError", "BuildReport", "build"]
 
@@ -94,10 +105,11 @@ def build(
     quads : write each word's four corners after the geometric shifts (the ``quads`` column,
         :data:`dogood.core.schema.QUADS_COLUMN`); overrides the recipe's ``quads`` (default off).
     """
-    with silenced(not progress):  # the one-time steps' lines (:mod:`dogood.core.progress`), the resume line
+    with silenced(not progress), timeline.span("plan"):  # the one-time steps' lines, the resume line
         plan = plan_build(recipe, out, source_path=source_path, seed=seed, num_proc=num_proc, limit=limit,
                           on_error=on_error, configs=configs, overwrite=overwrite, box_level=box_level,
                           splits=splits, copies=copies, quads=quads)
+    with silenced(not progress):
         with output_lock(plan.out, wait=wait):
             recover(plan.out)  # an earlier replacement a crash cut short: its old build goes back first
             check_out(plan.out, plan.sources.values(), overwrite=overwrite)
@@ -106,28 +118,33 @@ def build(
 
 def _build_locked(plan: BuildPlan, *, num_proc: int, ray: str | None, progress: bool) -> BuildReport:
     """Run the plan with ``out``'s lock held: write the shards, sum them, write the card, commit."""
-    key = plan.key()
-    left = plan.out.with_name(f".{plan.out.name}.partial")
-    left_before = left.exists() and not left.is_symlink()
-    work = work_folder(plan.out, key)
-    done, todo = list_shards(plan, work)
+    with timeline.span("key"):
+        key = plan.key()
+        left = plan.out.with_name(f".{plan.out.name}.partial")
+        left_before = left.exists() and not left.is_symlink()
+        work = work_folder(plan.out, key)
+        done, todo = list_shards(plan, work)
     if left_before:
         say_resumed(work, done, len(done) + len(todo))
     report = BuildReport(out=plan.out, configs=plan.configs, copies=plan.copies, reused_shards=len(done))
-    done += _run_shards(plan, work, todo, num_proc=num_proc, ray=ray, progress=progress)
+    previews: dict[str, bytes] = {}
+    done += _run_shards(plan, work, todo, num_proc=num_proc, ray=ray, progress=progress, previews=previews)
     try:
-        totals = aggregate(plan, work, done)
-        report.documents, report.skipped = totals.documents, totals.skipped
-        report.warnings = factor_warnings(factor_rows(plan.chains, totals.stats))
+        with timeline.span("aggregate"):
+            totals = aggregate(plan, work, done)
+            report.documents, report.skipped = totals.documents, totals.skipped
+            report.warnings = factor_warnings(factor_rows(plan.chains, totals.stats))
         for line in report.warnings:
             print(f"dogood: warning: {line}", file=sys.stderr, flush=True)
-        write_card(plan, work, totals, source_sha256=key["content"])
-        card_files = [p.name for p in work.iterdir() if p.is_file() and p.suffix in (".md", ".json")
-                      and not p.name.startswith(".")]
-        check_nothing_local(work, f"the card of {plan.recipe.name}", names=sorted(card_files), parquet=False)
-        seal_work_folder(work)
-        sync_tree(work)  # every file and folder on disk before the rename that publishes them
-        commit(work, plan.out)
+        with timeline.span("card"):
+            write_card(plan, work, totals, source_sha256=key["content"], previews=previews)
+            card_files = [p.name for p in work.iterdir() if p.is_file() and p.suffix in (".md", ".json")
+                          and not p.name.startswith(".")]
+            check_nothing_local(work, f"the card of {plan.recipe.name}", names=sorted(card_files), parquet=False)
+        with timeline.span("commit"):
+            seal_work_folder(work)
+            sync_for_commit(work, totals.checksums)  # every file and folder on disk before the rename
+            commit(work, plan.out)
     finally:
         if work.exists() and not is_resumable(work):
             shutil.rmtree(work, ignore_errors=True)
@@ -135,17 +152,21 @@ def _build_locked(plan: BuildPlan, *, num_proc: int, ray: str | None, progress: 
 
 
 def _run_shards(plan: BuildPlan, work: Path, shards: list[Shard], *, num_proc: int, ray: str | None,
-                progress: bool) -> list[ShardRecord]:
-    """Process the shards' documents and write their rows; the finished shards stay for a re-run if stopped."""
+                progress: bool, previews: dict[str, bytes] | None = None) -> list[ShardRecord]:
+    """Process the shards' documents and write their rows; the finished shards stay for a re-run if stopped.
+    ``previews`` gathers the card's previews the workers drew (:func:`dogood.pipeline.card.write_previews`)."""
     if ray is not None and shards:
-        return _run_shards_on_ray(plan, work, shards, num_proc=num_proc, ray=ray, progress=progress)
+        return _run_shards_on_ray(plan, work, shards, num_proc=num_proc, ray=ray, progress=progress,
+                                  previews=previews)
     tasks = ShardTasks(shards)  # made as the workers take them
     say_ocr_pending(plan, shards)
     bar = tqdm(total=len(tasks), desc=f"build {plan.recipe.name}", unit="doc", disable=not progress, file=sys.stderr)
-    results = run_pool(tasks, plan.worker_spec(), num_proc)
+    spec = plan.worker_spec(min(num_proc, len(tasks)), len(tasks), preview=previews is not None,
+                            timeline=timeline.is_recording())
+    results = run_pool(tasks, spec, num_proc)
     ocr = [0, 0.0]
     try:
-        written = write_shards(plan, work, shards, results, bar, ocr)
+        written = write_shards(plan, work, shards, results, bar, ocr, previews)
     finally:
         results.close()  # stops the workers, at once when a document stopped the build
         bar.close()
@@ -154,7 +175,7 @@ def _run_shards(plan: BuildPlan, work: Path, shards: list[Shard], *, num_proc: i
 
 
 def _run_shards_on_ray(plan: BuildPlan, work: Path, shards: list[Shard], *, num_proc: int, ray: str,
-                       progress: bool) -> list[ShardRecord]:
+                       progress: bool, previews: dict[str, bytes] | None = None) -> list[ShardRecord]:
     """:func:`_run_shards` on Ray: the actors read, shift and write whole shards
     (:func:`dogood.pipeline.ray_data.write_shards_on_ray`)."""
     from dogood.pipeline.ray_data import write_shards_on_ray
@@ -163,11 +184,36 @@ def _run_shards_on_ray(plan: BuildPlan, work: Path, shards: list[Shard], *, num_
     bar = tqdm(total=total, desc=f"build {plan.recipe.name}", unit="doc", disable=not progress, file=sys.stderr)
     ocr = [0, 0.0]
     try:
-        return write_shards_on_ray(plan, work, shards, bar, ocr, num_workers=max(1, min(num_proc, len(shards))),
-                                   address=None if ray == "local" else ray)
+        return write_shards_on_ray(plan, work, shards, bar, ocr, num_workers=num_proc,
+                                   address=None if ray == "local" else ray, previews=previews)
     finally:
         bar.close()
         report_tesseract_runs(ocr[0], ocr[1])
+
+
+def sync_for_commit(work: Path, shard_files: dict[str, str]) -> None:
+    """:func:`dogood.core.fs.sync_tree` of the finished work folder, less the shard files (``shard_files``: relative
+    path -> sha256), which were synced when they were closed, the syncs run on threads (each waits on the disk):
+    the card, previews and records, and every folder, are on disk before the rename that publishes them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    files, folders = [], []
+    for root, dirs, names in os.walk(work, followlinks=False):
+        folders.append(root)
+        for name in names:
+            path = Path(root) / name
+            if path.relative_to(work).as_posix() not in shard_files and not is_link(path):
+                files.append(path)
+
+    def sync_file(path: Path) -> None:
+        try:
+            fsync_file(path)
+        except OSError:
+            pass
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(sync_file, files))
+        list(pool.map(fsync_folder, folders))
 
 
 def say_resumed(work: Path, done: list[ShardRecord], total: int) -> None:

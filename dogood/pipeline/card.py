@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ from dogood.pipeline.cue_figures import cue_legend, cue_rows, measure_cues
 from dogood.pipeline.parquet_writer import parquet_sizes
 from dogood.pipeline.plan import BuildPlan
 from dogood.pipeline.safety import BUILD_MARKER, read_build_info
-from dogood.pipeline.worker import apply_chain
+from dogood.pipeline.worker import apply_chain, preview_jpeg
+from dogood.sources import DRAWN_KINDS
 from dogood.version import __version__
 
 
@@ -95,11 +97,11 @@ def render_card(
     Every statement in the card is a fact of the build: values come from the
     build's record (``dogood_build.json``), never from what the recipe asked.
     """
-    from dogood.shifts.describe import cited_keys, inspired_lines, shift_classes
     from dogood.core.papers import CITATIONS
     from dogood.core.schema import DEFAULT_BOX_LEVEL
-    from dogood.shifts import SHIFTS
     from dogood.pipeline.stats import finish, from_record
+    from dogood.shifts import SHIFTS
+    from dogood.shifts.describe import cited_keys, inspired_lines, shift_classes
 
     box_level = box_level or DEFAULT_BOX_LEVEL[schema]
     seed = recipe.seed if seed is None else seed
@@ -146,14 +148,13 @@ def render_card(
                  for spec in chain if spec.get("shift") in SHIFTS and SHIFTS[spec["shift"]].family in ("layout", "image")]
         for config, chain in chains.items()
     }
-    template = Environment(undefined=StrictUndefined, keep_trailing_newline=True).from_string(
-        fs.read_text(card_template_path(), what="card template")
-    )
+    template = _compiled_template(fs.read_text(card_template_path(), what="card template"))
     body = template.render(
         card_data=card_data.to_yaml(),
         recipe=recipe,
         schema=schema,
         source=source,
+        drawn_source=isinstance(source, dict) and source.get("kind") in DRAWN_KINDS,
         chains=chains,
         stats=stats,
         skipped=skipped,
@@ -188,6 +189,12 @@ def render_card(
         cue_rows=cue_rows(cues), cue_legend=cue_legend(cues),
     )
     return str(DatasetCard(body))
+
+
+@functools.lru_cache(maxsize=4)
+def _compiled_template(text: str):
+    """The card template compiled (once per text: compiling takes longer than rendering)."""
+    return Environment(undefined=StrictUndefined, keep_trailing_newline=True).from_string(text)
 
 
 def render_card_from_build(folder: str | Path, *, repo_id: str | None = None,
@@ -386,13 +393,15 @@ def _result_table(report: dict[str, Any], configs: set[str] | None = None) -> di
     return {"model": report.get("model", "model"), "metric": metric, "rows": rows, "box_level": report.get("box_level")}
 
 
-def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: dict[str, str | None]) -> None:
+def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: dict[str, str | None],
+               previews: dict[str, bytes] | None = None) -> None:
     """Write ``previews/``, the photo credits, ``README.md`` and ``dogood_build.json`` into ``work``.
 
     ``source_sha256``: per split, the fingerprint of the files read (``push`` checks a build's reuse with it).
+    ``previews``: those the workers drew (:func:`write_previews`).
     """
     skipped_ids = {(s["split"], s["id"]) for s in totals.skipped}
-    previews = write_previews(work, plan.chains, plan.sources, plan.ids, plan.seed, skipped_ids)
+    previews = write_previews(work, plan.chains, plan.sources, plan.ids, plan.seed, skipped_ids, previews)
     credits = card_stats.credits(plan.chains, totals.stats)
     if credits:
         (work / ATTRIBUTION).write_text(attribution_file(credits), encoding="utf-8")
@@ -447,25 +456,29 @@ def load_path(out: Path) -> str:
     return out.name
 
 
-def write_previews(folder: Path, chains, sources, ids, seed: int, skipped: set) -> dict[str, str]:
+def write_previews(folder: Path, chains, sources, ids, seed: int, skipped: set,
+                   drawn: dict[str, bytes] | None = None) -> dict[str, str]:
     """For each config, ``previews/<config>.jpg``: the first document of the first split, original beside shifted.
 
-    Made in this process from the same seeds as the rows, so they do not depend on the number of workers.
-    Returns config -> path relative to ``folder``.
+    ``drawn``: the previews the workers drew of the split's first document
+    (:func:`dogood.pipeline.worker.preview_jpeg`, from the rows' own shifted pages); a config without one (that
+    document skipped, or its shard finished by an earlier run) is drawn here from the same seeds, so the previews
+    do not depend on the number of workers. Returns config -> path relative to ``folder``.
     """
-    from dogood.measures.preview import render_preview
-
     split = next(iter(sources))
     first = next((i for i in ids[split] if (split, i) not in skipped), None)
     if first is None:
         return {}
-    original = sources[split].load(first)
+    drawn = dict(drawn or {}) if len(ids[split]) and first == ids[split][0] else {}
+    original = None
     (folder / "previews").mkdir(exist_ok=True)
     out = {}
     for config, chain in chains.items():
-        shifted = apply_chain(original, chain, seed)
-        image = render_preview(original, shifted, max_height=800, title_right=config)
+        if config not in drawn:
+            if original is None:
+                original = sources[split].load(first)
+            drawn[config] = preview_jpeg(original, apply_chain(original, chain, seed), config)
         rel = f"previews/{config}.jpg"
-        image.convert("RGB").save(folder / rel, format="JPEG", quality=85)
+        (folder / rel).write_bytes(drawn[config])
         out[config] = rel
     return out

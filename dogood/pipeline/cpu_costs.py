@@ -1,7 +1,8 @@
-"""CPU milliseconds per page of each shift (and of reading and writing a page), from dogood's own benchmarks.
+"""CPU milliseconds per page of each shift (and of reading, writing and measuring a page), from dogood's benchmarks.
 
 ``dogood plan`` estimates a build's time from these figures: per config, the sum of its steps' costs plus the
-row, times the pages, over the worker processes. They are measurements on one machine (2 AMD EPYC cores, shared,
+row and the measures (:func:`config_figures`), times the pages, over the worker processes and how busy they keep
+(:data:`OCCUPANCY`), plus what a build does alone per config (:data:`CONFIG_FIXED_MS`). They are measurements on one machine (2 AMD EPYC cores, shared,
 ``bench/RESULTS.md``); another machine scales them, the ratios between shifts stay. Each figure names where it
 comes from. A shift without a figure (``bert_attack``: no BERT weights offline when the benchmarks ran) gets no
 estimate, and the plan says so.
@@ -56,17 +57,16 @@ ROW_MS = (0.46, "RESULTS (a) funsd no-op 2,176 pages/s")
 
 #: Reading one source page, CPU ms, per source kind.
 READ_MS: dict[str, tuple[float, str]] = {
-    "funsd": (0.5, "FUNSD PNG and JSON, about the no-op row's cost"),
+    "funsd": (5.5, "RESULTS (ad) the load step of funsd-p's timeline: PNG decoded and checked, JSON parsed"),
     "rvl_cdip": (4.4 + 332.0, "RESULTS (l): TIFF read 4.4 ms + source OCR 332 ms a page (once; cached after)"),
     "synthetic": (8.7, "RESULTS (l) read, synthetic page"),
     "hf": (1.0, "a Parquet row decoded"),
     "docvqa": (1.0, "a page and its OCR JSON"),
 }
 
-#: What a config costs beside its pages, CPU ms: its preview, statistics, card lines and shard files. From RESULTS
-#: "All FUNSD recipes": funsd-fa's 49 configs took 17.7 s on 2 workers for about 1.6 CPU-s of shift and row work
-#: on 50 pages, about 0.7 CPU-s more per config.
-CONFIG_MS = (700.0, "RESULTS 'All FUNSD recipes', funsd-fa: 49 configs, 17.7 s on 2 workers")
+#: Drawing a config's preview (the first page beside its shifted copy, JPEG), CPU ms, in a worker: the ``preview``
+#: steps of funsd-p's timeline.
+PREVIEW_MS = (30.0, "RESULTS (ad) preview steps of funsd-p's timeline, 65 configs, median 28 ms")
 
 #: Loading done once per worker process before the first page, CPU ms, per shift.
 ONCE_MS: dict[str, tuple[float, str]] = {
@@ -75,3 +75,123 @@ ONCE_MS: dict[str, tuple[float, str]] = {
     "embedding_swap": (4000.0 + 41_200.0, "TextAttack, and counter-fitting GloVe once (41.2 s; cached after)"),
     "move": (5000.0, "training the CRF baseline once when it is not cached (a few seconds)"),
 }
+
+#: Encoding a page whose pixels a shift changed (PNG), CPU ms beyond :data:`ROW_MS`: the ``row`` steps of the image
+#: configs of funsd-p and funsd-i on a build's timeline (median; paper textures and scan noise cost up to 100 ms).
+ENCODE_MS = (11.7, "RESULTS (ad) rows of funsd-p's pixel configs, all 50 forms, median")
+
+#: What a build measures of a row (:func:`dogood.pipeline.worker.measure_config`: the card's statistics and the
+#: factor table's measured changes), CPU ms per page, by what the config changes: words only, boxes or word order,
+#: pixels, pixels moved (a shift that declares ``geometry``). From the ``measure`` steps of build timelines.
+MEASURE_MS: dict[str, tuple[float, str]] = {
+    "text": (1.8, "RESULTS (ad) measures of funsd-t configs, median"),
+    "layout": (3.0, "RESULTS (ad) measures of funsd-l merge configs"),
+    "image": (8.0, "RESULTS (ad) measures of funsd-i natural and scan_* configs"),
+    "geometric": (18.0, "RESULTS (ad) measures of funsd-i distort, curl, fold, capture"),
+}
+
+#: A severity config (``severities:``) also measures its effects (SSIM, MS-SSIM, ink contrast): CPU ms per page.
+EFFECTS_MS = (30.0, "RESULTS (ad) measures of funsd-p's levels, median 37.6 ms (geometric 67.8), less funsd-i's")
+
+#: A shift without a figure, for grouping configs only (:func:`config_ms`): about a mid-priced image shift.
+UNKNOWN_SHIFT_MS = 20.0
+
+_PIXELS = frozenset({"ink", "background", "geometry", "quality"})
+
+
+def config_kind(chain) -> str:
+    """What a config changes, for its measures' cost: ``geometric``, ``image``, ``layout`` or ``text``."""
+    from dogood.shifts import SHIFTS
+
+    factors: set[str] = set()
+    for step in chain:
+        name = _name(step)
+        factors |= set(getattr(step, "factors", None) or getattr(SHIFTS.get(name), "factors", ()) or ())
+    if "geometry" in factors and factors & {"ink", "background"}:
+        return "geometric"
+    if factors & _PIXELS:
+        return "image"
+    if factors - {"text", "word_set"}:
+        return "layout"
+    return "text"
+
+
+def _name(step) -> str | None:
+    return getattr(step, "name", None) or (step.get("shift") if isinstance(step, dict) else None)
+
+
+def config_figures(chain, severity: bool = False) -> list[tuple[str, float | None, str]]:
+    """Each part of a config's CPU ms per page and copy, as ``(what, ms, where the figure comes from)``: its steps
+    (:data:`SHIFT_MS`; ``None`` for a step without a figure), the row (:data:`ROW_MS`, and :data:`ENCODE_MS` when
+    pixels change), the measures (:data:`MEASURE_MS` by :func:`config_kind`, and :data:`EFFECTS_MS` for a severity
+    config)."""
+    parts: list[tuple[str, float | None, str]] = []
+    for step in chain:
+        name = _name(step)
+        figure = SHIFT_MS.get(name)
+        parts.append((f"shift {name}", None, "no figure") if figure is None else (f"shift {name}", *figure))
+    kind = config_kind(chain)
+    parts.append(("row", *ROW_MS))
+    if kind in ("image", "geometric"):
+        parts.append(("new pixels encoded", *ENCODE_MS))
+    parts.append((f"measures ({kind})", *MEASURE_MS[kind]))
+    if severity:
+        parts.append(("severity effects", *EFFECTS_MS))
+    return parts
+
+
+def config_ms(chain, copies: int = 1, severity: bool = False, unknown: float | None = UNKNOWN_SHIFT_MS
+              ) -> float | None:
+    """A config's estimated CPU ms per source page (:func:`config_figures` summed, per copy); a step without a figure
+    counts ``unknown`` (``None``: the config has no estimate). The pool groups configs by it
+    (:func:`dogood.pipeline.pool.config_groups`), ``dogood plan`` estimates with it."""
+    total = 0.0
+    for _what, ms, _where in config_figures(chain, severity):
+        if ms is None:
+            if unknown is None:
+                return None
+            ms = unknown
+        total += ms
+    return copies * total
+
+
+def read_ms(kind: str | None) -> float:
+    """Estimated CPU ms to read one page of a source kind (:data:`READ_MS`; 1 ms for a kind without a figure)."""
+    return READ_MS.get(kind or "", (1.0, ""))[0]
+
+
+#: How busy the workers of a build are, on average, while it runs: the mean number of workers busy over the
+#: processes (:mod:`dogood.pipeline.timeline`), measured where the serial part of a build is negligible (its
+#: planning, card and last writes against its pages). The per-page work of a build on ``n`` processes takes its
+#: CPU time over ``n x`` this. One figure for a local pool, one for Ray.
+OCCUPANCY: dict[str, tuple[float, str]] = {
+    "processes": (0.97, "RESULTS (ad) funsd-l, all 50 forms, 2 processes: busy 97.2% (funsd-p 99.3%)"),
+    "ray": (0.94, "RESULTS (ad) funsd-p, 10 forms, a local Ray cluster of 2 nodes x 1 CPU: busy 93.7%"),
+}
+
+#: What a build does alone besides its pages, CPU ms per config: the card, the statistics summed, the last shard
+#: closed, the folder synced and renamed (the timeline's serial steps after the pages).
+CONFIG_FIXED_MS = (25.0, "RESULTS (ad) card, sums, last shard's files, commit: funsd-p (65 configs), funsd-l (8)")
+
+#: Starting the actors of a Ray build (a Python process each, dogood imported, the shifts prepared), wall ms: the
+#: first task's start on a local cluster.
+RAY_START_MS = (4500.0, "RESULTS (ad) first task 4.4-4.6 s into funsd-l and funsd-p builds, local 2-node cluster")
+
+
+def config_fixed_seconds(workers: int = 1) -> float:
+    """What a config adds to a build besides its pages, wall seconds: its preview (drawn by a worker) and its share
+    of what the driver does alone (:data:`CONFIG_FIXED_MS`)."""
+    return (CONFIG_FIXED_MS[0] + PREVIEW_MS[0] / max(1, workers)) / 1000
+
+
+def wall_seconds(cpu_ms_per_page: float, pages: int, workers: int, ray: bool = False) -> float:
+    """Wall seconds of ``pages`` pages of ``cpu_ms_per_page`` on ``workers`` processes (or Ray CPUs): the CPU time
+    over the workers and their :data:`OCCUPANCY`."""
+    occupancy = OCCUPANCY["ray" if ray else "processes"][0] if workers > 1 else 1.0
+    return pages * cpu_ms_per_page / 1000 / (workers * occupancy)
+
+
+def start_seconds(ray: bool = False) -> float:
+    """Wall seconds before a build's first page: a Ray build starts its actors (:data:`RAY_START_MS`); a local
+    pool's start is part of :data:`CONFIG_FIXED_MS`."""
+    return RAY_START_MS[0] / 1000 if ray else 0.0

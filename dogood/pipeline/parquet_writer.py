@@ -16,6 +16,7 @@ on the documents, never on worker count.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,12 @@ from dogood.core.fs import replace_durably, sha256_file
 from dogood.core.schema import features_for
 
 ROW_GROUP_SIZE = 100
+
+
+@functools.lru_cache(maxsize=16)
+def arrow_schema(schema: str, labels: tuple[str, ...] | None = None, quads: bool = False) -> pa.Schema:
+    """The Arrow schema of a shard file (:func:`dogood.core.schema.features_for`), made once per schema."""
+    return features_for(schema, labels, quads).arrow_schema
 
 
 def shard_path(folder: Path, config: str, split: str, shard: int, num_shards: int) -> Path:
@@ -47,23 +54,40 @@ class ShardFile:
     def __init__(self, path: Path, schema: str, labels: tuple[str, ...] | None = None, quads: bool = False):
         self.path = Path(path)
         self.tmp = self.path.with_name(f".{self.path.name}.tmp")
-        self.arrow_schema = features_for(schema, labels, quads).arrow_schema
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._writer = None
-        self._rows: list[dict[str, Any]] = []
+        self.arrow_schema = arrow_schema(schema, tuple(labels) if labels is not None else None, quads)
+        self._writer = None  # opened with the first row group (a shard of fewer rows: when it is closed)
+        self._rows: list[pa.Table] = []  # rows not yet written, as the tables they came in
+        self._buffered = 0
         self.num_rows = 0
         self.num_bytes = 0
         self.sha256: str | None = None
-        self._guard(lambda: setattr(self, "_writer", pq.ParquetWriter(self.tmp, self.arrow_schema)))
+
+    def _open(self) -> None:
+        """Create the temporary file and its writer: with the first row group, so that a build's driver creates no
+        file while another thread syncs the last shard's (a file system makes a file creation wait for a sync)."""
+        def start():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = pq.ParquetWriter(self.tmp, self.arrow_schema)
+
+        self._guard(start)
 
     def write(self, row: dict[str, Any]) -> None:
-        self._rows.append(row)
-        self.num_rows += 1
-        if len(self._rows) >= ROW_GROUP_SIZE:
-            self._flush()
+        """Add one row (a dict of the output schema)."""
+        self.write_table(pa.Table.from_pylist([row], schema=self.arrow_schema))
+
+    def write_table(self, table: pa.Table) -> None:
+        """Add the rows of ``table`` (of the output schema, e.g. made by a worker): the file's bytes are those of
+        the same rows added one by one, in row groups of :data:`ROW_GROUP_SIZE`."""
+        self._rows.append(table)
+        self._buffered += table.num_rows
+        self.num_rows += table.num_rows
+        while self._buffered >= ROW_GROUP_SIZE:
+            self._flush(ROW_GROUP_SIZE)
 
     def close(self) -> None:
         self._flush()
+        if self._writer is None:  # no row: the file holds the schema alone (as a build's empty shard, then dropped)
+            self._open()
         self._guard(self._writer.close)
         self._writer = None
         self.sha256 = self._guard(lambda: sha256_file(self.tmp))
@@ -88,13 +112,20 @@ class ShardFile:
         except OSError:
             pass
 
-    def _flush(self) -> None:
-        if not self._rows:
+    def _flush(self, size: int | None = None) -> None:
+        """Write the first ``size`` buffered rows (all: ``None``) as one row group."""
+        if not self._buffered:
             return
-        table = pa.Table.from_pylist(self._rows, schema=self.arrow_schema)
+        buffered = pa.concat_tables(self._rows)
+        size = self._buffered if size is None else size
+        table = buffered.slice(0, size).combine_chunks()  # one chunk, as a table made from the rows at once
+        rest = buffered.slice(size)
+        self._rows = [rest] if rest.num_rows else []
+        self._buffered = rest.num_rows
         self.num_bytes += table.nbytes
+        if self._writer is None:
+            self._open()
         self._guard(lambda: self._writer.write_table(table))
-        self._rows = []
 
     def _guard(self, step):
         """Run ``step``; an ``OSError`` (``ENOSPC``...) becomes one naming the shard file, the writer abandoned."""

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from dogood.core.errors import DocumentError, DogoodError, RecipeError
-from dogood.pipeline.worker import WorkerSpec
-from dogood.pipeline.recipe import Recipe, auto_shard_size
-from dogood.pipeline.safety import check_name, check_out, portable, source_fingerprint
 from dogood.core.schema import DEFAULT_BOX_LEVEL, FUNSD_LABELS, check_box_level, label_order, ner_tag_names
 from dogood.core.seeds import shared_prefixes
+from dogood.pipeline.recipe import Recipe, auto_shard_size
+from dogood.pipeline.safety import check_name, check_out, portable, source_fingerprint
+from dogood.pipeline.worker import WorkerSpec
 from dogood.sources import Source, open_source
 from dogood.sources.ids import first_ids, ids_sha256
 from dogood.version import __version__
@@ -51,10 +51,22 @@ class BuildPlan:
         """Rows per source document and config (the recipe's ``copies``, or ``--copies``)."""
         return self.recipe.copies
 
-    def worker_spec(self) -> WorkerSpec:
+    def worker_spec(self, num_proc: int = 1, documents: int | None = None, preview: bool = False,
+                    timeline: bool = False) -> WorkerSpec:
+        """What the workers run. ``num_proc`` and ``documents`` (to process) choose the config groups of the pool's
+        units (:func:`dogood.pipeline.pool.config_groups`); ``preview``: the workers draw the card's previews from
+        the first document; ``timeline``: they record :mod:`dogood.pipeline.timeline` spans."""
+        from dogood.pipeline.cpu_costs import config_ms, read_ms
+        from dogood.pipeline.pool import config_groups
+
+        groups = () if documents is None else config_groups(
+            {c: config_ms(chain, self.copies, severity=c in self.recipe.levels) for c, chain in self.chains.items()},
+            documents, num_proc, read_ms(self.recipe.source.get("kind")))
+        first = next(iter(self.ids.items()), None)
+        shown = (first[0], first[1][0]) if preview and first is not None and len(first[1]) else None
         return WorkerSpec(self.sources, self.chains, self.seed, self.schema, self.box_level, copies=self.copies,
                           labels=self.labels, measured=frozenset(c for c in self.chains if c in self.recipe.levels),
-                          quads=self.quads)
+                          quads=self.quads, groups=groups, preview=shown, timeline=timeline)
 
     def chain_params(self) -> dict[str, list[dict[str, Any]]]:
         """config -> each step's shift name and parameters, as the card and the record show them."""

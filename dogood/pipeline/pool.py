@@ -1,22 +1,77 @@
-"""Run the worker over a build's documents in this process or a local process pool, in task order."""
+"""Run the worker over a build's documents in this process or a local process pool, results in document order.
+
+With several processes the work is handed out in units of one document and one group of configs
+(:func:`config_groups`, groups of about equal estimated cost, the costliest first), so a build of few documents
+and many configs (FUNSD's 50 forms and ``funsd-p``'s 65 configs) keeps every worker busy to the end; a build of
+many documents hands out whole documents (each page read once). The units' results are merged back per document,
+in document order: the output does not depend on the number of processes or on the grouping.
+
+Each worker process starts once for the whole build and loads its resources once (the driver prepared the shifts
+before forking; a spawned worker prepares them in its initialiser), and runs with one thread per library (OpenCV,
+numba, BLAS and OpenMP, torch), so ``num_proc`` workers do not fight over ``num_proc`` cores.
+"""
 
 from __future__ import annotations
 
+import math
 import multiprocessing
+import os
+import pickle
 import sys
+import tempfile
 import threading
+import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 
+from dogood.core import fs
+from dogood.core.errors import DogoodError
+from dogood.pipeline import timeline
 from dogood.pipeline.worker import Task, TaskResult, WorkerSpec, init_worker, process_task, release_worker
 
+#: Units of work handed out per worker, at least, when a build has few documents: the last unit then keeps one
+#: worker busy for about 1/16 of the build's time per worker at most.
+UNITS_PER_WORKER = 16
+#: A group of configs costs at least this many times the reading of a page (each group reads the page again).
+GROUP_OVER_READ = 10
+#: Units in flight (handed out, or finished and not yet written) per worker, at most.
+WINDOW_PER_WORKER = 4
+#: Environment variables that cap a library's threads; a worker sets each to 1 (for libraries loaded after).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                    "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")
 
-def tasks_per_chunk(n: int, num_workers: int) -> int:
-    """How many tasks a worker takes at a time: about 8 chunks per worker, at most 8 tasks each."""
-    return max(1, min(8, n // (num_workers * 8) or 1))
+
+def config_groups(costs: dict[str, float], documents: int, num_proc: int, read_ms: float
+                  ) -> tuple[tuple[str, ...], ...]:
+    """The configs split into groups for the pool's units (``()``: one unit per document, every config).
+
+    ``costs``: each config's estimated CPU ms per page (:func:`dogood.pipeline.cpu_costs.config_ms`). Groups are
+    made when ``documents`` alone give fewer than :data:`UNITS_PER_WORKER` units per worker, and only as many as
+    keep each group's cost :data:`GROUP_OVER_READ` times ``read_ms`` (each group reads the page again); configs go
+    costliest first to the cheapest group (longest processing time first), each group keeps the configs in their
+    recipe order, and the groups are listed costliest first (a document's costliest unit is handed out first)."""
+    if num_proc <= 1 or len(costs) <= 1 or documents <= 0:
+        return ()
+    total = sum(costs.values())
+    wanted = math.ceil(UNITS_PER_WORKER * num_proc / documents)
+    affordable = int(total // (GROUP_OVER_READ * max(read_ms, 1e-9)))
+    count = max(1, min(len(costs), wanted, affordable))
+    if count == 1:
+        return ()
+    order = {name: k for k, name in enumerate(costs)}
+    bins: list[list[str]] = [[] for _ in range(count)]
+    loads = [0.0] * count
+    for name in sorted(costs, key=lambda c: (-costs[c], order[c])):
+        k = min(range(count), key=lambda i: (loads[i], i))
+        bins[k].append(name)
+        loads[k] += costs[name]
+    groups = [(loads[k], tuple(sorted(b, key=order.__getitem__))) for k, b in enumerate(bins) if b]
+    return tuple(group for _, group in sorted(groups, key=lambda lg: (-lg[0], order[lg[1][0]])))
 
 
 def run_pool(tasks: Sequence[Task], spec: WorkerSpec, num_proc: int) -> Iterator[TaskResult]:
-    """Yield :func:`~dogood.pipeline.worker.process_task` of each task, in task order, with ``num_proc`` processes."""
+    """Yield :func:`~dogood.pipeline.worker.process_task` of each task (a document), in task order, with
+    ``num_proc`` processes; with ``spec.groups``, each document's units merged into its one result."""
     num_proc = min(num_proc, len(tasks))  # no more workers than documents
     if num_proc <= 1:
         yield from _run_here(tasks, spec)
@@ -25,50 +80,215 @@ def run_pool(tasks: Sequence[Task], spec: WorkerSpec, num_proc: int) -> Iterator
 
 
 def _run_here(tasks: Sequence[Task], spec: WorkerSpec) -> Iterator[TaskResult]:
+    start_method()  # numba's fork-safe threads, before they start here: a later build's pool may fork
     init_worker(spec)
     try:
-        yield from map(process_task, tasks)
+        for task in tasks:
+            units = [(*task, g) for g in range(len(spec.groups))] if spec.groups else [task]
+            results = []
+            for unit in units:
+                with timeline.as_worker():
+                    results.append(process_task(unit))
+            yield merge_units(results)
     finally:
         release_worker()
 
 
-def _init_pool_worker(spec: WorkerSpec) -> None:
-    """A pool worker: one torch thread (when the driver had loaded torch), the shifts prepared, then the spec.
+def merge_units(results: list[TaskResult]) -> TaskResult:
+    """One document's result from its units' (in group order): rows and previews together, OCR added up; the
+    first failure fails the document (every config of it, as one unit would)."""
+    if len(results) == 1:
+        return results[0]
+    first = results[0]
+    error = next((r.error for r in results if r.error is not None), None)
+    rows: dict | None = None
+    if error is None:
+        rows = {}
+        for r in results:
+            rows.update(r.rows)
+    previews = {k: v for r in results for k, v in (r.previews or {}).items()} or None
+    spans = [s for r in results for s in (r.spans or [])] or None
+    ocr = (sum(r.ocr[0] for r in results), sum(r.ocr[1] for r in results))
+    return TaskResult(first.split, first.index, first.doc_id, rows, error, ocr, previews, spans)
 
-    A child forked from a process whose torch (OpenMP) threads have run hangs at its first parallel tensor
-    operation; a Python session that built a text config (its preview runs the masked LM in the driver) and then
-    builds again would. One thread per worker also keeps ``num_proc`` workers from oversubscribing the cores.
-    """
+
+def cap_threads() -> None:
+    """One thread per library in a fresh worker process (spawned, or a Ray actor): OpenCV, the BLAS and OpenMP
+    pools (threadpoolctl), numba and torch, and the variables that libraries loaded later read. A forked worker
+    inherits the driver's caps instead (:func:`capped_threads`): OpenCV hangs when a child of a process whose
+    OpenCV threads ran asks for a new thread count."""
+    for name in THREAD_VARIABLES:
+        os.environ[name] = "1"
+    import cv2
+
+    cv2.setNumThreads(1)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    except ImportError:  # pragma: no cover - scikit-learn brings it
+        pass
+    _cap_numba_and_torch()
+
+
+def _cap_numba_and_torch() -> None:
+    numba = sys.modules.get("numba")
+    if numba is not None:
+        try:
+            numba.set_num_threads(1)
+        except Exception:  # noqa: BLE001 - a threading layer that cannot start here: numba's loops run serially
+            pass
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
-    for chain in spec.chains.values():  # a spawned worker got the shifts' parameters only (Shift.__getstate__);
-        for shift in chain:  # a forked one inherited what the driver loaded, and prepare() finds it cached
-            shift.prepare()
+
+
+@contextmanager
+def capped_threads() -> Iterator[None]:
+    """In the driver, while its pool's workers are forked: OpenCV's, BLAS's and OpenMP's threads capped at one,
+    which the children inherit (the driver only writes Parquet meanwhile); as they were after the block."""
+    import cv2
+
+    before = cv2.getNumThreads()
+    cv2.setNumThreads(1)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - scikit-learn brings it
+        limits = nullcontext()
+    else:
+        limits = threadpool_limits(1)
+    try:
+        with limits:
+            yield
+    finally:
+        cv2.setNumThreads(before)
+
+
+def start_method() -> str:
+    """``fork`` where it is safe, else ``forkserver`` (or ``spawn``, where there is no fork).
+
+    numba's parallel loops (augraphy's, under ``scan_quality``) run on GNU OpenMP by default, and a process that
+    forks after running one kills its children ("fork() called from a process already using GNU OpenMP"): before
+    numba starts its threads, dogood picks its ``workqueue`` layer, which forks safely (unless the user chose a
+    layer); once OpenMP threads have run in this process, workers start from a fork server instead."""
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" not in methods:
+        return "spawn"
+    numba = sys.modules.get("numba")
+    if numba is None:
+        return "fork"
+    try:
+        layer = numba.threading_layer()  # ValueError until a parallel function has run
+    except ValueError:
+        if numba.config.THREADING_LAYER == "default":
+            numba.config.THREADING_LAYER = "workqueue"
+        return "fork"
+    return "fork" if layer != "omp" else ("forkserver" if "forkserver" in methods else "spawn")
+
+
+def _init_pool_worker(spec: WorkerSpec, forked: bool, handoff: str) -> None:
+    """A pool worker: one thread per library, the shifts prepared, then the spec.
+
+    A child forked from a process whose torch (OpenMP) threads have run hangs at its first parallel tensor
+    operation; a Python session that built a text config (its preview runs the masked LM in the driver) and then
+    builds again would. One thread per library also keeps ``num_proc`` workers from oversubscribing the cores.
+    """
+    started = time.time()
+    _HANDOFF[:] = [handoff]
+    try:
+        if forked:  # OpenCV and the BLAS and OpenMP pools: capped by the driver before the fork (capped_threads)
+            for name in THREAD_VARIABLES:
+                os.environ[name] = "1"
+            _cap_numba_and_torch()
+        else:
+            cap_threads()
+        for chain in spec.chains.values():  # a spawned worker got the shifts' parameters only (Shift.__getstate__);
+            for shift in chain:  # a forked one inherited what the driver loaded, and prepare() finds it cached
+                shift.prepare()
+    except Exception as exc:  # noqa: BLE001 - a pool respawns a worker whose initialiser raises, forever
+        _INIT_FAILURE[:] = [f"a worker process could not start: {type(exc).__name__}: {exc}"]
     init_worker(spec)
+    timeline.start_worker(spec.timeline, started)
+
+
+#: The folder a pool's workers leave their results in (:func:`_pool_task`), set in each worker.
+_HANDOFF: list[str] = []
+#: Why this worker could not start (its first task raises it: the build stops, naming it), if it could not.
+_INIT_FAILURE: list[str] = []
+
+
+def _pool_task(unit) -> tuple[str, list | None]:
+    """:func:`~dogood.pipeline.worker.process_task` in a pool worker, its result pickled into a file of the pool's
+    hand-off folder (the ``serialise`` step of the timeline, which the task's span then covers): only the file's
+    name crosses the pipe, so a worker never waits for the driver to read a page's rows."""
+    if _INIT_FAILURE:
+        raise DogoodError(_INIT_FAILURE[0])
+    result = process_task(unit)
+    spans = result.spans
+    start = time.time()
+    fd, path = tempfile.mkstemp(dir=_HANDOFF[0], suffix=".pickle")
+    with os.fdopen(fd, "wb") as f:
+        pickle.dump(result._replace(spans=None), f, protocol=pickle.HIGHEST_PROTOCOL)
+    if spans is not None:
+        end = time.time()
+        spans = [{**s, "end": end} if s["what"] == timeline.TASK else s for s in spans]
+        spans.append({"who": spans[-1]["who"], "what": "serialise", "start": start, "end": end})
+    return path, spans
+
+
+def _received(path: str) -> TaskResult:
+    """A result a worker left in the hand-off folder, read and removed."""
+    try:
+        with fs.open_file(path, max_bytes=1 << 62, what="worker's result", follow=False) as f:
+            return pickle.load(f)
+    finally:
+        os.unlink(path)
+
+
+def _units(tasks: Sequence[Task], groups: int) -> Iterator[tuple]:
+    for task in tasks:
+        if groups:
+            for g in range(groups):
+                yield (*task, g)
+        else:
+            yield task
 
 
 def _run_in_pool(tasks: Sequence[Task], spec: WorkerSpec, num_proc: int) -> Iterator[TaskResult]:
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    method = start_method()
     ctx = multiprocessing.get_context(method)
-    chunk = tasks_per_chunk(len(tasks), num_proc)
+    per_task = max(1, len(spec.groups))
+    # Units are handed out one at a time (chunksize 1): a unit (a page through its configs) costs far more than
+    # handing it out, and a worker holding a chunk of several at the end would keep the others waiting.
     # Backpressure: Pool.imap hands out every task at once, and finished rows (image bytes
     # and all) pile up in the driver when it writes slower than the workers shift. At most
-    # `window` tasks are in flight; the pool's feeder thread waits for the driver.
-    free = threading.Semaphore(num_proc * chunk * 4)
+    # `window` units are in flight; the pool's feeder thread waits for the driver.
+    free = threading.Semaphore(num_proc * WINDOW_PER_WORKER)
     stop = threading.Event()
 
     def feed():
-        for task in tasks:
+        for unit in _units(tasks, len(spec.groups)):
             while not free.acquire(timeout=0.1):
                 if stop.is_set():
                     return
-            yield task
+            yield unit
 
-    with ctx.Pool(num_proc, initializer=_init_pool_worker, initargs=(spec,)) as pool:
+    handoff = tempfile.TemporaryDirectory(prefix="dogood-pool-")  # this machine's temporary folder, removed after
+    with capped_threads(), timeline.span("pool start"):
+        pool = ctx.Pool(num_proc, initializer=_init_pool_worker, initargs=(spec, method == "fork", handoff.name))
+    with handoff, pool:
         try:
-            for result in pool.imap(process_task, feed(), chunksize=chunk):
-                free.release()
-                yield result
+            results = pool.imap(_pool_task, feed(), chunksize=1)
+            while True:
+                units = []
+                for _ in range(per_task):
+                    with timeline.span("wait"):
+                        sent = next(results, None)
+                    if sent is None:
+                        return
+                    free.release()
+                    with timeline.span("receive"):
+                        units.append(_received(sent[0])._replace(spans=sent[1]))
+                yield merge_units(units)
         finally:
             stop.set()  # before the pool terminates: its feeder thread must not wait on the window

@@ -22,7 +22,15 @@ from typing import Any
 from dogood.core.errors import DogoodError
 from dogood.core.extras import have, install_line
 from dogood.core.paths import cache_dir, data_dir
-from dogood.pipeline.cpu_costs import CONFIG_MS, ONCE_MS, READ_MS, ROW_MS, SHIFT_MS
+from dogood.pipeline.cpu_costs import (
+    ONCE_MS,
+    SHIFT_MS,
+    config_fixed_seconds,
+    config_ms,
+    read_ms,
+    start_seconds,
+    wall_seconds,
+)
 from dogood.pipeline.recipe import Recipe
 
 READY, NETWORK, CANNOT = "ready", "network", "cannot"
@@ -59,6 +67,8 @@ class RecipePlan:
     read_seconds: float | None
     #: loading done once before the first page (TextAttack, word vectors, a scorer), seconds
     once_seconds: float = 0.0
+    pages: int | None = None  # the pages estimated for (the source's, or ``--pages``)
+    ray: bool = False  # ``num_proc`` Ray CPUs rather than local processes
 
     def total_seconds(self) -> float | None:
         """The estimated wall time of the configs that can run and have an estimate (``None``: pages unknown)."""
@@ -70,8 +80,11 @@ class RecipePlan:
     def lines(self) -> list[str]:
         docs = ", ".join(f"{n if n is not None else '?'} {split}" for split, n in self.documents.items())
         copies = f" x {self.copies} copies" if self.copies > 1 else ""
-        head = [f"{self.recipe.name} v{self.recipe.version}: {self.source}; {docs} documents{copies}; "
-                f"{self.num_proc} worker process{'es' if self.num_proc > 1 else ''}", ""]
+        where = _workers(self.num_proc, self.ray)
+        planned = f" (estimated for {self.pages:,} pages)" if self.pages is not None and self.pages != sum(
+            n for n in self.documents.values() if n is not None) else ""
+        head = [f"{self.recipe.name} v{self.recipe.version}: {self.source}; {docs} documents{copies}{planned}; "
+                f"{where}", ""]
         width = max([len(c.config) for c in self.configs] + [6])
         rows = [f"  {'config'.ljust(width)}  {'verdict':8}  {'estimate':>9}  why"]
         for c in self.configs:
@@ -85,11 +98,17 @@ class RecipePlan:
                     f"(a download), {counts[CANNOT]} cannot run here.",
                 f"Estimated time for the {len(runnable) - len(unknown)} that can run"
                 + (f" (not counting {', '.join(unknown)}: no CPU figure)" if unknown else "")
-                + f": {_duration(total)} on {self.num_proc} process{'es' if self.num_proc > 1 else ''} (reading the "
+                + f": {_duration(total)} on {_workers(self.num_proc, self.ray, worker=False)} (reading the "
                 f"source {_duration(self.read_seconds)}, loading once {_duration(self.once_seconds)}), from "
                 "dogood's per-page CPU figures (bench/RESULTS.md, 2 shared AMD EPYC cores; "
                 "dogood.pipeline.cpu_costs)."]
         return head + rows + tail
+
+
+def _workers(n: int, ray: bool, worker: bool = True) -> str:
+    if ray:
+        return f"{n} Ray CPU{'s' if n > 1 else ''}"
+    return f"{n}{' worker' if worker else ''} process{'es' if n > 1 else ''}"
 
 
 def _duration(seconds: float | None) -> str:
@@ -104,16 +123,19 @@ def _duration(seconds: float | None) -> str:
 
 def plan_recipe(recipe: Recipe, *, source_path: str | Path | None = None, configs: list[str] | None = None,
                 splits: list[str] | None = None, limit: int | None = None, num_proc: int = 1,
-                copies: int | None = None) -> RecipePlan:
-    """Each config of ``recipe`` (or of ``configs``) with a verdict for this machine and an estimated time."""
+                copies: int | None = None, pages: int | None = None, ray: bool = False) -> RecipePlan:
+    """Each config of ``recipe`` (or of ``configs``) with a verdict for this machine and an estimated time:
+    for the source's pages, or ``pages`` (e.g. all of RVL-CDIP where a sample is here), on ``num_proc`` processes
+    (``ray``: Ray CPUs)."""
     names = configs or list(recipe.configs)
     splits = splits or recipe.splits
     copies = copies or recipe.copies
     kind = recipe.source.get("kind", "?")
     source, source_verdict, documents, source_reasons, opened = _source(recipe, splits, source_path)
     refusals = _build_refusals(recipe, opened)
-    pages = None if any(n is None for n in documents.values()) else sum(
-        min(n, limit) if limit else n for n in documents.values())
+    if pages is None:
+        pages = None if any(n is None for n in documents.values()) else sum(
+            min(n, limit) if limit else n for n in documents.values())
     plans = []
     once: dict[str, float] = {}
     for name in names:
@@ -128,7 +150,6 @@ def plan_recipe(recipe: Recipe, *, source_path: str | Path | None = None, config
             plan.seconds = None
             plans.append(plan)
             continue
-        ms = ROW_MS[0]
         for shift in chain:
             for need in shift.requirements():
                 verdict, reason = check(need, shift)
@@ -138,19 +159,17 @@ def plan_recipe(recipe: Recipe, *, source_path: str | Path | None = None, config
                 once[shift.name] = ONCE_MS[shift.name][0]
                 if shift.name == "embedding_swap" and any((cache_dir() / "embeddings").glob("*.npz")):
                     once[shift.name] = ONCE_MS["homoglyph_swap"][0]  # the word vectors are cached: TextAttack only
-            cost = SHIFT_MS.get(shift.name)
-            if cost is None:
+            if shift.name not in SHIFT_MS:
                 plan.flag(plan.verdict, f"no CPU figure for {shift.name}: no estimate")
-                ms = None
-            elif ms is not None:
-                ms += cost[0]
+        ms = config_ms(chain, copies, severity=name in recipe.levels, unknown=None)  # shift, row and measures
         plan.seconds = (None if ms is None or pages is None
-                        else (pages * copies * ms / num_proc + CONFIG_MS[0] / min(num_proc, 2)) / 1000)
+                        else wall_seconds(ms, pages, num_proc, ray) + config_fixed_seconds(num_proc))
         plans.append(plan)
-    read = READ_MS.get(kind, (1.0, ""))[0]
-    read_seconds = None if pages is None else pages * read / 1000 / num_proc
+    read_seconds = None if pages is None else wall_seconds(read_ms(kind), pages, num_proc, ray)
     once_seconds = max(once.values(), default=0.0) / 1000 if "embedding_swap" in once else sum(once.values()) / 1000
-    return RecipePlan(recipe, source, source_verdict, documents, num_proc, copies, plans, read_seconds, once_seconds)
+    once_seconds += start_seconds(ray)  # a Ray build's actors start
+    return RecipePlan(recipe, source, source_verdict, documents, num_proc, copies, plans, read_seconds, once_seconds,
+                      pages=pages, ray=ray)
 
 
 def _build_refusals(recipe: Recipe, sources: dict[str, Any]):
@@ -196,7 +215,8 @@ def _source(recipe: Recipe, splits: list[str], source_path
     kind = recipe.source.get("kind")
     documents: dict[str, int | None] = {split: None for split in splits}
     reasons: list[str] = []
-    if kind == "funsd" and source_path is None and "path" not in recipe.source and "root" not in recipe.source:
+    reads_funsd = kind == "funsd" or (kind == "funsd_mix" and recipe.source.get("library", "text") == "text")
+    if reads_funsd and source_path is None and "path" not in recipe.source and "root" not in recipe.source:
         local = [p for p in ((data_dir() / "funsd" / "dataset") if data_dir() else None,
                              cache_dir() / "funsd" / "dataset") if p is not None and p.is_dir()]
         if not local:
@@ -216,7 +236,7 @@ def _source(recipe: Recipe, splits: list[str], source_path
         except (DogoodError, OSError) as exc:
             return f"{kind} source", CANNOT, documents, [f"source, split {split}: {exc}"], {}
     name = {"funsd": "FUNSD", "rvl_cdip": "RVL-CDIP", "docvqa": "DocVQA", "synthetic": "synthetic pages",
-            "hf": "a Hugging Face dataset"}.get(kind, str(kind))
+            "hf": "a Hugging Face dataset", "funsd_mix": "Do-GOOD's synthetic FUNSD-L pages"}.get(kind, str(kind))
     return f"{name}, found on this machine", CANNOT if reasons else READY, documents, reasons, opened
 
 

@@ -74,74 +74,102 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None):
 
 # -- whole shards: read, shifted and written by the actors -----------------------------------------------------
 class _ShardWriter:
-    """A Ray actor: prepares the chains once, then writes whole shards into a temporary folder on its node.
+    """A Ray actor: prepares the chains once, then writes whole shards (or one group of a shard's configs) into a
+    temporary folder on its node.
 
     Two calls may run at once (``max_concurrency=2``): the driver copies one shard's files while the
     actor writes the next.
     """
 
     def __init__(self, spec: WorkerSpec, recipe: str, on_error: str):
-        from dogood.pipeline.plan import prepare_chains
+        import time
 
+        from dogood.pipeline import timeline
+        from dogood.pipeline.plan import prepare_chains
+        from dogood.pipeline.pool import cap_threads
+
+        started = time.time()
         self.spec, self.on_error = spec, on_error
         self.folder = Path(tempfile.mkdtemp(prefix="dogood-ray-"))  # on this node, under its TMPDIR
         self.failure = None
         self.closed = False
+        cap_threads()  # one thread per library: the actor has one CPU
+        from dogood.pipeline.parquet_writer import ShardFile  # noqa: F401 - imported with the actor, not at its first shard
         try:
             prepare_chains(recipe, spec.chains)  # models load here, in the actor, once
         except DogoodError as exc:
             self.failure = str(exc)
         init_worker(spec)
+        timeline.start_worker(spec.timeline, started)
 
-    def write(self, split: str, k: int, tasks: list[Task], configs: list[str], schema: str, labels) -> bytes:
-        """Write shard ``k`` of ``split``; return its pickled ``(record, errors, (OCR pages, seconds))``,
-        ``errors`` being ``(doc_id, (message, traceback))`` of each failed document."""
+    def write(self, split: str, k: int, tasks: list[Task], configs: list[str], schema: str, labels,
+              group: int | None = None, exclude: tuple[str, ...] = ()) -> bytes:
+        """Write shard ``k`` of ``split`` for ``configs`` (every config, or those of ``spec.groups[group]``), one file
+        per config (``<i>.parquet``, ``i`` its position in ``configs``), leaving out the documents of ``exclude``;
+        return its pickled ``(record, errors, (OCR pages, seconds), previews, spans)``, ``errors`` being
+        ``(doc_id, (message, traceback))`` of each failed document."""
         from dogood.page.ocr import tesseract_runs
-        from dogood.pipeline.shards import close_files, write_rows
+        from dogood.pipeline import timeline
         from dogood.pipeline.parquet_writer import ShardFile
+        from dogood.pipeline.shards import close_files, write_rows
 
         if self.failure is not None:  # a shift that could not prepare on this node
-            return pickle.dumps((None, self.failure, None))
+            return pickle.dumps((None, self.failure, None, None, None))
         pages, seconds = tesseract_runs()
-        folder = self.folder / f"{split}-{k}"
+        folder = self.folder / _file_name(split, k, group)
+        previews: dict[str, bytes] = {}
+        spans: list = []
         try:
             shutil.rmtree(folder, ignore_errors=True)
             files = {c: ShardFile(folder / f"{i}.parquet", schema, labels, self.spec.quads) for i, c in enumerate(configs)}
             stats: dict[str, dict[str, Any]] = {c: {} for c in configs}
             errors, documents = [], 0
+            skip = set(exclude)
             for task, doc in _read_documents(self.spec.sources[split], tasks):
+                if task[2] in skip:  # failed in another group of the shard's configs: left out of every file
+                    continue
                 if self.closed:
-                    return pickle.dumps((None, "the build was stopped", None))
-                _split, _index, doc_id, rows, error, _ocr = process_document(task, doc)
-                if error is not None:
-                    errors.append((doc_id, error))
+                    return pickle.dumps((None, "the build was stopped", None, None, None))
+                result = process_document(task if group is None else (*task, group), doc)
+                spans += result.spans or []
+                if result.error is not None:
+                    errors.append((result.doc_id, result.error))
                     if self.on_error == "raise":
                         break
                     continue
-                write_rows(files, stats, rows)
+                previews.update(result.previews or {})
+                write_rows(files, stats, result.rows)
                 documents += 1
-            sizes = close_files(files)
+            with timeline.span("close"):
+                sizes = close_files(files)
+            spans += timeline.drain() or []
         finally:
             if self.closed:  # stopped while writing: leave nothing on the node
                 shutil.rmtree(self.folder, ignore_errors=True)
         record = {"documents": documents, "stats": stats, "files": sizes}
         pages_after, seconds_after = tesseract_runs()
-        return pickle.dumps((record, errors, (pages_after - pages, seconds_after - seconds)),
-                            protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps((record, errors, (pages_after - pages, seconds_after - seconds), previews or None,
+                             spans or None), protocol=pickle.HIGHEST_PROTOCOL)
 
-    def read(self, split: str, k: int, i: int, offset: int) -> bytes:
-        """Up to :data:`CHUNK_BYTES` of the shard's file of config number ``i``, from ``offset``."""
-        with fs.open_file(self.folder / f"{split}-{k}" / f"{i}.parquet", max_bytes=1 << 62, what="shard") as f:
+    def read(self, split: str, k: int, group: int | None, i: int, offset: int) -> bytes:
+        """Up to :data:`CHUNK_BYTES` of the shard's file of config number ``i`` (of the group's), from ``offset``."""
+        with fs.open_file(self.folder / _file_name(split, k, group) / f"{i}.parquet", max_bytes=1 << 62,
+                          what="shard") as f:
             f.seek(offset)
             return f.read(CHUNK_BYTES)
 
-    def drop(self, split: str, k: int) -> None:
-        shutil.rmtree(self.folder / f"{split}-{k}", ignore_errors=True)
+    def drop(self, split: str, k: int, group: int | None = None) -> None:
+        shutil.rmtree(self.folder / _file_name(split, k, group), ignore_errors=True)
 
     def close(self) -> None:
         """Remove this actor's folder; a shard being written stops at its next document (and removes it)."""
         self.closed = True
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _file_name(split: str, k: int, group: int | None) -> str:
+    """The actor's folder of one shard's files (of one group of its configs)."""
+    return f"{split}-{k}" if group is None else f"{split}-{k}-g{group}"
 
 
 def _read_documents(source, tasks: list[Task]) -> Iterator[tuple[Task, Any]]:
@@ -168,63 +196,97 @@ def _read_documents(source, tasks: list[Task]) -> Iterator[tuple[Task, Any]]:
 
 
 def write_shards_on_ray(plan, work: Path, shards: list, progress, ocr: list, num_workers: int,
-                        address: str | None = None) -> list:
+                        address: str | None = None, previews: dict[str, bytes] | None = None) -> list:
     """Write the shards on Ray actors (see the module docstring); return their records, as
     :func:`dogood.pipeline.shards.write_shards` does.
 
     ``num_workers`` actors of one CPU each; ``address`` ``None`` starts Ray here (:func:`ensure_ray`), ``"auto"`` or
     ``"ray://host:10001"`` joins a cluster; Ray is left running (``ray.shutdown()`` ends it). The output does
     not depend on either. A failed document stops the build (``on_error="raise"``) or is listed as skipped.
+
+    When there are fewer shards than actors can keep busy, each shard is written in groups of its configs
+    (:func:`dogood.pipeline.pool.config_groups`), one unit of work each. A document that fails in one group is
+    left out of the shard's every file: a group that wrote it writes the shard again without it.
+    ``previews`` gathers the card's previews the actors drew.
     """
-    from dogood.pipeline.shards import _skip, write_record
+    from collections import deque
+
+    from dogood.pipeline import timeline
     from dogood.pipeline.parquet_writer import shard_path
+    from dogood.pipeline.shards import _skip, write_record
 
     if not shards:
         return []
+    worker_spec = plan.worker_spec(num_workers, len(shards), preview=previews is not None,
+                                   timeline=timeline.is_recording())
+    groups = list(range(len(worker_spec.groups))) or [None]
+    group_configs = {g: list(plan.configs) if g is None else list(worker_spec.groups[g]) for g in groups}
     ray = ensure_ray(address, num_cpus=num_workers)
     env = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
     actor_class = ray.remote(num_cpus=1, max_concurrency=2)(_ShardWriter)
-    spec = ray.put(plan.worker_spec())  # shifts pickle as their parameters: no model crosses
+    spec = ray.put(worker_spec)  # shifts pickle as their parameters: no model crosses
     options = {"runtime_env": {"env_vars": env}} if env else {}
-    actors = [actor_class.options(**options).remote(spec, plan.recipe.name, plan.on_error)
-              for _ in range(min(num_workers, len(shards)))]
-    todo = iter(shards)
-    running: dict = {}  # object ref of a write -> (actor, shard)
+    with timeline.span("actors start"):
+        actors = [actor_class.options(**options).remote(spec, plan.recipe.name, plan.on_error)
+                  for _ in range(min(num_workers, len(shards) * len(groups)))]
+    todo = deque((n, g, ()) for n in range(len(shards)) for g in groups)  # (shard number, group, documents left out)
+    outstanding = dict.fromkeys(range(len(shards)), len(groups))  # shard number -> its units to do or running
+    running: dict = {}  # object ref of a write -> (actor, shard number, group, left out)
+    done: dict[int, dict] = {}  # shard number -> group -> (record, {doc_id: its error, or None: failed elsewhere})
 
     def submit(actor) -> None:
-        shard = next(todo, None)
-        if shard is not None:
-            ref = actor.write.remote(shard.split, shard.k, list(shard.tasks), plan.configs, plan.schema, plan.labels)
-            running[ref] = (actor, shard)
+        if todo:
+            n, g, exclude = todo.popleft()
+            shard = shards[n]
+            ref = actor.write.remote(shard.split, shard.k, list(shard.tasks), group_configs[g], plan.schema,
+                                     plan.labels, g, exclude)
+            running[ref] = (actor, n, g, exclude)
 
     written = []
     try:
         for actor in actors:
             submit(actor)
         while running:
-            [ref], _ = ray.wait(list(running), num_returns=1)
-            actor, shard = running.pop(ref)
+            with timeline.span("wait"):
+                [ref], _ = ray.wait(list(running), num_returns=1)
+            actor, n, g, exclude = running.pop(ref)
+            shard = shards[n]
             try:
-                record, errors, ocr_run = pickle.loads(ray.get(ref))
+                record, errors, ocr_run, drawn, spans = pickle.loads(ray.get(ref))
             except ray.exceptions.RayError as exc:  # e.g. an actor that died or failed to start on a node
                 lines = [line for line in str(exc).splitlines() if line.strip()]
                 raise DogoodError(f"the Ray build failed on {shard.split} shard {shard.k}: "
                                   f"{lines[-1].strip() if lines else type(exc).__name__}") from None
             if record is None:
                 raise DogoodError(errors)
-            skipped = [_skip(plan, shard.split, doc_id, error) for doc_id, error in errors]
-            submit(actor)  # the actor writes its next shard while this one's files are copied
-            for i, config in enumerate(plan.configs):
-                _copy_file(ray, actor, shard, i, shard_path(work, config, shard.split, shard.k, shard.num_shards),
-                           record["files"][config]["sha256"])
-            actor.drop.remote(shard.split, shard.k)
-            record = {"documents": record["documents"], "skipped": skipped, "stats": record["stats"],
-                      "files": record["files"]}
-            write_record(work, shard.split, shard.k, record)
-            written.append((shard.split, shard.k, json.loads(json.dumps(record))))
-            progress.update(len(shard))
+            timeline.extend(spans)
+            for doc_id, error in errors:
+                _skip(plan, shard.split, doc_id, error)  # on_error raise: stops the build, naming the document
+            if previews is not None and drawn:
+                previews.update(drawn)
             ocr[0] += ocr_run[0]
             ocr[1] += ocr_run[1]
+            submit(actor)  # the actor writes its next unit while this one's files are copied
+            with timeline.span("copy"):
+                for i, config in enumerate(group_configs[g]):
+                    _copy_file(ray, actor, shard, g, i, shard_path(work, config, shard.split, shard.k,
+                                                                    shard.num_shards),
+                               record["files"][config]["sha256"])
+            actor.drop.remote(shard.split, shard.k, g)
+            done.setdefault(n, {})[g] = (record, {**dict.fromkeys(exclude), **dict(errors)})
+            outstanding[n] -= 1
+            if not outstanding[n]:
+                left_out = {doc_id for _, f in done[n].values() for doc_id in f}
+                again = [h for h in groups if set(done[n][h][1]) != left_out]
+                if again:  # a document failed in one group: the groups that wrote it write the shard without it
+                    todo.extendleft((n, h, tuple(sorted(left_out))) for h in reversed(again))
+                    outstanding[n] = len(again)
+                else:
+                    parts = done.pop(n)
+                    written.append(_finish_shard(plan, work, shard, [parts[h] for h in groups], write_record, _skip))
+                    progress.update(len(shard))
+            for idle in [a for a in actors if not any(r[0] is a for r in running.values())]:
+                submit(idle)  # units put back (a shard written again without a failed document)
     finally:
         closed = [actor.close.remote() for actor in actors]  # also when a document stopped the build
         try:
@@ -236,9 +298,29 @@ def write_shards_on_ray(plan, work: Path, shards: list, progress, ocr: list, num
     return written
 
 
-def _copy_file(ray, actor, shard, i: int, path: Path, sha256: str) -> None:
-    """Copy the actor's file of config number ``i`` of ``shard`` to ``path``, chunk by chunk, check it against the
-    sha256 the actor recorded when it wrote it, then sync it and rename it in."""
+def _finish_shard(plan, work: Path, shard, parts: list[tuple[dict, dict]], write_record, skip) -> tuple:
+    """A shard's record from its groups' (files and statistics of each config, the documents that failed, in the
+    shard's order, each with the first group's message), written once every group's files are in place."""
+    failed: dict[str, tuple] = {}
+    for _, f in parts:
+        for doc_id, error in f.items():
+            if error is not None:
+                failed.setdefault(doc_id, error)
+    order = {doc_id: i for i, (_s, _i, doc_id) in enumerate(shard.tasks)}
+    stats, files = {}, {}
+    for record, _ in parts:
+        stats.update(record["stats"])
+        files.update(record["files"])
+    record = {"documents": len(shard) - len(failed),
+              "skipped": [skip(plan, shard.split, doc_id, failed[doc_id]) for doc_id in sorted(failed, key=order.get)],
+              "stats": {c: stats[c] for c in plan.configs}, "files": {c: files[c] for c in plan.configs}}
+    write_record(work, shard.split, shard.k, record)
+    return shard.split, shard.k, json.loads(json.dumps(record))
+
+
+def _copy_file(ray, actor, shard, group: int | None, i: int, path: Path, sha256: str) -> None:
+    """Copy the actor's file of config number ``i`` of ``shard`` (of the group's configs) to ``path``, chunk by chunk,
+    check it against the sha256 the actor recorded when it wrote it, then sync it and rename it in."""
     import hashlib
 
     from dogood.core.fs import replace_durably
@@ -249,7 +331,7 @@ def _copy_file(ray, actor, shard, i: int, path: Path, sha256: str) -> None:
     digest = hashlib.sha256()
     with open(tmp, "wb") as f:
         while True:
-            chunk = ray.get(actor.read.remote(shard.split, shard.k, i, offset))
+            chunk = ray.get(actor.read.remote(shard.split, shard.k, group, i, offset))
             f.write(chunk)
             digest.update(chunk)
             offset += len(chunk)

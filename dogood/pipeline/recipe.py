@@ -76,11 +76,11 @@ import yaml
 from dogood.core import fs
 from dogood.core.errors import RecipeError
 from dogood.core.fs import CONFIG_NAME, NAME, recorded_value
-from dogood.pipeline.safety import load_yaml
 from dogood.core.schema import BOX_LEVELS, SCHEMAS
-from dogood.shifts.levels import check_levels, expand_severities
+from dogood.pipeline.safety import load_yaml
 from dogood.shifts import SHIFTS, Shift, make_shift
 from dogood.shifts.base import recorded_step
+from dogood.shifts.levels import check_levels, expand_severities
 from dogood.sources import SOURCE_KINDS
 
 _VERSION = re.compile(r"\A\d+\.\d+\.\d+\Z")
@@ -160,7 +160,6 @@ class Recipe:
         ``VALUE`` is read as YAML (``0.2``, ``true``, ``[a, b]``), and every step of the matching configs whose
         shift takes ``PARAM`` gets it. An override that no step takes is an error naming it."""
         from dogood.pipeline.safety import load_yaml
-        from dogood.shifts import SHIFTS
         from dogood.shifts.params import accepted_names
 
         configs = {name: [dict(step) for step in chain] for name, chain in self.configs.items()}

@@ -28,8 +28,16 @@ import yaml
 
 from dogood.core import fs
 from dogood.core.errors import DogoodError
-from dogood.core.fs import (NAME, _old_folders, check_name, commit_folder, create_no_follow,  # noqa: F401
-                            glob_escape, is_link, recover_folder)
+from dogood.core.fs import (  # noqa: F401
+    NAME,
+    _old_folders,
+    check_name,
+    commit_folder,
+    create_no_follow,
+    glob_escape,
+    is_link,
+    recover_folder,
+)
 
 #: What ``dogood_build.json`` says to mark a folder as written by a dogood build.
 BUILD_MARKER = {"written_by": "dogood"}

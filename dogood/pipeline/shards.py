@@ -18,16 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dogood.pipeline import stats as card_stats
-from dogood.core.errors import DogoodError
 from dogood.core import fs
+from dogood.core.errors import DogoodError
 from dogood.core.fs import find_links, is_link, portable_text, sha256_file
 from dogood.core.paths import write_atomic
 from dogood.core.progress import say
-from dogood.pipeline.plan import BuildPlan
-from dogood.pipeline.worker import Task, TaskResult
-from dogood.pipeline.safety import OutputError, is_dogood_build
+from dogood.pipeline import stats as card_stats
+from dogood.pipeline import timeline
 from dogood.pipeline.parquet_writer import ShardFile, shard_path
+from dogood.pipeline.plan import BuildPlan
+from dogood.pipeline.safety import OutputError, is_dogood_build
+from dogood.pipeline.worker import Task, TaskResult
 
 KEY_FILE = ".dogood-build-key.json"
 STATE_DIR = ".shards"
@@ -153,56 +154,132 @@ def list_shards(plan: BuildPlan, work: Path) -> tuple[list[ShardRecord], list[Sh
 
 
 def write_shards(plan: BuildPlan, work: Path, shards: list[Shard], results: Iterator[TaskResult],
-                 progress, ocr: list | None = None) -> list[ShardRecord]:
+                 progress, ocr: list | None = None, previews: dict[str, bytes] | None = None) -> list[ShardRecord]:
     """Write each shard's rows, in order, from ``results`` (one per task); return their records.
 
     ``progress`` is updated once per document. A failed document stops the
     build (``on_error="raise"``) or is listed as skipped. ``ocr``, a list
-    ``[pages, seconds]``, sums the OCR the tasks ran.
+    ``[pages, seconds]``, sums the OCR the tasks ran; ``previews`` gathers the previews the workers drew
+    (config -> JPEG bytes).
+
+    A finished shard's files are closed (last row group, sha256, synced, renamed in) and its record written by a
+    thread of their own while the next shard's rows come in (:class:`ShardCloser`): the driver's disk waits overlap
+    the workers' (and, with one process, its own) shifting.
     """
-    written = []
-    for shard in shards:
-        files: dict[str, ShardFile] = {}
+    closer = ShardCloser(work)
+    try:
+        for shard in shards:
+            files: dict[str, ShardFile] = {}
+            try:
+                for c in plan.configs:
+                    files[c] = ShardFile(shard_path(work, c, shard.split, shard.k, shard.num_shards), plan.schema,
+                                         plan.labels, plan.quads)
+                stats: dict[str, dict[str, Any]] = {c: {} for c in plan.configs}
+                skipped, documents = [], 0
+                for _ in range(len(shard)):
+                    result = next(results)
+                    timeline.extend(result.spans)
+                    progress.update(1)
+                    if ocr is not None:
+                        ocr[0] += result.ocr[0]
+                        ocr[1] += result.ocr[1]
+                    if result.error is not None:
+                        skipped.append(_skip(plan, shard.split, result.doc_id, result.error))
+                        continue
+                    if previews is not None and result.previews:
+                        previews.update(result.previews)
+                    with timeline.span("write"):
+                        write_rows(files, stats, result.rows)
+                    documents += 1
+            except BaseException:
+                for f in files.values():
+                    f.abandon()
+                raise
+            closer.submit(shard, files, {"documents": documents, "skipped": skipped, "stats": stats})
+    except BaseException:
+        closer.join(quiet=True)  # the shards finished before the failure keep their files and records (a resume)
+        raise
+    return closer.join()
+
+
+class ShardCloser:
+    """Closes finished shards' files and writes their records, in order, on one thread beside the driver's loop.
+
+    At most :attr:`AHEAD` shards wait to be closed (the driver waits for the oldest beyond that); a failure (a full
+    disk: the shard's files abandoned) is raised by the next :meth:`submit` or by :meth:`join`."""
+
+    AHEAD = 2
+    THREADS = 8  # a shard's files are closed on this many threads
+
+    def __init__(self, work: Path):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.work = work
+        self.span = timeline.bound_span()
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dogood-shard-closer")
+        self.pending: list = []
+        self.written: list[ShardRecord] = []
+
+    def submit(self, shard: Shard, files: dict[str, ShardFile], record: dict[str, Any]) -> None:
+        while len(self.pending) >= self.AHEAD:
+            self._collect(self.pending.pop(0))
+        self.pending.append(self.pool.submit(self._close, shard, files, record))
+
+    def _close(self, shard: Shard, files: dict[str, ShardFile], record: dict[str, Any]) -> ShardRecord:
         try:
-            for c in plan.configs:
-                files[c] = ShardFile(shard_path(work, c, shard.split, shard.k, shard.num_shards), plan.schema,
-                                     plan.labels, plan.quads)
-            stats: dict[str, dict[str, Any]] = {c: {} for c in plan.configs}
-            skipped, documents = [], 0
-            for _ in range(len(shard)):
-                _split, _index, doc_id, rows, error, (pages, seconds) = next(results)
-                progress.update(1)
-                if ocr is not None:
-                    ocr[0] += pages
-                    ocr[1] += seconds
-                if error is not None:
-                    skipped.append(_skip(plan, shard.split, doc_id, error))
-                    continue
-                write_rows(files, stats, rows)
-                documents += 1
-            record = {"documents": documents, "skipped": skipped, "stats": stats, "files": close_files(files)}
+            with self.span("close"):
+                record = {**record, "files": close_files(files, self.THREADS)}
         except BaseException:
             for f in files.values():
                 f.abandon()
             raise
-        write_record(work, shard.split, shard.k, record)
-        written.append((shard.split, shard.k, json.loads(json.dumps(record))))
-    return written
+        write_record(self.work, shard.split, shard.k, record)
+        return shard.split, shard.k, json.loads(json.dumps(record))
+
+    def _collect(self, future) -> None:
+        self.written.append(future.result())
+
+    def join(self, quiet: bool = False) -> list[ShardRecord]:
+        """Wait for every submitted shard; raise the first failure (unless ``quiet``: the build is failing
+        already); the records written, in shard order."""
+        error = None
+        for future in self.pending:
+            try:
+                if error is None:
+                    self._collect(future)
+                else:
+                    future.result()
+            except BaseException as exc:  # noqa: BLE001 - the first is raised below
+                error = error or exc
+        self.pending = []
+        self.pool.shutdown(wait=True)
+        if error is not None and not quiet:
+            raise error
+        return self.written
 
 
-def write_rows(files: dict[str, ShardFile], stats: dict[str, dict[str, Any]], rows: dict[str, list]) -> None:
-    """One document's rows (per config, one per copy) into its shard's files; their statistics into the shard's."""
-    for config, copies in rows.items():
-        for row, doc_stats in copies:
-            files[config].write(row)
+def write_rows(files: dict[str, ShardFile], stats: dict[str, dict[str, Any]], rows: dict[str, tuple]) -> None:
+    """One document's rows (per config: a table of one row per copy, and each row's statistics) into its shard's
+    files; their statistics into the shard's, row by row."""
+    for config, (table, row_stats) in rows.items():
+        files[config].write_table(table)
+        for doc_stats in row_stats:
             card_stats.add(stats[config], doc_stats)
 
 
-def close_files(files: dict[str, ShardFile]) -> dict[str, dict[str, Any]]:
-    """Close a shard's files (each synced and renamed into place); their rows, bytes and sha256, per config, for
-    the shard's record (a resume checks the files against it)."""
-    for f in files.values():
-        f.close()
+def close_files(files: dict[str, ShardFile], threads: int = 1) -> dict[str, dict[str, Any]]:
+    """Close a shard's files (each synced and renamed into place), on up to ``threads`` threads (the disk waits and
+    the hashing release the GIL); their rows, bytes and sha256, per config, for the shard's record (a resume checks
+    the files against it)."""
+    if threads > 1 and len(files) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(threads, len(files))) as pool:
+            for _ in pool.map(ShardFile.close, files.values()):
+                pass
+    else:
+        for f in files.values():
+            f.close()
     return {c: {"num_rows": f.num_rows, "num_bytes": f.num_bytes, "sha256": f.sha256} for c, f in files.items()}
 
 

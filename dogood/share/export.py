@@ -38,8 +38,16 @@ from PIL import Image
 
 from dogood.core.document import Document
 from dogood.core.errors import DogoodError
-from dogood.core.fs import (FileRefused, check_name, check_no_links, naming, partial_folder, read_json, remove_tree,
-                            seal_partial)
+from dogood.core.fs import (
+    FileRefused,
+    check_name,
+    check_no_links,
+    naming,
+    partial_folder,
+    read_json,
+    remove_tree,
+    seal_partial,
+)
 from dogood.core.schema import FUNSD_LABELS
 from dogood.pipeline.safety import commit, is_dogood_build, portable, read_build_info, verify_recorded
 

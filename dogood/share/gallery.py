@@ -34,9 +34,18 @@ from PIL import Image
 
 from dogood.core.document import Document
 from dogood.core.errors import DogoodError
-from dogood.measures.preview import NO_LABEL, PALETTE, label_colour
-from dogood.core.fs import FileRefused, check_name, check_no_links, naming, open_file, partial_file, portable_text, read_json
+from dogood.core.fs import (
+    FileRefused,
+    check_name,
+    check_no_links,
+    naming,
+    open_file,
+    partial_file,
+    portable_text,
+    read_json,
+)
 from dogood.core.fs import read_bytes as fs_read_bytes
+from dogood.measures.preview import NO_LABEL, PALETTE, label_colour
 from dogood.pipeline.safety import is_dogood_build, read_build_info, source_fingerprint
 
 #: What the first line of every gallery dogood writes holds; only such a file is replaced.
@@ -232,9 +241,9 @@ def _config_section(folder: Path, info: dict, config: str, split: str | None) ->
 
 
 def _load_built(folder: Path, config: str, split: str, docs: int) -> list[Document]:
-    from dogood.sources.hf_dataset import HFDatasetSource
-
     import datasets
+
+    from dogood.sources.hf_dataset import HFDatasetSource
 
     quiet = datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()  # no "Generating test split" bar per config
@@ -255,7 +264,7 @@ def _open_original(info: dict, split: str, path: str | Path | None):
     if not kind:
         return "the build records no source"
     options = {}
-    if kind in ("synthetic", "hf"):
+    if kind in ("synthetic", "hf", "funsd_mix"):
         options = {k: v for k, v in spec.items() if k not in ("kind", "split", "splits") and v is not None
                    and k in _init_fields(kind)}
     try:
@@ -276,9 +285,11 @@ def _open_original(info: dict, split: str, path: str | Path | None):
 def _init_fields(kind: str) -> set[str]:
     if kind == "hf":
         from dogood.sources.hf_dataset import HFDatasetSource as cls
+    elif kind == "funsd_mix":
+        from dogood.sources.funsd_mix import FunsdMixSource as cls
     else:
         from dogood.sources.synthetic import SyntheticSource as cls
-    return {f.name for f in dataclasses.fields(cls) if f.init} - {"split", "dataset"}
+    return {f.name for f in dataclasses.fields(cls) if f.init} - {"split", "dataset", "root", "maps"}  # no local path
 
 
 def _where(src) -> str:

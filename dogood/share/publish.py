@@ -41,7 +41,7 @@ import yaml
 
 from dogood.core import fs
 from dogood.core.errors import DogoodError, RecipeError
-from dogood.core.fs import check_no_links, partial_folder, remove_tree, seal_partial, sha256_file
+from dogood.core.fs import check_no_links, partial_folder, remove_tree, seal_partial
 from dogood.pipeline.safety import check_name, find_local, load_yaml, portable, read_build_info
 from dogood.version import __version__
 
@@ -166,8 +166,8 @@ def reusable(folder: Path, entry: PublishEntry, source: str | None = None) -> bo
     """Whether ``folder`` is a finished dogood build of exactly ``entry``: same recipe, version, seed, chains
     (the wanted configs and no others), box convention and dogood version, built in full (no ``--limit``,
     nothing skipped) from source files of the same content as the ones push would read."""
-    from dogood.pipeline.safety import is_dogood_build
     from dogood.core.schema import DEFAULT_BOX_LEVEL
+    from dogood.pipeline.safety import is_dogood_build
 
     if folder.is_symlink() or not folder.is_dir() or not is_dogood_build(folder):
         return False
@@ -252,7 +252,6 @@ def stage(entry: PublishEntry, built: Path, dest: Path) -> Path:
     included, is scanned for local paths, the home folder and the user name before the rename.
     """
     from dogood.pipeline.card import render_card_from_build
-
     from dogood.pipeline.safety import commit, is_dogood_build
 
     if dest.exists() or dest.is_symlink():

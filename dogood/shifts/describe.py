@@ -10,13 +10,11 @@ shift index shows (:mod:`dogood.share.docs_pages`).
 
 from __future__ import annotations
 
-import inspect
-
 import argparse
+import inspect
 import re
 import sys
 from collections.abc import Iterable
-
 
 from dogood.core.papers import CITATIONS, Citation
 from dogood.shifts import SHIFTS, Shift

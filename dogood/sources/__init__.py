@@ -40,7 +40,10 @@ class Source(Protocol):
         ...
 
 
-SOURCE_KINDS = ("funsd", "rvl_cdip", "docvqa", "hf", "synthetic", "coco_layout")
+SOURCE_KINDS = ("funsd", "rvl_cdip", "docvqa", "hf", "synthetic", "coco_layout", "funsd_mix")
+#: Sources whose documents dogood draws (not a dataset's own pages): a config without shifts is no
+#: in-distribution reference there, and the card says so.
+DRAWN_KINDS = ("synthetic", "funsd_mix")
 
 
 def open_source(spec: Mapping[str, Any], split: str, path: str | Path | None = None) -> Source:
@@ -63,6 +66,8 @@ def open_source(spec: Mapping[str, Any], split: str, path: str | Path | None = N
         from dogood.sources.synthetic import SyntheticSource as cls
     elif kind == "coco_layout":
         from dogood.sources.coco_layout import CocoLayoutSource as cls
+    elif kind == "funsd_mix":
+        from dogood.sources.funsd_mix import FunsdMixSource as cls
     else:
         raise RecipeError(f"unknown source kind {kind!r}; expected one of {', '.join(SOURCE_KINDS)}")
     where = "name" if kind == "hf" else "root"

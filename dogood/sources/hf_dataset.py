@@ -41,13 +41,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dogood.core import fs
 from dogood.core.document import Document, PageImage, Word
 from dogood.core.errors import DocumentError, DogoodError, SourceError
-from dogood.core import fs
-from dogood.sources.rows import check_normalized, entities_from_iob, pixel_box
-from dogood.core.schema import FULL_COLUMN, FUNSD_LABELS, RVL_CDIP_CLASSES, has_full_record, label_order, row_to_document
+from dogood.core.schema import (
+    FULL_COLUMN,
+    FUNSD_LABELS,
+    RVL_CDIP_CLASSES,
+    has_full_record,
+    label_order,
+    row_to_document,
+)
 from dogood.sources.ids import ArrowIds, PositionIds
 from dogood.sources.parquet_rows import ParquetRows, is_url, url_fs
+from dogood.sources.rows import check_normalized, entities_from_iob, pixel_box
 
 
 @dataclass

@@ -31,11 +31,28 @@ from PIL import Image
 
 from dogood.core import fs
 from dogood.core.boxes import Box, normalize_boxes
-from dogood.core.document import (DEEP_MODES, PAGE_MODES, Document, Entity, PageImage, Word, as_page_image,
-                                  pixel_scale, standard_pixels)
+from dogood.core.document import (
+    DEEP_MODES,
+    PAGE_MODES,
+    Document,
+    Entity,
+    PageImage,
+    Word,
+    as_page_image,
+    pixel_scale,
+    standard_pixels,
+)
 from dogood.core.errors import DocumentError
-from dogood.core.schema import (FULL_COLUMN, FUNSD_NER_TAGS, RVL_CDIP_CLASSES, document_to_row, iob_tags,
-                           row_to_document, token_boxes, token_index)
+from dogood.core.schema import (
+    FULL_COLUMN,
+    FUNSD_NER_TAGS,
+    RVL_CDIP_CLASSES,
+    document_to_row,
+    iob_tags,
+    row_to_document,
+    token_boxes,
+    token_index,
+)
 
 #: Columns whose value is a list in a batch (``Dataset.with_transform``, ``map(batched=True)``) and a scalar in a row.
 _SCALAR_COLUMNS = ("image", "image_path", "label", "id")

@@ -33,16 +33,16 @@ from __future__ import annotations
 import functools
 import glob
 import os
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from dogood.core import fs
 from dogood.core.document import Document, PageImage
-from dogood.core.schema import RVL_CDIP_CLASSES
 from dogood.core.errors import DocumentError, DogoodError, SourceError
 from dogood.core.paths import data_dir
+from dogood.core.schema import RVL_CDIP_CLASSES
 from dogood.sources.ids import IdTuple
 from dogood.sources.parquet_rows import ParquetRows, is_url, looks_like_parquet
 

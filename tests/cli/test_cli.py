@@ -45,8 +45,8 @@ def test_seed_option_is_recorded(funsd_dir, tmp_path):
     out = tmp_path / "s"
     assert main(["build", "funsd-l", "--source", str(funsd_dir), "--out", str(out), "--limit", "1", "--seed", "7", "--config", "merge", "--quiet"]) == 0
     ds = datasets.load_dataset(str(out), "merge", split="test")
-    from dogood.pipeline.recipe import load_recipe
     from dogood.core.seeds import step_seed
+    from dogood.pipeline.recipe import load_recipe
 
     key = load_recipe("funsd-l").chain("merge")[0].step_key()
     assert ds[0]["dogood"]["provenance"][0]["seed"] == step_seed(7, ds[0]["id"], 0, key)
@@ -208,8 +208,8 @@ def _diff_lines(text: str) -> list[str]:
 
 
 def test_show_diff_lists_exactly_the_words_a_text_shift_changed(funsd_dir, funsd_test, capsys):
-    from dogood.pipeline.worker import apply_chain
     from dogood.pipeline.recipe import load_recipe
+    from dogood.pipeline.worker import apply_chain
 
     recipe = load_recipe("funsd-t")
     doc = funsd_test.load("82092117")

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from dogood import cli
-from dogood.pipeline.build import build
 from dogood.core.progress import one_time_step, silenced
+from dogood.pipeline.build import build
 from dogood.pipeline.recipe import load_recipe
 
 needs_tesseract = pytest.mark.skipif(shutil.which("tesseract") is None, reason="the tesseract binary is not installed")

@@ -14,11 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import load_dataset
 
-from dogood.pipeline.build import build
-from dogood.pipeline.worker import apply_chain
-from dogood.pipeline.recipe import load_recipe, parse_recipe
 from dogood.core.schema import FULL_COLUMN
 from dogood.core.seeds import derive_seed, shared_prefixes, step_key, step_seed
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import load_recipe, parse_recipe
+from dogood.pipeline.worker import apply_chain
 from dogood.shifts import make_shift
 
 

@@ -10,10 +10,11 @@ style paper does instead).
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import os
 
-from paper_style_support import *  # noqa: F403 (helpers and fixtures the style-paper tests share)
+import pytest
 
+from dogood.core.errors import SourceError
 
 
 def test_the_tagger_gives_penn_tags_offline(tagger):

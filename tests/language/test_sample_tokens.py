@@ -10,10 +10,7 @@ style paper does instead).
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
-
-from paper_style_support import *  # noqa: F403 (helpers and fixtures the style-paper tests share)
-
+from dogood.language.sample_tokens import tokenize_words, words_from_outputs
 
 
 def test_words_tokenize_as_word_tokenize_and_go_back_into_their_words():

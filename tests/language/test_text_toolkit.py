@@ -92,8 +92,8 @@ def test_rate_knob_is_fraction_and_old_p_is_accepted():
 
 def test_every_text_shift_caps_words_at_the_one_word_length_cap():
     """One word-length cap for every text shift (was 25, 40 and 64): a longer word is never changed."""
-    from dogood.shifts import SHIFTS
     from dogood.language.words import MAX_WORD_LENGTH
+    from dogood.shifts import SHIFTS
 
     caps = {name: cls.max_word_length for name, cls in SHIFTS.items()
             if cls.family == "text" and hasattr(cls, "max_word_length")}

@@ -8,8 +8,16 @@ import numpy as np
 import pytest
 
 from dogood.core.document import PageImage, Word
-from dogood.measures.cues import (CUES, CueFigure, background_cue, background_samples, check_cues, cue_auroc,
-                                  paged_cue, paper_mask)
+from dogood.measures.cues import (
+    CUES,
+    CueFigure,
+    background_cue,
+    background_samples,
+    check_cues,
+    cue_auroc,
+    paged_cue,
+    paper_mask,
+)
 from dogood.page.ink import composite, ink_matte
 
 

@@ -6,8 +6,17 @@ import numpy as np
 import pytest
 
 from dogood.core.document import Document, Entity, Word
-from dogood.measures.factors import (FACTORS, SourcePage, TOLERANCE, changed_factors, measure_factors, pair_words,
-                                     shares, undeclared, unseen)
+from dogood.measures.factors import (
+    FACTORS,
+    TOLERANCE,
+    SourcePage,
+    changed_factors,
+    measure_factors,
+    pair_words,
+    shares,
+    undeclared,
+    unseen,
+)
 
 W, H = 600, 400
 BOXES = [(40, 40, 140, 70), (160, 40, 260, 70), (40, 120, 200, 150), (220, 120, 300, 150), (40, 220, 160, 250),

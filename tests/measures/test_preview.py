@@ -164,8 +164,8 @@ def test_save_preview_writes_a_png_that_reopens(doc, tmp_path):
 
 
 def _shifted(doc, recipe: str, config: str):
-    from dogood.pipeline.worker import apply_chain
     from dogood.pipeline.recipe import load_recipe
+    from dogood.pipeline.worker import apply_chain
 
     r = load_recipe(recipe)
     return apply_chain(doc, r.chain(config), r.seed)

@@ -8,13 +8,13 @@ import zipfile
 import numpy as np
 import pytest
 
-from dogood.pipeline.build import build
 from dogood.cli import main
+from dogood.core.schema import RVL_CDIP_CLASSES
 from dogood.models import ModelError, default_document_baseline_path, load_model
 from dogood.models.baseline import BaselineTagger, train_baseline
 from dogood.models.doc_baseline import DocumentBaseline, pixel_features, terms, train_document_baseline
+from dogood.pipeline.build import build
 from dogood.pipeline.recipe import parse_recipe
-from dogood.core.schema import RVL_CDIP_CLASSES
 from dogood.sources.synthetic import _FORM_CLASSES, SyntheticSource
 
 TRAIN_PAGES = 160

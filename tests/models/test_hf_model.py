@@ -19,13 +19,13 @@ transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
 from dogood.core.boxes import normalize_box  # noqa: E402
-from dogood.pipeline.build import build  # noqa: E402
 from dogood.core.document import Document, Entity, PageImage, Word  # noqa: E402
+from dogood.core.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, iob_tags  # noqa: E402
 from dogood.eval.metrics import funsd_entity_scores  # noqa: E402
 from dogood.models import ModelError, load_model  # noqa: E402
 from dogood.models.hf_model import HFDocumentClassifier, HFTokenClassifier, load_hf_model  # noqa: E402
+from dogood.pipeline.build import build  # noqa: E402
 from dogood.pipeline.recipe import load_recipe  # noqa: E402
-from dogood.core.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, iob_tags  # noqa: E402
 from dogood.sources.hf_dataset import HFDatasetSource  # noqa: E402
 
 EXTRA_WORDS = "Date Name Address Phone TO FROM SUBJECT Total Amount Signature Company Inc. R&D No. Fax".split()

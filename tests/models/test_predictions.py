@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from dogood.models.predictions import PredictionError, check_against, read_predictions
 from dogood.core.schema import iob_tags
+from dogood.models.predictions import PredictionError, check_against, read_predictions
 
 
 def write_jsonl(path, objs):

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from dogood.page import fit_store, render
-from dogood.page.render import FitCache, _PageFits, _fit_signature, choose_styles
+from dogood.page.render import FitCache, _fit_signature, _PageFits, choose_styles
 
 #: What reading a hostile file may allocate (tracemalloc's peak): the bounded file twice, and then some.
 MEMORY_BOUND = 4 * (1 << 20)

@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
-from dogood.page import ocr
 from dogood.core.document import PageImage
 from dogood.core.errors import SourceError
+from dogood.page import ocr
 
 pytestmark = pytest.mark.skipif(shutil.which("tesseract") is None, reason="the tesseract binary is not installed")
 

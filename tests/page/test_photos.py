@@ -16,9 +16,9 @@ import pytest
 import requests
 from PIL import Image
 
+from dogood.core.errors import DocumentError, SourceError
 from dogood.page import photos as coco
 from dogood.page.photos import DEFAULT_LICENSES, CocoPool, coco_photos
-from dogood.core.errors import DocumentError, SourceError
 
 INSTANCES = "instances_train2017_coco128.json"
 PANOPTIC = "panoptic_val2017_subset.json"

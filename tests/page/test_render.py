@@ -7,9 +7,9 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from dogood.core.document import Document, Entity, PageImage, Word
+from dogood.language.edits import replace_texts
 from dogood.page import render
 from dogood.page.render import FACES, FontError, Style, choose_styles, render_words, text_alpha
-from dogood.language.edits import replace_texts
 
 BOXES = [(20, 20, 110, 44), (130, 20, 230, 44), (20, 70, 150, 94)]
 TEXTS = ["Name:", "Johnson", "December"]

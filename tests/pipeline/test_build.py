@@ -10,9 +10,9 @@ import datasets
 import pytest
 from PIL import Image
 
+from dogood.core.schema import document_to_row, row_to_document
 from dogood.pipeline.build import BuildError, build
 from dogood.pipeline.recipe import load_recipe, parse_recipe
-from dogood.core.schema import document_to_row, row_to_document
 from dogood.sources.hf_dataset import HFDatasetSource
 
 EXPECTED_TAGS = {
@@ -260,3 +260,23 @@ def test_a_rebuilt_folder_loads_its_new_rows_not_the_cached_old_ones(funsd_dir, 
         files = sorted((out / "data" / "original").glob("*.parquet"))
         on_disk = [b for f in files for b in pq.read_table(f).column("bboxes").to_pylist()]
         assert ds["bboxes"] == on_disk, level
+
+
+def test_every_file_is_synced_once_before_the_commit(funsd_dir, tmp_path, monkeypatch):
+    """Shard files are synced when their shard is closed (before its record is written); the commit syncs the rest
+    (card, record, previews) and every folder, not the shards again."""
+    import dogood.pipeline.build as build_module
+    import dogood.pipeline.parquet_writer as parquet_writer
+
+    closed, committed = [], []
+    real_replace, real_fsync = parquet_writer.replace_durably, build_module.fsync_file
+    monkeypatch.setattr(parquet_writer, "replace_durably", lambda tmp, dest: (closed.append(dest.name),
+                                                                               real_replace(tmp, dest)))
+    monkeypatch.setattr(build_module, "fsync_file", lambda path: (committed.append(path.name), real_fsync(path)))
+    recipe = load_recipe("funsd-l")
+    recipe.shard_size = 2
+    out = tmp_path / "out"
+    build(recipe, out, source_path=funsd_dir, limit=4, configs=["merge"], progress=False)
+    shards = sorted(p.name for p in (out / "data" / "merge").iterdir())
+    assert sorted(closed) == shards == ["test-00000-of-00002.parquet", "test-00001-of-00002.parquet"]
+    assert sorted(committed) == ["README.md", "dogood_build.json", "merge.jpg"]

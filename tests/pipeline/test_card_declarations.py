@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-
-from dogood.pipeline import stats
 from dogood.core.document import ShiftRecord
 from dogood.core.papers import CITATIONS, Cites
+from dogood.pipeline import stats
+from dogood.pipeline.card import render_card
 from dogood.pipeline.recipe import list_recipes, load_recipe
 from dogood.shifts import SHIFTS
-from dogood.pipeline.card import render_card
 
 
 def _card(recipe, stats_by_config=None, credits=None):

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-
-from dogood.pipeline import stats
 from dogood.core.document import ShiftRecord
+from dogood.pipeline import stats
 
 
 def test_shift_stats_keep_counts_and_tallies_per_shift():

@@ -7,12 +7,12 @@ import json
 import pytest
 from datasets import load_dataset
 
-from dogood.pipeline.build import build
 from dogood.cli import main
 from dogood.core.errors import RecipeError
-from dogood.eval import EvalError, evaluate, resolve_datasets
-from dogood.pipeline.recipe import load_recipe, parse_recipe
 from dogood.core.seeds import derive_seed, step_seed
+from dogood.eval import EvalError, evaluate, resolve_datasets
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import load_recipe, parse_recipe
 
 CONFIG = "char_deletion"  # deletes one inner character of 10% of the words: every draw shows in the tokens
 

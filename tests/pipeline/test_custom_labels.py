@@ -12,10 +12,10 @@ import datasets
 import pytest
 
 from dogood import cli
-from dogood.pipeline.build import build
 from dogood.core.errors import RecipeError
-from dogood.pipeline.recipe import parse_recipe
 from dogood.core.schema import FUNSD_NER_TAGS
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import parse_recipe
 
 RENAME = {"question": "menu.nm", "answer": "menu.price", "header": "total", "other": "other"}
 CORD_TAGS = ["O", "B-MENU.NM", "I-MENU.NM", "B-MENU.PRICE", "I-MENU.PRICE", "B-TOTAL", "I-TOTAL"]  # sorted labels

@@ -18,10 +18,10 @@ import pytest
 from datasets import load_dataset
 from PIL import Image
 
-from dogood.pipeline.build import build
 from dogood.core.errors import RecipeError
-from dogood.pipeline.recipe import load_recipe, parse_recipe
 from dogood.core.schema import FULL_COLUMN, FUNSD_NER_TAGS, features_for, token_boxes
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import load_recipe, parse_recipe
 
 # Columns the Hub's FUNSD, RVL-CDIP and DocVQA loaders use for something else than dogood would put there.
 HUB_COLUMNS = {"words", "boxes", "bbox", "image_path", "path", "width", "height", "entities", "questionId",

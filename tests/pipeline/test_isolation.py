@@ -23,7 +23,7 @@ from dogood.shifts import SHIFTS
 from dogood.shifts.describe import shipped_shifts
 
 REPO = Path(__file__).resolve().parents[2]
-FUNSD_RECIPES = ["funsd", "funsd-t", "funsd-l", "funsd-i", "funsd-fa", "funsd-c", "funsd-p"]
+FUNSD_RECIPES = ["funsd", "funsd-t", "funsd-l", "funsd-i", "funsd-fa", "funsd-c", "funsd-p", "funsd-l-mix"]
 #: Pages built per recipe: two, but one for the severity recipes funsd-c, funsd-p and rvl-cdip-p (65-95 configs).
 SEVERITY_RECIPES = {"funsd-c", "funsd-p", "rvl-cdip-p"}
 RVL_RECIPES = ["rvl-cdip-t", "rvl-cdip-l", "rvl-cdip-i1", "rvl-cdip-i2", "rvl-cdip-i3", "rvl-cdip-p"]

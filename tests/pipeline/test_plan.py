@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dogood.pipeline.build import build
 from dogood.core.errors import SourceError
+from dogood.pipeline.build import build
 from dogood.pipeline.recipe import parse_recipe
 
 

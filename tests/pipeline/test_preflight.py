@@ -61,3 +61,15 @@ def test_recipe_labels_the_data_contradicts_make_every_config_cannot(copy_funsd_
     assert main(["plan", str(path), "--source", str(source)]) == 0
     out = capsys.readouterr().out
     assert "plain" in out and "cannot" in out and "0 of 1 configs ready" in out
+
+
+def test_plan_of_the_synthetic_funsd_l_pages_says_funsd_is_downloaded_first_without_downloading(tmp_path, monkeypatch):
+    from dogood.pipeline.preflight import NETWORK
+    from dogood.pipeline.recipe import load_recipe
+
+    monkeypatch.setenv("DOGOOD_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DOGOOD_CACHE", str(tmp_path / "cache"))
+    plan = plan_recipe(load_recipe("funsd-l-mix"))
+    assert [c.verdict for c in plan.configs] == [NETWORK]
+    assert "FUNSD is downloaded first" in " ".join(plan.configs[0].reasons)
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.zip"))

@@ -23,8 +23,8 @@ from hub_server import HubServer, hub_environment  # noqa: E402
 from huggingface_hub import HfApi  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from dogood.pipeline.build import build  # noqa: E402
 from dogood.core.errors import DogoodError  # noqa: E402
+from dogood.pipeline.build import build  # noqa: E402
 from dogood.pipeline.recipe import load_recipe, parse_recipe  # noqa: E402
 from dogood.shifts import params  # noqa: E402
 from dogood.shifts.base import Shift  # noqa: E402
@@ -114,8 +114,10 @@ def cluster(tmp_path_factory):
 
 
 def _recipe(repo_id: str, flag: Path, fail_doc: str):
-    configs = {"merge": load_recipe("funsd-l").configs["merge"], "distort": load_recipe("funsd-i").configs["distort"],
-               "mark": [{"shift": "test_node_mark", "fail_if": f"flag:{flag}", "fail_doc": fail_doc}]}
+    """Three configs, each marking the pages its node reads: the actors may take a shard's configs in groups."""
+    mark = {"shift": "test_node_mark", "fail_if": f"flag:{flag}", "fail_doc": fail_doc}
+    configs = {"merge": [mark, *load_recipe("funsd-l").configs["merge"]],
+               "distort": [mark, *load_recipe("funsd-i").configs["distort"]], "mark": [mark]}
     return parse_recipe({"name": "funsd-cluster", "version": "1.0.0", "splits": ["test"], "seed": 0,
                          "shard_size": 2, "source": {"kind": "hf", "name": repo_id, "config": "orig",
                                                      "streaming": True},

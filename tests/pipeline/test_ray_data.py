@@ -12,13 +12,13 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+from dogood.core.errors import DogoodError  # noqa: E402
 from dogood.pipeline.build import build  # noqa: E402
 from dogood.pipeline.ray_data import _read_documents, ensure_ray  # noqa: E402
-from dogood.pipeline.shards import BuildError  # noqa: E402
-from dogood.core.errors import DogoodError  # noqa: E402
 from dogood.pipeline.recipe import load_recipe, parse_recipe  # noqa: E402
-from dogood.shifts.base import SHIFTS, Shift  # noqa: E402
+from dogood.pipeline.shards import BuildError  # noqa: E402
 from dogood.shifts import params  # noqa: E402
+from dogood.shifts.base import SHIFTS, Shift  # noqa: E402
 from dogood.sources import open_source  # noqa: E402
 
 NUM_WORKERS = 2

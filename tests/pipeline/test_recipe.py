@@ -7,8 +7,8 @@ import re
 import pytest
 
 from dogood.core.errors import RecipeError
-from dogood.pipeline.recipe import list_recipes, load_recipe, parse_recipe
 from dogood.core.seeds import derive_seed, step_key, step_seed
+from dogood.pipeline.recipe import list_recipes, load_recipe, parse_recipe
 
 BASE = {"name": "x", "version": "1.0.0", "source": {"kind": "funsd"}, "configs": {"a": []}}
 

@@ -30,17 +30,17 @@ from pathlib import Path
 import datasets
 import pytest
 from PIL import Image
+from tiny_recipe import TINY
 
-from dogood.pipeline.build import build
 from dogood.cli import main
 from dogood.core.document import PageImage
 from dogood.core.errors import DocumentError, DogoodError, RecipeError
-from dogood.share.publish import PublishEntry, PublishError, ensure_build, push
+from dogood.pipeline.build import build
 from dogood.pipeline.recipe import load_recipe, parse_recipe
+from dogood.share.publish import PublishEntry, PublishError, ensure_build, push
 
 REPO = Path(__file__).resolve().parents[2]
 
-from tiny_recipe_support import TINY  # noqa: E402 (the recipe these tests share)
 
 
 def write(path: Path, text: str) -> Path:

@@ -13,8 +13,8 @@ import pytest
 import yaml
 from PIL import Image
 
-from dogood.shifts import SHIFTS
 from dogood.share.docs_pages import docs_data, shift_figures, synthetic_documents
+from dogood.shifts import SHIFTS
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -47,6 +47,7 @@ def browser():
                     "(.ci/run installs them)")
     import os
 
+    pytest.importorskip("selenium", reason="the gallery's browser test drives Chromium with Selenium (the test extra)")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 

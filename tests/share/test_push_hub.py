@@ -8,11 +8,11 @@ from pathlib import Path
 import datasets
 import pytest
 import yaml
+from hub_server import HubServer, hub_environment
 
 from dogood.cli import main as cli
 from dogood.pipeline.recipe import load_recipe
 from dogood.share.publish import PublishError, push
-from hub_server import HubServer, hub_environment
 
 TOKEN = "hf_test"
 REPO = "tester/funsd-l"

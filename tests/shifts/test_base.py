@@ -11,8 +11,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from dogood.core import fs
 from dogood.pipeline.recipe import parse_recipe
 from dogood.shifts import SHIFTS, make_shift

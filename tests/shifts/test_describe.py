@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import inspect
-
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 from dogood.cli import main
-from dogood.shifts.describe import describe_shift, short_name, shift_table_markdown
 from dogood.core.papers import CITATIONS
 from dogood.shifts import SHIFTS, Shift
+from dogood.shifts.describe import describe_shift, shift_table_markdown, short_name
 
 
 def test_describe_char_deletion_prints_every_declared_fact(capsys):

@@ -10,12 +10,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from dogood.core.errors import RecipeError
-from dogood.pipeline.recipe import load_recipe, parse_recipe
 from dogood.core.seeds import step_seed
-from dogood.shifts.levels import LEVELS, base_name, expand_severities
 from dogood.measures.effects import effects, measured
-from dogood.shifts import SHIFTS, make_shift
+from dogood.pipeline.recipe import load_recipe, parse_recipe
 from dogood.pipeline.stats import add, word_changes
+from dogood.shifts import SHIFTS, make_shift
+from dogood.shifts.levels import LEVELS, base_name, expand_severities
 
 BASE = {"name": "sev", "version": "1.0.0", "source": {"kind": "funsd"}, "seed": 0}
 
@@ -90,8 +90,8 @@ def test_effects_of_a_drop_and_a_reordering_count_the_words_and_no_move(funsd_te
     only reordered: the places another word took, nothing moved; dropped and moved: no box measure."""
     import numpy as np
 
-    from dogood.shifts.layout._relayout import with_boxes
     from dogood.language.edits import delete_words, reorder_words
+    from dogood.shifts.layout._relayout import with_boxes
 
     doc = funsd_test.load(funsd_test.ids()[0])
     n = len(doc.words)

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dogood.shifts import resources
-from dogood.shifts import SHIFTS, make_shift
+from dogood.shifts import SHIFTS, make_shift, resources
 
 SHIFT_DIRS = [Path(__file__).resolve().parents[2] / "dogood" / "shifts" / family for family in ("layout", "image")]
 

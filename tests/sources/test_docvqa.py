@@ -9,11 +9,11 @@ import shutil
 import numpy as np
 import pytest
 
-from dogood.pipeline.build import build
 from dogood.core.errors import DocumentError, SourceError
-from dogood.pipeline.recipe import parse_recipe
 from dogood.language.budget import change_fraction
 from dogood.language.selection import answer_words, eligible_words
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import parse_recipe
 from dogood.sources import open_source
 from dogood.sources.hf_dataset import HFDatasetSource
 

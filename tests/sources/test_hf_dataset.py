@@ -16,7 +16,6 @@ from dogood.core.errors import DocumentError, SourceError
 from dogood.core.schema import FUNSD_NER_TAGS, RVL_CDIP_CLASSES, document_to_row
 from dogood.sources.hf_dataset import HFDatasetSource
 
-
 HUB_FUNSD_FEATURES = datasets.Features({
     "id": datasets.Value("string"),
     "tokens": datasets.List(datasets.Value("string")),

@@ -8,8 +8,8 @@ import hashlib
 import pyarrow.parquet as pq
 
 from dogood.pipeline.plan import plan_build
-from dogood.pipeline.shards import ShardTasks, list_shards
 from dogood.pipeline.recipe import parse_recipe
+from dogood.pipeline.shards import ShardTasks, list_shards
 from dogood.sources.ids import IdsView, first_ids, ids_sha256
 from dogood.sources.synthetic import PageIds
 

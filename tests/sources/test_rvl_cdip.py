@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from dogood.page import ocr
 from dogood.core.document import PageImage
 from dogood.core.errors import DocumentError, SourceError
+from dogood.page import ocr
 from dogood.sources.rvl_cdip import RVL_CDIP_CLASSES, RvlCdipSource, read_labels
 
 DATA = Path(os.environ.get("DOGOOD_DATA_DIR", Path(__file__).resolve().parents[3] / "shared" / "data"))

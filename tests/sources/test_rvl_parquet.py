@@ -113,8 +113,8 @@ def test_shards_on_a_hub_read_through_hf_urls(pages):
     """``hf://datasets/<repo>/data``, read through huggingface_hub's fsspec file system with HTTP range requests,
     from the test Hub server (tests/hub_server.py): the same ids and documents as the local files."""
     pytest.importorskip("huggingface_hub")
-    from huggingface_hub import HfApi
     from hub_server import HubServer, hub_environment
+    from huggingface_hub import HfApi
 
     _, shards = pages
     local = RvlCdipSource(parquet=str(shards), split="test", ocr=False)

@@ -10,12 +10,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dogood.pipeline.build import build
 from dogood.core.errors import DocumentError, RecipeError, SourceError
-from dogood.pipeline.recipe import parse_recipe
 from dogood.core.schema import RVL_CDIP_CLASSES, document_to_row
-from dogood.sources import open_source
-from dogood.sources import synthetic
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import parse_recipe
+from dogood.sources import open_source, synthetic
 from dogood.sources.synthetic import PageIds, SyntheticSource, render_page
 
 

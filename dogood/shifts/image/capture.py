@@ -9,6 +9,8 @@ import cv2
 import numpy as np
 from pydantic import Field, Strict
 
+from dogood.core.document import Document, PageImage, Word
+from dogood.core.papers import Cites
 from dogood.page.camera import (
     MAX_FOLDS,
     STEP,
@@ -27,12 +29,10 @@ from dogood.page.camera import (
 )
 from dogood.page.photos import SURFACE_CATEGORIES, photo_credits
 from dogood.page.quads import quad_tuples, warp_quads
-from dogood.core.document import Document, PageImage, Word
-from dogood.core.papers import Cites
-from dogood.shifts.resources import resource
+from dogood.page.warp import INTERPOLATIONS, REPROJECT, carry_boxes, coarse_grid, upsample_grid
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
-from dogood.page.warp import INTERPOLATIONS, REPROJECT, carry_boxes, coarse_grid, upsample_grid
+from dogood.shifts.resources import resource
 
 #: Strength of the sharpening after bilinear resampling (``interpolation: sharpened``): closest to bicubic on FUNSD.
 SHARPEN = 0.1

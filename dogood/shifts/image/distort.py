@@ -10,8 +10,6 @@ from pydantic import Field
 from dogood.core.document import Document, PageImage, Word
 from dogood.core.errors import DocumentError
 from dogood.core.papers import Cites
-from dogood.shifts import params
-from dogood.shifts.base import Outcome, Shift
 from dogood.page.quads import quad_tuples, warp_quads
 from dogood.page.warp import (
     CANVASES,
@@ -24,6 +22,8 @@ from dogood.page.warp import (
     map_provider_names,
     warp_page,
 )
+from dogood.shifts import params
+from dogood.shifts.base import Outcome, Shift
 
 
 class DistortPage(Shift):

@@ -8,13 +8,13 @@ import cv2
 import numpy as np
 from pydantic import Field, Strict
 
-from dogood.page.photos import photo_credits
 from dogood.core.document import PageImage
-from dogood.page.ink import InkMatte, composite, gray, ink_matte
 from dogood.core.papers import Cites
-from dogood.shifts.resources import resource
+from dogood.page.ink import InkMatte, composite, gray, ink_matte
+from dogood.page.photos import photo_credits
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
+from dogood.shifts.resources import resource
 
 #: COCO licence ids without "NoDerivs": a background swap makes a derivative image.
 DERIVATIVE_LICENSES = (1, 2, 4, 5, 7)

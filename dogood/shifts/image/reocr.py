@@ -8,9 +8,9 @@ from pydantic import Field
 from dogood.core.boxes import transfer_owners
 from dogood.core.document import Entity
 from dogood.core.papers import Cites
-from dogood.shifts.resources import resource
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
+from dogood.shifts.resources import resource
 
 
 class ReOCR(Shift):

@@ -8,9 +8,9 @@ import cv2
 import numpy as np
 from pydantic import Field
 
-from dogood.page.augraphy_seeded import augraphy, run_augmentations
 from dogood.core.document import PageImage
 from dogood.core.papers import Cites
+from dogood.page.augraphy_seeded import augraphy, run_augmentations
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
 

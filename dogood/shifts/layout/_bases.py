@@ -14,10 +14,10 @@ import numpy as np
 from pydantic import Field
 
 from dogood.core.document import Document
-from dogood.shifts.layout._relayout import changed_boxes, shuffle_among, with_boxes
+from dogood.language.selection import value_neighbours
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
-from dogood.language.selection import value_neighbours
+from dogood.shifts.layout._relayout import changed_boxes, shuffle_among, with_boxes
 
 
 class BoxJitter(Shift):

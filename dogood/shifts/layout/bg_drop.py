@@ -8,11 +8,11 @@ import numpy as np
 from pydantic import AliasChoices, Field
 
 from dogood.core.document import Document
-from dogood.shifts.layout._relayout import drop_words
-from dogood.language.selection import BACKGROUND_LABELS, background_words
 from dogood.core.papers import Cites
+from dogood.language.selection import BACKGROUND_LABELS, background_words
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
+from dogood.shifts.layout._relayout import drop_words
 
 
 class BackgroundDrop(Shift):

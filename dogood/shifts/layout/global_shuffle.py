@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from dogood.core.document import Document
-from dogood.shifts.layout._relayout import shuffle_among
 from dogood.core.papers import Cites
 from dogood.shifts.base import Outcome, Shift, SkipDocument
+from dogood.shifts.layout._relayout import shuffle_among
 
 
 class GlobalShuffle(Shift):

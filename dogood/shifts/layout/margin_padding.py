@@ -8,10 +8,10 @@ import numpy as np
 from pydantic import Field
 
 from dogood.core.document import Document, PageImage
-from dogood.shifts.layout._relayout import with_boxes
 from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift
+from dogood.shifts.layout._relayout import with_boxes
 
 
 class MarginPadding(Shift):

@@ -62,17 +62,16 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 import numpy as np
+from pydantic import Field
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from pydantic import Field
-
 from dogood.core.boxes import boxes_intersect, dilate_box, normalize_boxes
 from dogood.core.document import Document
-from dogood.shifts.layout._relayout import with_boxes
 from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Shift, SkipDocument
+from dogood.shifts.layout._relayout import with_boxes
 
 
 def merge_boxes(

@@ -103,7 +103,6 @@ from pathlib import Path
 from typing import ClassVar, Literal
 
 import numpy as np
-
 from pydantic import Field
 
 from dogood.core import fs
@@ -111,9 +110,9 @@ from dogood.core.boxes import union_boxes
 from dogood.core.document import Document, PageImage, Word
 from dogood.core.papers import Cites
 from dogood.core.paths import cache_dir, write_atomic
-from dogood.shifts.resources import resource
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
+from dogood.shifts.resources import resource
 
 #: Version of the strength computation: part of every cache key.
 STRENGTH_VERSION = 1

@@ -8,12 +8,12 @@ import numpy as np
 from pydantic import AliasChoices, Field
 
 from dogood.core.document import Document
-from dogood.shifts.layout._relayout import drop_words
-from dogood.language.selection import BACKGROUND_LABELS, background_words, value_neighbours
-from dogood.shifts.layout._bases import ZONE_LEVELS, NeighbourZone
 from dogood.core.papers import Cites
+from dogood.language.selection import BACKGROUND_LABELS, background_words, value_neighbours
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
+from dogood.shifts.layout._bases import ZONE_LEVELS, NeighbourZone
+from dogood.shifts.layout._relayout import drop_words
 
 
 class NeighborBackgroundDrop(Shift):

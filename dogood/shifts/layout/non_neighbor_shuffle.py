@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from dogood.shifts.layout._bases import ZONE_LEVELS, ZoneShuffle
 from dogood.core.papers import Cites
+from dogood.shifts.layout._bases import ZONE_LEVELS, ZoneShuffle
 
 
 class NonNeighborShuffle(ZoneShuffle):

@@ -6,10 +6,10 @@ import numpy as np
 from pydantic import Field
 
 from dogood.core.document import Document, PageImage
-from dogood.shifts.layout._relayout import changed_boxes, derangement, key_value_pairs, paste_words, with_boxes
 from dogood.core.papers import Cites
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
+from dogood.shifts.layout._relayout import changed_boxes, derangement, key_value_pairs, paste_words, with_boxes
 
 
 class ValueLocationAugment(Shift):

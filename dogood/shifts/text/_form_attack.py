@@ -20,12 +20,12 @@ import numpy as np
 from pydantic import AliasChoices, Field
 
 from dogood.core.document import Document
-from dogood.shifts import params
-from dogood.shifts.base import KEPT_HELP, Outcome, Shift, SkipDocument
 from dogood.language.budget import change_words
 from dogood.language.edits import kept_tallies, redraw_guard, with_texts
 from dogood.language.selection import BACKGROUND_LABELS, background_words
 from dogood.language.words import MAX_WORD_LENGTH
+from dogood.shifts import params
+from dogood.shifts.base import KEPT_HELP, Outcome, Shift, SkipDocument
 
 
 class BackgroundWordShift(Shift):

@@ -30,7 +30,13 @@ from dogood.core.document import Document, Word
 from dogood.language.chars import MISSPELLINGS
 from dogood.language.edits import Edits, box_beside
 from dogood.language.moradi_ops import (
-    CHAR_MIN_LENGTH, WORD_MIN_LENGTH, char_edit, derange_block, misspell_tokens, numpy_randint, pick_token,
+    CHAR_MIN_LENGTH,
+    WORD_MIN_LENGTH,
+    char_edit,
+    derange_block,
+    misspell_tokens,
+    numpy_randint,
+    pick_token,
     replace_synonyms,
 )
 from dogood.language.moradi_verbs import RULES

@@ -50,13 +50,12 @@ import numpy as np
 from pydantic import Field
 
 from dogood.core.document import Document
-from dogood.shifts import params
-from dogood.shifts.base import KEPT_HELP, Outcome, Shift
 from dogood.language.budget import budget, draw_until
 from dogood.language.edits import Edits, apply_edits, kept_tallies, redraw_edits, redraw_guard
 from dogood.language.selection import text_samples
 from dogood.language.words import MAX_WORD_LENGTH, core_problem, split_word
-
+from dogood.shifts import params
+from dogood.shifts.base import KEPT_HELP, Outcome, Shift
 
 #: ``dogood`` (dogood's careful variants) or ``paper`` (the reference scripts' operators: :mod:`._paper_style`).
 Style = Literal["dogood", "paper"]

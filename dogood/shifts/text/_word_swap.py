@@ -37,12 +37,12 @@ import numpy as np
 from pydantic import Field
 
 from dogood.core.document import Document
-from dogood.shifts import params
-from dogood.shifts.base import KEPT_HELP, Outcome, Shift
 from dogood.language.budget import change_fraction
 from dogood.language.edits import kept_tallies, redraw_guard, with_texts
 from dogood.language.lexicons import import_textattack
 from dogood.language.words import MAX_WORD_LENGTH, is_latin, split_word
+from dogood.shifts import params
+from dogood.shifts.base import KEPT_HELP, Outcome, Shift
 
 
 class WordSwapShift(Shift):

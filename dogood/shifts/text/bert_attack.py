@@ -93,13 +93,13 @@ from pydantic import Field
 from dogood.core.document import Document
 from dogood.core.errors import ModelError
 from dogood.core.papers import Cites
-from dogood.shifts import params
-from dogood.shifts.base import KEPT_HELP, Outcome, Shift
 from dogood.language.budget import budget, change_fraction
 from dogood.language.edits import kept_tallies, redraw_guard, with_texts
 from dogood.language.lexicons import require, stopwords
 from dogood.language.selection import eligible_words
 from dogood.language.words import case_like, is_latin, split_word
+from dogood.shifts import params
+from dogood.shifts.base import KEPT_HELP, Outcome, Shift
 from dogood.shifts.text._word_swap import repo_augment
 
 #: Rows (context windows) per forward pass.

@@ -7,13 +7,13 @@ from pydantic import Field
 
 from dogood.core.document import Document
 from dogood.core.papers import Cites
-from dogood.shifts import params
-from dogood.shifts.base import Outcome, SkipDocument
 from dogood.language.edits import kept_tallies, redraw_guard, with_texts
-from dogood.shifts.text._form_attack import BackgroundWordShift
 from dogood.language.lexicons import require
 from dogood.language.selection import background_words, value_neighbours
 from dogood.language.values import faker_for, faker_note, random_value
+from dogood.shifts import params
+from dogood.shifts.base import Outcome, SkipDocument
+from dogood.shifts.text._form_attack import BackgroundWordShift
 
 
 class BackgroundAdversarial(BackgroundWordShift):

@@ -7,9 +7,9 @@ import re
 import numpy as np
 
 from dogood.core.papers import Cites
-from dogood.shifts.text._form_attack import BackgroundWordShift
 from dogood.language.lexicons import all_sense_synonyms, require
 from dogood.language.words import case_like, is_latin
+from dogood.shifts.text._form_attack import BackgroundWordShift
 
 #: A word of letters (inner ``-`` or ``'`` allowed) between punctuation: ``"(Date:"``.
 _LETTER_WORD = re.compile(r"^(\W*)([^\W\d_]+(?:[-'][^\W\d_]+)*)(\W*)$")

@@ -6,9 +6,9 @@ import numpy as np
 
 from dogood.core.papers import Cites
 from dogood.language.chars import typo
-from dogood.shifts.text._form_attack import BackgroundWordShift
 from dogood.language.values import separated_number
 from dogood.language.words import is_latin
+from dogood.shifts.text._form_attack import BackgroundWordShift
 
 
 class BackgroundTypo(BackgroundWordShift):

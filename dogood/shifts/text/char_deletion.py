@@ -8,8 +8,8 @@ import numpy as np
 from pydantic import Field
 
 from dogood.core.papers import Cites
-from dogood.shifts import params
 from dogood.language.chars import deletions, pick
+from dogood.shifts import params
 from dogood.shifts.text._word_swap import WordSwapShift
 
 

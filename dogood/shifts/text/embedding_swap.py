@@ -11,11 +11,11 @@ import numpy as np
 from pydantic import Field
 
 from dogood.core.papers import Cites
-from dogood.shifts import params
 from dogood.language.chars import pick
 from dogood.language.embeddings import counter_fitted_glove, load_word_vectors, nearest_neighbours
 from dogood.language.lexicons import MODALS, NEGATIONS, antonyms, base_forms, import_textattack, require
 from dogood.language.pos_tagger import universal_tag
+from dogood.shifts import params
 from dogood.shifts.text._word_swap import WordSwapShift
 
 #: Neighbours stored per word in dogood's own build (a swap may consider at most this many).

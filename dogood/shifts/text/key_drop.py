@@ -9,9 +9,9 @@ from pydantic import AliasChoices, Field
 
 from dogood.core.document import Document
 from dogood.core.papers import Cites
+from dogood.language.edits import without_words
 from dogood.shifts import params
 from dogood.shifts.base import Outcome, Shift, SkipDocument
-from dogood.language.edits import without_words
 
 
 class KeyDrop(Shift):

@@ -9,10 +9,10 @@ import numpy as np
 from pydantic import Field
 
 from dogood.core.papers import Cites
-from dogood.shifts import params
 from dogood.language.lexicons import import_textattack
-from dogood.shifts.text._word_swap import WordSwapShift
 from dogood.language.words import case_like
+from dogood.shifts import params
+from dogood.shifts.text._word_swap import WordSwapShift
 
 #: A number inside a word: digits not glued to letters ("12/05/98" has three, "A221" none),
 #: as TextAttack's tokenizer splits words at punctuation.

@@ -11,10 +11,7 @@ from pydantic import AliasChoices, Field
 
 from dogood.core.document import Document
 from dogood.core.papers import Cites
-from dogood.shifts import params
-from dogood.shifts.base import KEPT_HELP, Outcome, Shift, SkipDocument
 from dogood.language.edits import kept_tallies, redraw_guard, with_texts
-from dogood.language.words import MAX_WORD_LENGTH
 from dogood.language.lexicons import require
 from dogood.language.values import (
     data_type,
@@ -30,7 +27,9 @@ from dogood.language.values import (
     split_into,
     upper_like,
 )
-from dogood.language.words import is_latin
+from dogood.language.words import MAX_WORD_LENGTH, is_latin
+from dogood.shifts import params
+from dogood.shifts.base import KEPT_HELP, Outcome, Shift, SkipDocument
 
 
 class ValueTextAugment(Shift):
@@ -151,7 +150,7 @@ class ValueTextAugment(Shift):
         ``Clover``, ``Dari`` ``Mart``: the boxes touch on one line), two new words would run into each other
         (``Stanleyand``), unless one of them ends or starts with a separator."""
         for (a, ta), (b, tb) in pairwise(zip(ids, texts, strict=True)):
-            (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = doc.words[a].box, doc.words[b].box
+            (_, ay0, ax1, ay1), (bx0, by0, _, by1) = doc.words[a].box, doc.words[b].box
             height = min(ay1 - ay0, by1 - by0)
             same_line = min(ay1, by1) - max(ay0, by0) > height / 2
             if same_line and bx0 - ax1 <= max(1, height // 10) and ta and tb and ta[-1].isalnum() and tb[0].isalnum():

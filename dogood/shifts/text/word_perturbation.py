@@ -84,13 +84,13 @@ from pydantic import Field
 
 from dogood.core.document import Document, Word
 from dogood.core.papers import Cites
-from dogood.shifts import params
 from dogood.language.edits import Edits, box_beside
 from dogood.language.lexicons import in_wordnet, inflect_verb, require, tagged_synonyms, verb_forms
 from dogood.language.sample_tokens import tokenize_words
+from dogood.language.words import case_like, split_word
+from dogood.shifts import params
 from dogood.shifts.text import _paper_style
 from dogood.shifts.text._samples import STYLE, SamplePerturbation, Style, perturb_words
-from dogood.language.words import case_like, split_word
 
 WORD_KINDS = ("deletion", "repetition", "synonym", "negation", "singular_plural_verb", "verb_tense", "word_order")
 _NEEDS_WORDNET = ("synonym", "singular_plural_verb", "verb_tense")

@@ -9,9 +9,9 @@ import datasets
 import numpy as np
 import pytest
 
-from dogood.pipeline.build import build
-from dogood.page.camera import nonrigid_displacement, word_contrast
 from dogood.core.document import Document, Entity, PageImage, Word
+from dogood.page.camera import nonrigid_displacement, word_contrast
+from dogood.pipeline.build import build
 from dogood.pipeline.recipe import load_recipe
 from dogood.shifts import CapturePage, make_shift
 

@@ -4,10 +4,15 @@ kept, the same seed gives the same bytes, and the levels of one config share the
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import math
 
-from rodla_shifts_support import *  # noqa: F403 (imports, data and fixtures these tests share)
+import cv2
+import numpy as np
+import pytest
+from rodla_levels import level
 
+from dogood.shifts.image.defocus import disc_kernel
+from dogood.shifts.image.motion_blur import line_kernel
 
 
 def test_blurs_are_centred_kernels_applied_as_is(forms):

@@ -11,8 +11,6 @@ import pytest
 
 from dogood.core.document import Document, Entity, PageImage, QAPair, Word
 from dogood.core.errors import DocumentError, RecipeError
-from dogood.shifts import make_shift
-from dogood.shifts.image.distort import DistortPage  # importing registers the shift
 from dogood.page.warp import (
     KINDS,
     apply_map,
@@ -20,6 +18,9 @@ from dogood.page.warp import (
     register_map_provider,
     reproject_boxes,
 )
+from dogood.shifts import make_shift
+from dogood.shifts.image.distort import DistortPage  # importing registers the shift
+
 
 def identity_map(size):
     """The backward map that changes nothing: output pixel ``(x, y)`` samples ``(x, y)``."""

@@ -4,10 +4,8 @@ kept, the same seed gives the same bytes, and the levels of one config share the
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
-
-from rodla_shifts_support import *  # noqa: F403 (imports, data and fixtures these tests share)
-
+import numpy as np
+from rodla_levels import level
 
 
 def test_illumination_lights_or_shades_its_patch_only(forms):

@@ -4,10 +4,14 @@ kept, the same seed gives the same bytes, and the levels of one config share the
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import math
 
-from rodla_shifts_support import *  # noqa: F403 (imports, data and fixtures these tests share)
+import cv2
+import numpy as np
+from rodla_levels import level
 
+from dogood.shifts import SHIFTS
+from dogood.shifts.image.motion_blur import line_kernel
 
 
 def test_motion_blur_levels_smear_the_same_way_each_further(forms):

@@ -10,17 +10,17 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dogood.pipeline.build import build
-from dogood.page.photos import coco_photos
 from dogood.core.document import Document, PageImage
-from dogood.measures.halo import edge_steps, halo_test, random_rectangles
-from dogood.page.ink import composite, gray, ink_matte
-from dogood.pipeline.recipe import load_recipe
-from dogood.shifts import NaturalBackground
 from dogood.core.seeds import step_seed
 from dogood.language.edits import delete_words
 from dogood.measures.cues import background_cue
+from dogood.measures.halo import edge_steps, halo_test, random_rectangles
 from dogood.measures.quality import ms_ssim
+from dogood.page.ink import composite, gray, ink_matte
+from dogood.page.photos import coco_photos
+from dogood.pipeline.build import build
+from dogood.pipeline.recipe import load_recipe
+from dogood.shifts import NaturalBackground
 from dogood.shifts.image.natural_background import fade, fit_photo, ink_guard, paper_tone, word_needs
 
 

@@ -4,10 +4,17 @@ kept, the same seed gives the same bytes, and the levels of one config share the
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import random
 
-from rodla_shifts_support import *  # noqa: F403 (imports, data and fixtures these tests share)
+import numpy as np
+import pytest
+from rodla_levels import FACTORS, NEW, PIXEL_ONLY, level
 
+from dogood.measures.box_ink import box_ink
+from dogood.measures.effects import effects, measured
+from dogood.pipeline.stats import add
+from dogood.shifts import SHIFTS, make_shift
+from dogood.shifts.levels import LEVELS
 
 
 def test_each_new_shift_has_five_levels_factors_and_cites_rodla():

@@ -4,10 +4,18 @@ kept, the same seed gives the same bytes, and the levels of one config share the
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import math
 
-from rodla_shifts_support import *  # noqa: F403 (imports, data and fixtures these tests share)
+import cv2
+import numpy as np
+import pytest
+from rodla_levels import level
 
+from dogood.page.affine import rotation
+from dogood.page.warp import ink_mask
+from dogood.shifts import make_shift
+from dogood.shifts.image._pixels import paper_tone
+from dogood.shifts.levels import LEVELS
 
 
 def test_rotate_grows_the_canvas_fills_with_paper_and_keeps_each_words_ink_in_its_box(forms):

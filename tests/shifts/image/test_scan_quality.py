@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("augraphy")
 
 from dogood.measures.box_ink import box_ink  # noqa: E402
-from dogood.pipeline.recipe import load_recipe  # noqa: E402
 from dogood.measures.effects import contrast_under_ink  # noqa: E402
+from dogood.pipeline.recipe import load_recipe  # noqa: E402
 from dogood.shifts import ScanQuality, make_shift  # noqa: E402
 from dogood.shifts.image.scan_quality import KINDS  # noqa: E402
 

@@ -4,10 +4,10 @@ kept, the same seed gives the same bytes, and the levels of one config share the
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import numpy as np
+from rodla_levels import level
 
-from rodla_shifts_support import *  # noqa: F403 (imports, data and fixtures these tests share)
-
+from dogood.shifts.levels import LEVELS
 
 
 def test_speckle_adds_to_the_same_specks_and_texture_darkens_the_paper_more_than_the_ink(forms):

@@ -4,10 +4,8 @@ kept, the same seed gives the same bytes, and the levels of one config share the
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
-
-from rodla_shifts_support import *  # noqa: F403 (imports, data and fixtures these tests share)
-
+import numpy as np
+from rodla_levels import level
 
 
 def test_watermark_changes_only_what_its_mark_covers_and_never_lightens_ink(forms):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import numpy as np
+import pytest
+from ocr_level_checks import KEY_VALUE, kept_indices, labels_of, run, swap_form
+
+from dogood.core.document import Entity
+from dogood.core.schema import iob_tags
+from dogood.language.selection import background_words
 from dogood.page.render import reach
-
-from ocr_level_support import *  # noqa: F403 (imports, data and fixtures these tests share)
-
 
 
 @pytest.mark.parametrize("p", [0.1, 0.13, 0.5])

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
-
-from ocr_level_support import *  # noqa: F403 (imports, data and fixtures these tests share)
-
+import numpy as np
+from ocr_level_checks import boxes_inside, edge_form, run
 
 
 def test_box_stretch_moves_each_coordinate_by_delta(funsd_test):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
-
-from ocr_level_support import *  # noqa: F403 (imports, data and fixtures these tests share)
-
+import numpy as np
+import pytest
+from ocr_level_checks import boxes_inside, edge_form, run
 
 
 @pytest.mark.parametrize("delta", [0.1, 0.25])

@@ -10,8 +10,8 @@ import pytest
 
 from dogood.core.document import Document, Entity, PageImage, Word
 from dogood.core.errors import RecipeError
-from dogood.models.predictions import Prediction
 from dogood.core.schema import iob_tags
+from dogood.models.predictions import Prediction
 from dogood.shifts import MoveEntities, make_shift
 from dogood.shifts.layout.move import (
     cached_entity_strength,
@@ -217,8 +217,8 @@ def test_funsd_moves_pass_the_threshold_and_keep_words_with_their_pixels(funsd_t
 def test_funsd_l_move_config_builds_and_loads_offline(funsd_dir, trained_baseline, tmp_path):
     import datasets
 
-    from dogood.pipeline.build import build
     from dogood.models import default_baseline_path
+    from dogood.pipeline.build import build
     from dogood.pipeline.recipe import load_recipe
 
     default_baseline_path().parent.mkdir(parents=True, exist_ok=True)

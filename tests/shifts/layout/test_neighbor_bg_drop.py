@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+from ocr_level_checks import KEY_VALUE, kept_indices, labels_of, run
 
-from ocr_level_support import *  # noqa: F403 (imports, data and fixtures these tests share)
-
+from dogood.language.selection import background_words, value_neighbours
 
 
 def test_neighbor_bg_drop_drops_the_background_neighbours_only(pages):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+from ocr_level_checks import noise_page, pairs_of, run
 
-from ocr_level_support import *  # noqa: F403 (imports, data and fixtures these tests share)
-
+from dogood.core.document import Document, Entity, Word
 
 
 def test_neighbour_shuffle_leaves_a_page_without_values_alone():

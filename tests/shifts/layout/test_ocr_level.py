@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+from collections import Counter
 
-from ocr_level_support import *  # noqa: F403 (imports, data and fixtures these tests share)
+import pytest
+from ocr_level_checks import ALL, ORDER, boxes_inside, edge_form, labels_of, noise_page, pairs_of, run, swap_form
 
+from dogood.core.document import Document
+from dogood.core.errors import RecipeError
+from dogood.language.selection import value_neighbours
+from dogood.shifts import make_shift
 
 
 @pytest.mark.parametrize("name", ALL)

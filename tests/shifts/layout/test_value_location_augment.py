@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+from collections import Counter
 
-from ocr_level_support import *  # noqa: F403 (imports, data and fixtures these tests share)
+import numpy as np
+import pytest
+from ocr_level_checks import noise_page, run, swap_form
 
+from dogood.core.document import Document, PageImage, Word
+from dogood.shifts import SkipDocument, make_shift
+from dogood.shifts.layout._relayout import key_value_pairs
+
+
+def _overlap(a, b):
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 @pytest.mark.parametrize("rgb", [False, True])

@@ -19,17 +19,17 @@ from dogood.core.fs import recorded_path
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from dogood.pipeline.build import BuildError, build  # noqa: E402
 from dogood.core.document import Document, Entity, PageImage, Word  # noqa: E402
 from dogood.core.errors import RecipeError  # noqa: E402
-from dogood.models import ModelError  # noqa: E402
-from dogood.pipeline.recipe import parse_recipe  # noqa: E402
-from dogood.shifts.text import bert_attack as ba  # noqa: E402
-from dogood.shifts.base import make_shift  # noqa: E402
-from dogood.shifts.text.bert_attack import BertAttack, best_combinations, masked_lm  # noqa: E402
 from dogood.language.lexicons import stopwords  # noqa: E402
 from dogood.language.selection import word_labels  # noqa: E402
 from dogood.language.words import split_word  # noqa: E402
+from dogood.models import ModelError  # noqa: E402
+from dogood.pipeline.build import BuildError, build  # noqa: E402
+from dogood.pipeline.recipe import parse_recipe  # noqa: E402
+from dogood.shifts.base import make_shift  # noqa: E402
+from dogood.shifts.text import bert_attack as ba  # noqa: E402
+from dogood.shifts.text.bert_attack import BertAttack, best_combinations, masked_lm  # noqa: E402
 
 MAX_LENGTH = 64  # the tiny model's limit: long words and long windows are cut to it
 
@@ -347,6 +347,7 @@ def test_repo_style_changes_the_words_textattacks_augmenter_changes(docs, model_
     the augmenter drops none of them), and each new word is one of the candidates TextAttack gives for it."""
     import random
 
+    pytest.importorskip("textattack", reason="Do-GOOD's script runs TextAttack's Augmenter: the text extra")
     from textattack.augmentation import Augmenter
     from textattack.constraints.pre_transformation import RepeatModification, StopwordModification
     from textattack.transformations import CompositeTransformation, WordSwapMaskedLM

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import numpy as np
+from form_attack_checks import BACKGROUND, changed_words, form, is_paper_value, labels_of
 
-from form_text_support import *  # noqa: F403 (imports, data and fixtures these tests share)
-
+from dogood.core.schema import iob_tags
+from dogood.language.selection import background_words, value_neighbours
+from dogood.language.values import data_type
+from dogood.shifts import BackgroundAdversarial
 
 
 def test_bg_adversarial_values_follow_the_paper_and_spare_value_neighbours(pages):

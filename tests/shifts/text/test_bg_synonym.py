@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import re
 
-from form_text_support import *  # noqa: F403 (imports, data and fixtures these tests share)
+import numpy as np
+from form_attack_checks import BACKGROUND, changed_words, form, labels_of
 
+from dogood.core.schema import iob_tags
+from dogood.language.lexicons import all_sense_synonyms as synonyms
+from dogood.shifts import BackgroundSynonym
 
 
 def test_bg_synonym_uses_wordnet_synonyms_of_background_words(pages):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import numpy as np
+from form_attack_checks import BACKGROUND, changed_words, labels_of, levenshtein
 
-from form_text_support import *  # noqa: F403 (imports, data and fixtures these tests share)
-
+from dogood.core.schema import iob_tags
+from dogood.language.chars import typo
+from dogood.language.selection import background_words
+from dogood.shifts import BackgroundTypo
 
 
 def test_bg_typo_changes_only_background_at_rate_p_by_one_edit(funsd_test):

@@ -8,10 +8,11 @@ test session, on GloVe's 10,000 most frequent words, into the session's cache.
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import numpy as np
+from word_swap_checks import changed
 
-from textattack_swaps_support import *  # noqa: F403 (imports, data and fixtures these tests share)
-
+from dogood.language.words import split_word
+from dogood.shifts.text.char_deletion import CharacterDeletion
 
 
 def test_char_deletion_removes_exactly_one_character(docs):

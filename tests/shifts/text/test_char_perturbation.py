@@ -2,10 +2,38 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import pytest
+from perturbation_checks import changed_pairs, form, texts
 
-from perturbations_support import *  # noqa: F403 (imports, data and fixtures these tests share)
+from dogood.language.chars import CHAR_KINDS, KEYBOARD_NEIGHBOURS, MISSPELLINGS
+from dogood.language.words import MAX_WORD_LENGTH, core_problem, split_word
+from dogood.shifts.text.char_perturbation import CharPerturbation
 
+
+def _obeys(kind, old, new):
+    """Whether ``new`` is one ``kind`` perturbation of the core ``old``."""
+    n = len(old)
+    if kind == "deletion":
+        return any(new == old[:p] + old[p + 1:] for p in range(1, n - 1))
+    if kind == "insertion":
+        return len(new) == n + 1 and new[0] == old[0] and new[-1] == old[-1] and any(
+            new[:p] + new[p + 1:] == old for p in range(1, n))
+    if kind == "repetition":
+        return any(new == old[: p + 1] + old[p] + old[p + 1:] for p in range(1, n - 1))
+    if kind == "swap":
+        diff = [j for j in range(n) if len(new) == n and new[j] != old[j]]
+        return len(new) == n and len(diff) == 2 and diff[1] == diff[0] + 1 and (
+            new[diff[0]], new[diff[1]]) == (old[diff[1]], old[diff[0]])
+    if kind == "replacement":
+        diff = [j for j in range(n) if len(new) == n and new[j] != old[j]]
+        return len(new) == n and len(diff) == 1 and (
+            new[diff[0]].lower() in KEYBOARD_NEIGHBOURS[old[diff[0]].lower()]
+            and new[diff[0]].isupper() == old[diff[0]].isupper())
+    if kind == "letter_case":
+        return new != old and new.lower() == old.lower() and new in (old.swapcase(), old[0].swapcase() + old[1:])
+    if kind == "misspelling":
+        return new.lower() in MISSPELLINGS[old.lower()]
+    raise AssertionError(kind)
 
 
 def test_keyboard_neighbours_are_qwertys_touching_keys():

@@ -10,10 +10,30 @@ style paper does instead).
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import random
+from collections import Counter
 
-from paper_style_support import *  # noqa: F403 (helpers and fixtures the style-paper tests share)
+import pytest
+from moradi_reference import QWERTY, Hangs, char_script, misspelling_script, row_neighbours, word_script
+from paper_style_checks import (
+    CHAR_EDITS,
+    FIRST_ROW,
+    MISSPELLING_ROWS,
+    SEEDS,
+    SENTENCES,
+    char_features,
+    form,
+    ours_char,
+    same_distribution,
+    script_words,
+    shifted_tokens,
+    tokens_of,
+)
 
+from dogood.language.chars import MISSPELLINGS
+from dogood.language.moradi_ops import ROW_NEIGHBOURS, misspell_tokens
+from dogood.shifts.text.char_perturbation import CharPerturbation
+from dogood.shifts.text.word_perturbation import WordPerturbation
 
 
 @pytest.mark.parametrize("kind", CHAR_EDITS)

@@ -8,10 +8,25 @@ test session, on GloVe's 10,000 most frequent words, into the session's cache.
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import numpy as np
+import pytest
+from word_swap_checks import VOCAB, changed
 
-from textattack_swaps_support import *  # noqa: F403 (imports, data and fixtures these tests share)
-
+from dogood.core.document import Document, PageImage, Word
+from dogood.core.paths import cache_dir
+from dogood.language.embeddings import (
+    ANTONYM_FILES,
+    SYNONYM_FILES,
+    WordVectors,
+    counter_fitted_glove,
+    glove_vectors,
+    nearest_neighbours,
+    read_pairs,
+    save_word_vectors,
+    similar_pairs,
+)
+from dogood.language.words import split_word
+from dogood.shifts.text.embedding_swap import EmbeddingSwap
 
 
 def test_embedding_swap_picks_near_neighbours(docs, vectors):

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import numpy as np
+import pytest
+from form_attack_checks import ALL, changed_words, random_forms
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dogood.core.document import Document, PageImage, Word
+from dogood.core.schema import iob_tags
+from dogood.language.words import MAX_WORD_LENGTH
 from dogood.page.render import print_kinds, reach
-
-from form_text_support import *  # noqa: F403 (imports, data and fixtures these tests share)
-
+from dogood.shifts import (
+    BackgroundAdversarial,
+    BackgroundSynonym,
+    BackgroundTypo,
+    KeyDrop,
+    SkipDocument,
+    ValueTextAugment,
+    make_shift,
+)
 
 
 def test_bad_words_are_left_alone_and_counted():

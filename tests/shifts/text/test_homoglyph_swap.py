@@ -8,10 +8,21 @@ test session, on GloVe's 10,000 most frequent words, into the session's cache.
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import unicodedata
 
-from textattack_swaps_support import *  # noqa: F403 (imports, data and fixtures these tests share)
+import pytest
+from word_swap_checks import changed
 
+from dogood.shifts.text.homoglyph_swap import HOMOGLYPHS, HomoglyphSwap
+
+
+def _maps_back(glyph: str, original: str) -> bool:
+    """True when NFKC folds ``glyph`` to ``original`` or Unicode lists them as confusable."""
+    if unicodedata.normalize("NFKC", glyph) == original:
+        return True
+    confusables = pytest.importorskip("confusable_homoglyphs.confusables")
+    found = confusables.is_confusable(glyph, greedy=True, preferred_aliases=[])
+    return bool(found) and original in {h["c"] for h in found[0]["homoglyphs"]}
 
 
 def test_homoglyph_table_is_non_ascii_look_alikes():

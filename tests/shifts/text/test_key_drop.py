@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import numpy as np
+from form_attack_checks import form, labels_of
 
-from form_text_support import *  # noqa: F403 (imports, data and fixtures these tests share)
-
+from dogood.core.schema import iob_tags
+from dogood.shifts import KeyDrop
 
 
 def test_key_drop_removes_question_words_and_their_links(pages):

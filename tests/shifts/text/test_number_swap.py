@@ -8,10 +8,13 @@ test session, on GloVe's 10,000 most frequent words, into the session's cache.
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import re
 
-from textattack_swaps_support import *  # noqa: F403 (imports, data and fixtures these tests share)
+import numpy as np
+from word_swap_checks import changed
 
+from dogood.language.words import split_word
+from dogood.shifts.text.number_swap import NumberSwap
 
 
 def test_number_swap_fraction_is_capped_by_the_numbers_on_the_page(funsd_test):

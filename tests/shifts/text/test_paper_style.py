@@ -10,10 +10,15 @@ style paper does instead).
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import random
 
-from paper_style_support import *  # noqa: F403 (helpers and fixtures the style-paper tests share)
+import pytest
+from paper_style_checks import FIRST_ROW, form, ours_char, shifted_tokens, tokens_of
 
+from dogood.language.moradi_ops import derange_block, pick_token
+from dogood.shifts import make_shift
+from dogood.shifts.text.char_perturbation import CharPerturbation
+from dogood.shifts.text.word_perturbation import WordPerturbation
 
 
 def test_the_scripts_outputs_on_their_first_row_with_seed_1():

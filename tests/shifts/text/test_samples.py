@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from perturbation_checks import assert_iob_consistent, form, page, texts
+
+from dogood.core.document import Document, Entity, Word
+from dogood.core.errors import RecipeError
+from dogood.language.chars import CHAR_KINDS
+from dogood.language.edits import Edits, apply_edits
+from dogood.language.selection import text_samples
+from dogood.language.words import MAX_WORD_LENGTH, core_problem, split_word
 from dogood.page.render import reach
+from dogood.shifts import make_shift
+from dogood.shifts.text.char_perturbation import CharPerturbation
+from dogood.shifts.text.word_perturbation import WORD_KINDS, WordPerturbation
 
-from perturbations_support import *  # noqa: F403 (imports, data and fixtures these tests share)
-
+_WORDS = st.sampled_from(["is", "not", "n't", "Isn't", "requires", "wrote", "large", "Name:", "(see", "", " ",
+                          "12", "Ω", "COMMITTEE", "a"]) | st.text(max_size=12)
 
 
 def test_bad_words_are_left_alone_and_counted(wordnet):

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import re
 
-from form_text_support import *  # noqa: F403 (imports, data and fixtures these tests share)
+import numpy as np
+import pytest
+from form_attack_checks import changed_words, form, labels_of
 
+from dogood.core.document import Document, Entity, PageImage, Word
+from dogood.core.schema import iob_tags
+from dogood.language.values import data_type, split_into
+from dogood.shifts import ValueTextAugment
 
 
 @pytest.mark.parametrize("text,kind", [
@@ -53,6 +59,7 @@ def test_value_text_augment_on_a_hand_made_form():
     assert data_type(date) == "date" and date != "March 17, 1995"
     assert re.fullmatch(r"\d\d/|\d\d-", out.words[2].text) and len(date.split()) == 3
     assert out.words[6].text == "$" and re.fullmatch(r"\d{1,3}(,\d{3})*\.\d\d", out.words[7].text)
+    assert money == f"$ {out.words[7].text}" and money != "$ 1,045.00"
     assert counts["eligible"] == 2 and counts["changed"] == 2 and counts["changed_date"] == 1
     assert set(changed_words(doc, out)) <= {2, 3, 4, 6, 7}
 

@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+from perturbation_checks import assert_iob_consistent, changed_pairs, form, texts
 
-from perturbations_support import *  # noqa: F403 (imports, data and fixtures these tests share)
+from dogood.core.schema import iob_tags
+from dogood.language.lexicons import first_sense_synonyms as synonyms
+from dogood.language.words import split_word
+from dogood.shifts.text.word_perturbation import WordPerturbation
 
+
+def _originals(doc, out):
+    """Indices in ``out`` of the original words (repetition keeps them in order; copies have new boxes)."""
+    keep, j = set(), 0
+    for i, w in enumerate(out.words):
+        if j < len(doc.words) and w == doc.words[j]:
+            keep.add(i)
+            j += 1
+    assert j == len(doc.words)
+    return keep
 
 
 def test_word_deletion_keeps_entities_tags_and_links(funsd_docs):

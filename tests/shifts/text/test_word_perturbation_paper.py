@@ -10,10 +10,28 @@ style paper does instead).
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import random
+from collections import Counter
 
-from paper_style_support import *  # noqa: F403 (helpers and fixtures the style-paper tests share)
+import pytest
+from moradi_reference import order_script, synonym_script, word_script
+from paper_style_checks import (
+    RULES,
+    SEEDS,
+    SENTENCES,
+    VERB_FIXES,
+    VERB_TABLE,
+    apply_rule,
+    form,
+    same_distribution,
+    shifted_tokens,
+    tokens_of,
+)
 
+from dogood.core.schema import iob_tags
+from dogood.language.moradi_ops import derange_block, pick_token, replace_synonyms
+from dogood.language.moradi_verbs import subject
+from dogood.shifts.text.word_perturbation import WordPerturbation
 
 
 @pytest.mark.parametrize("kind", ("deletion", "repetition"))

@@ -8,10 +8,30 @@ test session, on GloVe's 10,000 most frequent words, into the session's cache.
 
 from __future__ import annotations
 
-import pytest  # noqa: F401
+import random
 
-from textattack_swaps_support import *  # noqa: F403 (imports, data and fixtures these tests share)
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from word_swap_checks import NAMES, VOCAB, changed, make
 
+from dogood.core.document import Document, Entity, PageImage, Word
+from dogood.language.selection import word_labels
+from dogood.language.words import split_word
+from dogood.shifts import SHIFTS, make_shift
+from dogood.shifts.text.char_deletion import CharacterDeletion
+from dogood.shifts.text.embedding_swap import EmbeddingSwap
+from dogood.shifts.text.homoglyph_swap import HomoglyphSwap
+from dogood.shifts.text.number_swap import NumberSwap
+
+
+def _awkward_doc() -> Document:
+    texts = ["", "   ", "日本語", "Привет", "☐", "x" * 100, "1,234.56", "12/05/98", "a", ":", "Date:",
+             "house", "(212)", "café", "Ünïcode", "TELEPHONE", "co-operate", "42"]
+    words = tuple(Word(t, (10 * i, 0, 10 * i + 8, 10)) for i, t in enumerate(texts))
+    entities = (Entity(0, "question", tuple(range(0, 9))), Entity(1, "answer", tuple(range(9, len(texts)))))
+    return Document("awkward", PageImage.from_array(np.full((20, 400), 255, np.uint8)), words, entities)
 
 
 def test_registered_with_their_parameters():
@@ -209,8 +229,9 @@ def test_repo_char_deletion_changes_what_the_scripts_loop_changes_on_funsd_test(
 
 
 def test_repo_homoglyph_and_number_swaps_change_the_share_the_scripts_loop_changes(funsd_words):
-    from dogood.shifts.text.homoglyph_swap import _textattack_homoglyphs
     from textattack.transformations import WordSwapChangeNumber
+
+    from dogood.shifts.text.homoglyph_swap import _textattack_homoglyphs
 
     pages, words = funsd_words
     homoglyph = _textattack_homoglyphs().transformations[0]  # TextAttack's own table (its file read aside)

@@ -1,16 +1,16 @@
-"""What the layout shifts' OCR-level tests share (test_value_location_augment.py, test_center_shift.py, test_bg_drop.py, test_margin_padding.py, test_box_stretch.py, test_ocr_level.py, test_neighbor_bg_drop.py, test_neighbor_shuffle.py): imports, data and fixtures."""
+"""Helpers the layout shifts' OCR-level tests share (test_value_location_augment.py, test_center_shift.py,
+test_bg_drop.py, test_margin_padding.py, test_box_stretch.py, test_ocr_level.py, test_neighbor_bg_drop.py,
+test_neighbor_shuffle.py): the shift lists, hand-made forms with edge and swappable words, and checks of what a
+shift kept. The ``pages`` fixture is in tests/shifts/conftest.py."""
 
 from __future__ import annotations
 
 from collections import Counter
+
 import numpy as np
-import pytest
+
 from dogood.core.document import Document, Entity, PageImage, Word
-from dogood.core.errors import RecipeError
-from dogood.core.schema import iob_tags
-from dogood.shifts import SkipDocument, make_shift
-from dogood.language.selection import background_words, value_neighbours
-from dogood.shifts.layout._relayout import key_value_pairs
+from dogood.shifts import make_shift
 
 ALL = ["center_shift", "box_stretch", "margin_padding", "global_shuffle", "neighbor_shuffle", "non_neighbor_shuffle",
        "bg_drop", "neighbor_bg_drop", "value_location_augment"]
@@ -19,24 +19,25 @@ ORDER = ["global_shuffle", "neighbor_shuffle", "non_neighbor_shuffle"]
 
 KEY_VALUE = {"question", "answer"}
 
-@pytest.fixture(scope="module")
-def pages(funsd_test):
-    return [funsd_test.load(i) for i in funsd_test.ids()[:10]]
 
 def run(name, doc, seed=0, **params):
     out, counts, _ = make_shift({"shift": name, **params}).apply(doc, np.random.default_rng(seed))
     return out, counts
 
+
 def labels_of(doc):
     return [e.label if e is not None else None for e in doc.word_entity()]
 
+
 def pairs_of(doc):
     return Counter((w.text, w.box) for w in doc.words)
+
 
 def boxes_inside(doc):
     b = doc.boxes
     return bool(((b[:, 0] >= 0) & (b[:, 1] >= 0) & (b[:, 2] <= doc.width) & (b[:, 3] <= doc.height)
                  & (b[:, 0] <= b[:, 2]) & (b[:, 1] <= b[:, 3])).all())
+
 
 def kept_indices(before, after):
     """Indices of ``before``'s words that survive in ``after`` (a deletion keeps the order)."""
@@ -48,9 +49,11 @@ def kept_indices(before, after):
     assert j == len(after.words), "the output is not a subsequence of the input"
     return kept
 
+
 def noise_page(width=300, height=200, seed=0, rgb=False):
     shape = (height, width, 3) if rgb else (height, width)
     return PageImage.from_array(np.random.default_rng(seed).integers(0, 256, shape, dtype=np.uint8))
+
 
 def edge_form():
     """Words flush with every page edge, a tiny word and a zero-width box: clipping must keep them inside."""
@@ -59,6 +62,7 @@ def edge_form():
              Word("Name:", (10, 80, 50, 95)), Word("Ann", (60, 80, 90, 95))]
     entities = [Entity(0, "question", (6,), ((0, 1),)), Entity(1, "answer", (7,), ((0, 1),)), Entity(2, "header", (2,))]
     return Document("edges", noise_page(), tuple(words), tuple(entities))
+
 
 def swap_form(rgb=False):
     """Two key-value pairs of the same shape (1 key word, 2 value words, same box sizes), one of another shape,
@@ -78,9 +82,3 @@ def swap_form(rgb=False):
         Entity(9, "answer", (10,), ((7, 9),)), Entity(10, "header", (11,)),
     ]
     return Document("swap", noise_page(rgb=rgb), tuple(words), tuple(entities))
-
-def _overlap(a, b):
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
-
-#: Everything above, private helpers too, for the test files that import it with *.
-__all__ = [name for name in dir() if not name.startswith("__")]

@@ -10,4 +10,3 @@ configs:
   plain: []
 """
 
-__all__ = ["TINY"]

@@ -1,29 +1,21 @@
-"""What the ``style: paper`` tests share (tests/language/test_sample_tokens.py, test_pos_tagger.py,
+"""Helpers the ``style: paper`` tests share (tests/language/test_sample_tokens.py, test_pos_tagger.py,
 tests/shifts/text/test_paper_style.py, test_char_perturbation_paper.py, test_word_perturbation_paper.py):
-fixed sentences, a one-entity page, the WordNet and tagger fixtures, the chi-square check, the verb tables."""
+fixed sentences, a one-entity page, the chi-square check, the verb tables, wrappers of :mod:`moradi_reference`.
+The ``wordnet`` and ``tagger`` fixtures are in the conftest files."""
 
 from __future__ import annotations
 
-import os
 import random
 from collections import Counter
+
 import numpy as np
-import pytest
+from moradi_reference import Hangs
+
 from dogood.core.document import Document, Entity, PageImage, Word
-from dogood.core.errors import SourceError
-from dogood.core.schema import iob_tags
 from dogood.language.chars import MISSPELLINGS
-from dogood.language.moradi_ops import (
-    ROW_NEIGHBOURS, char_edit, derange_block, misspell_tokens, pick_token, replace_synonyms,
-)
-from dogood.language.moradi_verbs import negation, singular_plural_verb, subject, verb_tense
-from dogood.language.sample_tokens import tokenize_words, words_from_outputs
-from dogood.shifts import make_shift
-from dogood.shifts.text.char_perturbation import CharPerturbation
-from dogood.shifts.text.word_perturbation import WordPerturbation
-from moradi_reference import (
-    QWERTY, Hangs, char_script, misspelling_script, order_script, row_neighbours, synonym_script, word_script,
-)
+from dogood.language.moradi_ops import char_edit, pick_token
+from dogood.language.moradi_verbs import negation, singular_plural_verb, verb_tense
+from dogood.language.sample_tokens import tokenize_words
 
 CHAR_EDITS = ("insertion", "deletion", "replacement", "swap", "repetition", "letter_case")
 
@@ -34,8 +26,10 @@ SENTENCES = (FIRST_ROW, "Send 1,000 copies of form B-12 to Mr. O'Neil today.", "
 
 SEEDS = range(300)
 
+
 def tokens_of(text: str) -> list[str]:
     return [t.text for t in tokenize_words(text.split())]
+
 
 def form(text: str, label: str = "question") -> Document:
     """One entity holding the words of ``text`` on one line of a wide white page."""
@@ -46,33 +40,11 @@ def form(text: str, label: str = "question") -> Document:
     page = PageImage.from_array(np.full((40, max(x + 400, 800)), 255, np.uint8))
     return Document("hand", page, tuple(words), (Entity(0, label, tuple(range(len(words)))),))
 
+
 def shifted_tokens(shift, text: str, seed: int) -> tuple[str, ...]:
     out = shift(form(text), seed)
     return tuple(tokens_of(" ".join(w.text for w in out.words)))
 
-@pytest.fixture(scope="module")
-def wordnet():
-    from dogood.language.lexicons import require, wordnet
-
-    try:
-        require("synonym", "wordnet")
-    except SourceError as exc:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(exc))
-    return wordnet()
-
-@pytest.fixture(scope="module")
-def tagger():
-    from dogood.language import pos_tagger
-
-    try:
-        pos_tagger.tagger()
-    except SourceError as exc:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(exc))
-    return pos_tagger
 
 def same_distribution(ours: list, reference: list, alpha: float = 1e-3) -> float:
     """The chi-square test's p-value that two samples of outcomes come from one distribution; asserts > alpha."""
@@ -87,12 +59,14 @@ def same_distribution(ours: list, reference: list, alpha: float = 1e-3) -> float
     assert p > alpha, (p, a.most_common(8), b.most_common(8))
     return p
 
+
 def ours_char(kind: str, toks: list[str], rnd: random.Random) -> list[str] | None:
     j = pick_token(toks, 2, rnd.randint)
     if j is None:
         raise Hangs(toks)
     new = char_edit(toks[j], kind, rnd.randint)
     return None if new is None else toks[:j] + [new] + toks[j + 1:]
+
 
 def char_features(old: tuple[str, ...], new: tuple[str, ...]) -> dict[str, object]:
     """What a character edit did: which token, the first and last differing positions, the letters it brought."""
@@ -105,6 +79,7 @@ def char_features(old: tuple[str, ...], new: tuple[str, ...]) -> dict[str, objec
     return {"token": i, "first": first, "from_end": last, "ends": (a[0], a[-1]) == (b[0], b[-1]),
             "added": "".join(sorted((Counter(b) - Counter(a)).elements()))}
 
+
 def script_words(text: str, new_tokens: list[str] | None) -> tuple[str, ...] | None:
     """The words of ``text`` with the script's one changed token written into its word (None: dropped)."""
     if new_tokens is None:
@@ -116,6 +91,7 @@ def script_words(text: str, new_tokens: list[str] | None) -> tuple[str, ...] | N
             w = words[tok.word]
             out[tok.word] = w[:tok.start] + new + w[tok.end:]
     return tuple(out)
+
 
 MISSPELLING_ROWS = [(word, miss) for word, misses in MISSPELLINGS.items() for miss in misses]
 
@@ -166,12 +142,10 @@ VERB_FIXES = [
 
 RULES = {"negation": negation, "singular_plural_verb": singular_plural_verb, "verb_tense": verb_tense}
 
+
 def apply_rule(kind: str, tagged: str) -> tuple[str | None, int]:
     pairs = [p.rsplit("/", 1) for p in tagged.split()]
     toks, tags = [a for a, _ in pairs], [b for _, b in pairs]
     out, made = RULES[kind](toks, tags)
     new = " ".join(x for x in (out.get(i, t) for i, t in enumerate(toks)) if x)
     return (new if made else None), made
-
-#: Everything above, private helpers too, for the test files that import it with *.
-__all__ = [name for name in dir() if not name.startswith("__")]

@@ -1,38 +1,33 @@
-"""What the form-attack text shifts' tests share (test_bg_typo.py, test_bg_adversarial.py, test_value_text_augment.py, test_key_drop.py, test_form_attack.py, test_bg_synonym.py): imports, data and fixtures."""
+"""Helpers the FormAttack text shifts' tests share (test_bg_typo.py, test_bg_adversarial.py,
+test_value_text_augment.py, test_key_drop.py, test_form_attack.py, test_bg_synonym.py): a hand-made invoice form,
+random forms (hypothesis), and checks of changed words and value formats. The ``pages`` fixture is in
+tests/shifts/conftest.py."""
 
 from __future__ import annotations
 
 import re
 from datetime import datetime
+
 import numpy as np
-import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from dogood.core.document import Document, Entity, PageImage, Word
-from dogood.core.schema import iob_tags
-from dogood.shifts import SkipDocument, make_shift
 from dogood.shifts import BackgroundAdversarial, BackgroundSynonym, BackgroundTypo, KeyDrop, ValueTextAugment
-from dogood.language.chars import typo
-from dogood.language.lexicons import all_sense_synonyms as synonyms
-from dogood.language.selection import background_words, value_neighbours
-from dogood.language.words import MAX_WORD_LENGTH
-from dogood.language.values import data_type, split_into
 
 BACKGROUND = {"other", "header", None}
 
 PAPER_DATE_FORMATS = ("%m/%d/%y", "%y-%m-%d", "%d/%B/%y", "%d/%b/%y")
 
-@pytest.fixture(scope="module")
-def pages(funsd_test):
-    return [funsd_test.load(i) for i in funsd_test.ids()[:10]]
 
 def labels_of(doc):
     return [e.label if e is not None else None for e in doc.word_entity()]
+
 
 def changed_words(before, after):
     assert len(before.words) == len(after.words)
     assert [w.box for w in before.words] == [w.box for w in after.words]
     return [i for i, (a, b) in enumerate(zip(before.words, after.words)) if a.text != b.text]
+
 
 def levenshtein(a, b):
     row = list(range(len(b) + 1))
@@ -41,6 +36,7 @@ def levenshtein(a, b):
         for j, cb in enumerate(b, 1):
             prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
     return row[-1]
+
 
 def is_paper_value(text):
     """Date (paper formats, 2001-2021), number (3-12 digits) or money (<= 10,000,000)."""
@@ -53,6 +49,7 @@ def is_paper_value(text):
         return True
     m = re.fullmatch(r"\$?(\d{1,3}(?:,\d{3})*)\.(\d{2})", text)
     return bool(m) and 1 <= float(m.group(1).replace(",", "") + "." + m.group(2)) <= 10_000_000
+
 
 def form(size=(600, 400)):
     """A hand-made form: two key/value pairs, a header, free text, a loose word."""
@@ -74,7 +71,9 @@ def form(size=(600, 400)):
     image = PageImage.from_array(np.full(size[::-1], 250, np.uint8))
     return Document("form", image, tuple(words), tuple(entities))
 
+
 ALL = [BackgroundTypo, BackgroundSynonym, BackgroundAdversarial, ValueTextAugment, KeyDrop]
+
 
 @st.composite
 def random_forms(draw):
@@ -88,6 +87,3 @@ def random_forms(draw):
                      for i, lab in enumerate(labels) if lab)
     entities = tuple(Entity(e.id, e.label, e.word_ids, tuple(l for l in e.links if labels[l[0]])) for e in entities)
     return Document("h", PageImage.from_array(np.full((12, 64), 255, np.uint8)), words, entities)
-
-#: Everything above, private helpers too, for the test files that import it with *.
-__all__ = [name for name in dir() if not name.startswith("__")]
