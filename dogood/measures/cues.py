@@ -326,11 +326,25 @@ def word_style_cue(pairs: Sequence[tuple[Document, Document]]) -> CueFigure | No
     classifiers (:func:`dogood.measures.word_style.held_out_scores`), with the interval of :class:`CueFigure`.
     ``None`` with fewer than :data:`dogood.measures.word_style.MIN_WORDS` words of either kind or fewer than
     :data:`MIN_PAGES` pages holding them."""
+    from dogood.measures import word_style
+
+    return word_style_figure(*word_style.style_samples(pairs))
+
+
+def word_style_page_samples(original: Document, shifted: Document) -> tuple[np.ndarray, np.ndarray]:
+    """One page's samples of :func:`word_style_cue` (:func:`dogood.measures.word_style.style_samples`)."""
+    from dogood.measures import word_style
+
+    x, y, _ = word_style.style_samples([(original, shifted)])
+    return x, y
+
+
+def word_style_figure(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> CueFigure | None:
+    """:func:`word_style_cue`'s figure from its pages' samples (``groups``: the page of each)."""
     from sklearn.metrics import roc_auc_score
 
     from dogood.measures import word_style
 
-    x, y, groups = word_style.style_samples(pairs)
     pages = len(np.unique(groups))
     if min(int((y == 1).sum()), int((y == 0).sum())) < word_style.MIN_WORDS or pages < MIN_PAGES:
         return None
@@ -344,18 +358,24 @@ def word_style_cue(pairs: Sequence[tuple[Document, Document]]) -> CueFigure | No
 
 class Cue(NamedTuple):
     """A cue test: what it tells apart (``what``, the card's and ``describe``'s words) and the function that
-    measures it over ``(original, shifted)`` pages."""
+    measures it over ``(original, shifted)`` pages. A test made of one page's samples and a figure from them all
+    also gives the two parts (``page_samples``: ``(original, shifted) -> (features, labels)``; ``from_samples``:
+    ``(features, labels, pages) -> figure``, equal to ``measure`` on the same pages), so that a build draws the
+    pages' samples in its workers (:func:`dogood.pipeline.cue_figures.measure_cues`)."""
 
     what: str
     measure: Callable[[Sequence[tuple[Document, Document]]], CueFigure | float | None]
+    page_samples: PageSamples | None = None
+    from_samples: Callable[[np.ndarray, np.ndarray, np.ndarray], CueFigure | float | None] | None = None
 
 
 #: The cue tests, by the name a shift declares (:attr:`dogood.shifts.base.Shift.cues`).
 CUES: dict[str, Cue] = {
     "background": Cue("background near text vs far from text (brightness, saturation, local variance)",
-                      background_cue),
+                      background_cue, background_samples, cue_auroc),
     "word_style": Cue("redrawn vs untouched words of the same page (ink darkness, stroke width, x-height, slant, "
-                      "edge blur, noise, ink beside the glyphs)", word_style_cue),
+                      "edge blur, noise, ink beside the glyphs)", word_style_cue, word_style_page_samples,
+                      word_style_figure),
 }
 
 

@@ -137,7 +137,8 @@ def _build_locked(plan: BuildPlan, *, num_proc: int, ray: str | None, progress: 
         for line in report.warnings:
             print(f"dogood: warning: {line}", file=sys.stderr, flush=True)
         with timeline.span("card"):
-            write_card(plan, work, totals, source_sha256=key["content"], previews=previews)
+            write_card(plan, work, totals, source_sha256=key["content"], previews=previews,
+                       num_proc=1 if ray else num_proc)  # a Ray driver is not forked
             card_files = [p.name for p in work.iterdir() if p.is_file() and p.suffix in (".md", ".json")
                           and not p.name.startswith(".")]
             check_nothing_local(work, f"the card of {plan.recipe.name}", names=sorted(card_files), parquet=False)

@@ -394,11 +394,12 @@ def _result_table(report: dict[str, Any], configs: set[str] | None = None) -> di
 
 
 def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: dict[str, str | None],
-               previews: dict[str, bytes] | None = None) -> None:
+               previews: dict[str, bytes] | None = None, num_proc: int = 1) -> None:
     """Write ``previews/``, the photo credits, ``README.md`` and ``dogood_build.json`` into ``work``.
 
     ``source_sha256``: per split, the fingerprint of the files read (``push`` checks a build's reuse with it).
-    ``previews``: those the workers drew (:func:`write_previews`).
+    ``previews``: those the workers drew (:func:`write_previews`). ``num_proc``: processes drawing the cue
+    tests' samples (:func:`~dogood.pipeline.cue_figures.measure_cues`).
     """
     skipped_ids = {(s["split"], s["id"]) for s in totals.skipped}
     previews = write_previews(work, plan.chains, plan.sources, plan.ids, plan.seed, skipped_ids, previews)
@@ -418,7 +419,7 @@ def write_card(plan: BuildPlan, work: Path, totals: BuildTotals, source_sha256: 
     }
     if plan.labels is not None and plan.labels != FUNSD_LABELS:  # FUNSD's need no word: its builds stay as they were
         facts["labels"] = list(plan.labels)
-    cues = measure_cues(plan, work, totals.skipped)
+    cues = measure_cues(plan, work, totals.skipped, num_proc=num_proc)
     if cues:  # absent where no config declares a cue test, as before cue tests
         facts["cues"] = cues
     card = render_card(**facts, load_path=load_path(plan.out), download_sizes=parquet_sizes(work))

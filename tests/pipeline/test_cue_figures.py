@@ -70,3 +70,36 @@ def test_a_build_of_a_redrawing_config_measures_the_redrawn_word_cue(funsd_dir, 
     card = (out / "README.md").read_text()
     assert f"| `char_deletion` | word_style | {figure['auroc']:.2f} [" in card
     assert "redrawn vs untouched words" in card  # the legend says what the cue tells apart
+
+
+def test_cue_samples_drawn_by_workers_give_the_whole_page_figures(funsd_dir, tmp_path):
+    """The pages' samples drawn in worker tasks (a few pages each, any number of processes) give the figures the
+    cue's own function gives on the same pages, and each task is a task of the build's timeline."""
+    import pyarrow.parquet as pq
+
+    from dogood.core.schema import row_to_document
+    from dogood.measures.cues import CUES, CueFigure
+    from dogood.pipeline import timeline
+    from dogood.pipeline.cue_figures import PAGES_PER_TASK
+    from dogood.sources import open_source
+
+    recipe = tmp_path / "cues.yaml"
+    recipe.write_text("name: cues\nversion: 1.0.0\nsource: {kind: funsd}\nsplits: [test]\nseed: 0\nconfigs:\n"
+                      "  natural: [{shift: natural_background}]\n"
+                      "  redrawn: [{shift: char_deletion, fraction: 0.2, render: true}]\n", encoding="utf-8")
+    records = {}
+    for n in (1, 2):
+        out = tmp_path / f"out{n}"
+        with timeline.recording() as spans:
+            build(load_recipe(str(recipe)), out, source_path=funsd_dir, limit=7, num_proc=n, progress=False)
+        records[n] = json.loads((out / "dogood_build.json").read_text())["cues"]
+        cue_tasks = [s for s in spans if s["what"] == timeline.TASK and s.get("step") == "cues"]
+        assert len(cue_tasks) == 2 * -(-7 // PAGES_PER_TASK)  # two configs, 7 pages each, a few a task
+    assert records[1] == records[2]
+    source = open_source({"kind": "funsd"}, "test", funsd_dir)
+    for config, name in (("natural", "background"), ("redrawn", "word_style")):
+        rows = pq.read_table(tmp_path / "out1" / "data" / config).to_pylist()
+        pairs = [(source.load(r["id"]), row_to_document(r, "funsd")) for r in rows]
+        whole = CUES[name].measure(pairs)
+        assert isinstance(whole, CueFigure)
+        assert records[1][config][name] == whole.as_dict()
