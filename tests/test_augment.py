@@ -10,6 +10,7 @@ from PIL import Image
 import dogood
 from dogood.core.errors import DocumentError, DogoodError, RecipeError
 from dogood.core.schema import FULL_COLUMN, FUNSD_NER_TAGS
+from dogood.page.render import reach
 from dogood.pipeline.build import build
 from dogood.pipeline.recipe import load_recipe
 from dogood.sources.rows import pixel_box, row_to_doc
@@ -90,7 +91,8 @@ def test_hub_rows_in_a_dataloader_keep_labels_and_tokens_and_are_deterministic(b
 
 
 def test_text_shift_changes_pixels_only_where_words_changed(builds):
-    """Word-level rows (nielsr/funsd's boxes, with the image): a redrawn word changes pixels inside its box only."""
+    """Word-level rows (nielsr/funsd's boxes, with the image): a redrawn word changes pixels inside its box only, and
+    around it no farther than the strokes its box cuts reach (:func:`dogood.page.render.reach`)."""
     ds = hub(builds["word"])
     t = dogood.transform({"shift": "char_deletion", "fraction": 0.3, "render": True}, seed=0)
     shifted = ds.map(t)  # one row at a time
@@ -106,7 +108,8 @@ def test_text_shift_changes_pixels_only_where_words_changed(builds):
         for i in changed_words:
             assert len(row["tokens"][i]) == len(source["tokens"][i]) - 1
             x0, y0, x1, y1 = pixel_box(source["bboxes"][i], w, h)
-            inside[max(0, y0 - 2):y1 + 3, max(0, x0 - 2):x1 + 3] = True
+            grow = reach((x0, y0, x1, y1))
+            inside[max(0, y0 - grow):y1 + grow + 1, max(0, x0 - grow):x1 + grow + 1] = True
             assert (before[y0:y1, x0:x1] != after[y0:y1, x0:x1]).any()
         assert not (before != after)[~inside].any()
     assert total_changed > 20
@@ -309,10 +312,11 @@ def test_segment_rows_are_redrawn_in_word_boxes_found_from_their_ink(builds):
             if a != b:
                 changed += 1
                 x0, y0, x1, y1 = pixel_box(source["bboxes"][k], w, h)  # the segment
-                inside[y0:y1, x0:x1] = True
                 wx0, wy0, wx1, wy1 = pixel_box(words[i]["bboxes"][k], w, h)  # FUNSD's own box of the word
+                grow = reach((wx0, wy0, wx1, wy1))  # strokes the word's box cuts, erased whole
+                inside[max(0, y0 - grow):y1 + grow + 1, max(0, x0 - grow):x1 + grow + 1] = True
                 found += bool((before[wy0:wy1, wx0:wx1] != after[wy0:wy1, wx0:wx1]).any())
-        assert not (before != after)[~inside].any()  # nothing outside the changed words' segments
+        assert not (before != after)[~inside].any()  # nothing outside the changed words' segments (and reach)
     assert changed > 20 and found / changed > 0.85  # redrawn where the word is (its box found from the ink)
 
 
