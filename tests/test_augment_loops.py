@@ -161,11 +161,12 @@ def test_prepare_pays_the_first_epoch_ahead_on_disk(rows, tmp_path, monkeypatch)
     monkeypatch.setattr(render, "FIT_CACHE", render.FitCache(max_words=10**6))
     t = dogood.transform(chain, seed=2, per_epoch=True, fit_cache_dir=tmp_path / "fits")
     assert t.prepare(rows, num_proc=2) == N
-    assert len(list((tmp_path / "fits").glob("*/*.npz"))) == N
+    files = len(list((tmp_path / "fits").glob("*/*.npz")))  # each page, and each vertical word turned upright
+    assert files >= N
     cache = render.FitCache(max_words=10**6)
     monkeypatch.setattr(render, "FIT_CACHE", cache)  # a worker forked anew: nothing in memory
     assert [in_process(t, rows, e) for e in (0, 1)] == expected
-    assert cache.misses == 0 and cache.read == N
+    assert cache.misses == 0 and N <= cache.read <= files
 
 
 def test_transforms_keep_fits_in_dogoods_cache_by_default(rows, tmp_path, monkeypatch):

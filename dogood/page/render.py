@@ -355,14 +355,16 @@ def _others(boxes: np.ndarray, i: int, box, grow: int) -> list[tuple[int, int, i
 def _render_turned(pixels: np.ndarray, doc: Document, original: Document | None, i: int, k: int,
                    margin: int | None, boxes: np.ndarray) -> np.ndarray:
     """``pixels`` with word ``i`` (vertical print) redrawn as upright print on the page turned ``k`` quarter turns,
-    fitted to its own old ink alone, and turned back."""
+    fitted to its own old ink alone, and turned back. The fit is made on ``doc``'s page as it came, turned (not
+    on ``pixels``, which hold this call's other new words): the same page :class:`Redraw` and :func:`fit_page`
+    fit, so a fit kept on disk is found again."""
     height, width = pixels.shape[:2]
     turned = np.ascontiguousarray(np.rot90(pixels, k))
+    came = PageImage.from_array(np.ascontiguousarray(np.rot90(doc.image.to_array(), k)))
     box = _turn_box(doc.words[i].box, k, height, width)
     word = doc.words[i]
-    one = Document(doc.id, PageImage.from_array(turned), (type(word)(word.text, box),))
-    old = None if original is None else Document(doc.id, PageImage.from_array(turned),
-                                                 (type(word)(original.words[i].text, box),))
+    one = Document(doc.id, came, (type(word)(word.text, box),))
+    old = None if original is None else Document(doc.id, came, (type(word)(original.words[i].text, box),))
     style = choose_styles(one, [0], old, per="word").get(0)
     others = np.array([_turn_box(b, k, height, width) for b in boxes.tolist()], np.int64).reshape(-1, 4)
     render_box(turned, box, word.text, margin=margin, style=style,
@@ -1942,6 +1944,10 @@ def fit_page(doc: Document, folder: str | os.PathLike | bool | None = None) -> b
         return False
     with FIT_CACHE.whole_pages_kept(folder):
         choose_styles(doc, known[:1], doc)
+        guard = Redraw(doc)  # vertical print is fitted turned upright, as a page of its own (Redraw.style)
+        for j in known:
+            if guard.kind(j).turn:
+                guard.style(j)
     return True
 
 
