@@ -171,6 +171,12 @@ def entity_strength_repo(doc: Document, model, shuffles: int = 30, seed: int = 0
     preds = model.predict(variants) if variants else {}
     same = np.array([[t == g for t, g in zip(preds[v.id].tags, gold)] for v in variants], dtype=bool)
     same = same.reshape(len(variants), len(gold))
+    return _entity_shares(doc, token_of, same, shuffles)
+
+
+def _entity_shares(doc: Document, token_of: dict[int, int], same: np.ndarray, shuffles: int) -> np.ndarray:
+    """Per entity, the share of layouts (rows of ``same``: token labels unchanged) that keep every one of its
+    tokens' labels; NaN for an entity with no token word (``token_of``: word index -> token column)."""
     out = np.full(len(doc.entities), np.nan)
     for e, ent in enumerate(doc.entities):
         tokens = [token_of[i] for i in ent.word_ids if i in token_of]
@@ -205,12 +211,7 @@ def entity_strength(doc: Document, model, shuffles: int = 10, seed: int = 0) -> 
     base = [_label(t) for t in preds[doc.id].tags]
     same = np.array([[_label(t) == b for t, b in zip(preds[v.id].tags, base)] for v in variants], dtype=bool)
     same = same.reshape(len(variants), len(base))
-    out = np.full(len(doc.entities), np.nan)
-    for e, ent in enumerate(doc.entities):
-        tokens = [token_of[i] for i in ent.word_ids if i in token_of]
-        if tokens:
-            out[e] = same[:, tokens].all(axis=1).mean() if shuffles else 1.0
-    return out
+    return _entity_shares(doc, token_of, same, shuffles)
 
 
 def model_fingerprint(model) -> str:
