@@ -3,7 +3,8 @@
     DOGOOD_DATA_DIR=../shared/data NLTK_DATA=../shared/data/nltk_data python bench/bench_scene_shifts.py [--docs 10]
     PYTHONPATH=<other checkout> python bench/bench_scene_shifts.py ...      # the same on the other code
 
-Per shift (``natural_background`` at levels 1 and 3, ``capture`` at level 2, ``paper_texture`` at level 5,
+Per shift (``natural_background`` at levels 1, 3 and 5, and 5 without darkening light photos
+(``max_luma=255``), ``capture`` at level 2, ``paper_texture`` at level 5,
 ``embedding_swap`` at ``fraction: 0.1``): the median CPU milliseconds per page (``time.process_time``, one
 thread, after a warm-up page), JPEG or PNG encoding included. Also, with ``--cues``, the background cue test on
 ``natural@1``'s pages: the CPU of its samples per page and of the classifier (``dogood.measures.cues``), what a
@@ -26,13 +27,15 @@ from dogood.sources.funsd import FunsdSource
 
 DATA = Path(os.environ.get("DOGOOD_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
 CASES = {"natural@1": ("natural_background", 1, {}), "natural@3": ("natural_background", 3, {}),
+         "natural@5": ("natural_background", 5, {}),
+         "natural@5,max_luma=255": ("natural_background", 5, {"max_luma": 255}),  # level 5 without the darkening
          "capture@2": ("capture", 2, {}), "paper_texture@5": ("paper_texture", 5, {}),
          "embedding_swap": ("embedding_swap", None, {"fraction": 0.1})}
 
 
 def make(name: str, level: int | None, params: dict):
     cls = SHIFTS[name]
-    shift = cls(**{**params, **(cls.severities[level] if level else {})})
+    shift = cls(**{**(cls.severities[level] if level else {}), **params})
     shift.prepare()
     return shift
 

@@ -61,8 +61,13 @@ class NaturalBackground(Shift):
       :attr:`dogood.shifts.base.Shift.draw_key`) put a page on the same
       photo at the same place.
     - The photo shows at ``opacity`` over the page's paper tone, the same
-      over the whole page (1: the photo as it is, the paper's): the levels
-      differ on any photo, light or dark.
+      over the whole page (1: the photo as it is, the paper's). At levels 4
+      and 5 a photo lighter than ``max_luma`` (its mean luma) is first
+      darkened to it by a gamma curve (:func:`darken`; black, white, texture
+      and hues kept, as the scene would look exposed darker): a light photo
+      (snow, sky) shown as it is leaves the page nearly as it was, so without
+      it levels 1 and 5 differed less on light photos than on dark ones. The
+      darkening too is the same over the whole page.
     - Readability comes from the ink itself, as in Do-GOOD's paste, where the
       ink keeps its own tone against the photo: a word whose ink would not
       stand ``min_contrast`` grey levels plus one standard deviation of the
@@ -82,33 +87,37 @@ class NaturalBackground(Shift):
     ``guarded`` (words whose ink was retoned), ``inverted`` (of them, those
     given ink of the opposite polarity), ``short`` (words that needed the guard
     and still fall short of the target), ``upscaled`` (pages whose photo was scaled up more than
-    ``max_upscale``: no photo of the pool was large enough); tallies, per
+    ``max_upscale``: no photo of the pool was large enough), ``darkened`` (pages whose photo was lighter than
+    ``max_luma``, counted when it is below 255); tallies, per
     document: ``photo`` (the COCO id) and ``licence`` (its name), summed in
     the card.
     """
 
     name = "natural_background"
     requires = ("coco",)
-    reported_counts = ("words", "ink_words", "no_ink", "guarded", "inverted", "short", "upscaled")
+    reported_counts = ("words", "ink_words", "no_ink", "guarded", "inverted", "short", "upscaled", "darkened")
     family = "image"
     min_side = 4  # OpenCV (or augraphy) fails on smaller pages: such a page is skipped, recorded
     factors = frozenset({"ink", "background"})
     cues = frozenset({"background"})
     cue_figures = {"background": ("FUNSD test, 50 pages, funsd-c's levels (bench/measure_cues.py; the fade of dogood "
-                                  "before issue 40: 0.86 at level 1)", {1: 0.50, 2: 0.50, 3: 0.50, 4: 0.50, 5: 0.50})}
-    #: Severity levels (:mod:`dogood.shifts.levels`): how much of the photo shows, and the contrast the ink must
-    #: keep against it; level 5 the photo as it is and the ink as it is (the paper's). Measured on FUNSD test
-    #: (``bench/measure_natural.py``, ``bench/measure_cues.py``); level 3 is the default.
-    severities: ClassVar[dict[int, dict]] = {1: {"opacity": 0.3, "min_contrast": 150},
-                                             2: {"opacity": 0.43, "min_contrast": 120},
-                                             3: {"opacity": 0.5, "min_contrast": 95},
-                                             4: {"opacity": 0.65, "min_contrast": 75},
-                                             5: {"opacity": 1.0, "min_contrast": 0}}
+                                  "before issue 40: 0.86 at level 1)", {1: 0.50, 2: 0.50, 3: 0.50, 4: 0.49, 5: 0.50})}
+    #: Severity levels (:mod:`dogood.shifts.levels`): how much of the photo shows, how light it may be (levels 4
+    #: and 5 darken a lighter photo: the levels then differ as much on light photos as on dark ones), and the
+    #: contrast the ink must keep against it; level 5 the photo at full opacity and the ink as it is (the
+    #: paper's composite). Measured on FUNSD test (``bench/measure_natural.py``, ``bench/measure_cues.py``,
+    #: ``bench/measure_natural_spread.py``); level 3 is the default.
+    severities: ClassVar[dict[int, dict]] = {1: {"opacity": 0.3, "max_luma": 255, "min_contrast": 150},
+                                             2: {"opacity": 0.43, "max_luma": 255, "min_contrast": 120},
+                                             3: {"opacity": 0.5, "max_luma": 255, "min_contrast": 95},
+                                             4: {"opacity": 0.65, "max_luma": 130, "min_contrast": 75},
+                                             5: {"opacity": 1.0, "max_luma": 95, "min_contrast": 0}}
     papers = (Cites("do-good", "3.1 (RVL-CDIP-I1, natural images)",
                     inspired_by="a soft ink matte of whole strokes (those that reach into a word box) instead of "
                                 "every non-white pixel in an OCR box, one photo drawn per document from "
-                                "derivative-friendly licences, scaled to cover the page, shown at a level's opacity, "
-                                "and the ink of words that would not read retoned against the photo"),
+                                "derivative-friendly licences, scaled to cover the page, shown at a level's opacity "
+                                "(a light photo darkened at levels 4 and 5), and the ink of words that would not read "
+                                "retoned against the photo"),
               Cites("coco"))
     tallies_help: ClassVar[dict[str, str]] = {
         "photo": "the COCO image id of the photo behind each page (pages per photo)",
@@ -123,9 +132,11 @@ class NaturalBackground(Shift):
         "short": "words that needed the guard and still fall short of its target (a mid-grey photo, or ink that "
                  "is one stroke with a word that did not need it)",
         "upscaled": "pages whose photo was scaled up more than max_upscale (no photo of the pool large enough)",
+        "darkened": "pages whose photo was lighter than max_luma and was darkened to it (a gamma curve)",
     }
 
     path_params = ("annotations",)  # a file or folder this machine reads (recorded by name and content hash)
+    later_params: ClassVar[dict] = {"max_luma": 255}  # added after 1.5.0 of funsd-c: seeds and photos stay
 
     class Params(params.Params):
         region: Literal["words", "page"] = Field("words", description=(
@@ -137,6 +148,9 @@ class NaturalBackground(Shift):
             "stretch: resize to the page, as Do-GOOD did"))
         opacity: params.Real = Field(0.5, gt=0, le=1, description=(
             "how much of the photo shows over the page's paper tone, the same everywhere (1: the photo as it is)"))
+        max_luma: params.Integer = Field(255, ge=1, le=255, description=(
+            "the photo's mean luma at most this: a lighter photo is darkened by a gamma curve (black and white "
+            "kept, its texture and colours with them) until it is, before the opacity; 255 keeps its exposure"))
         min_contrast: params.Integer = Field(95, ge=0, le=255, description=(
             "the grey levels (plus the photo's texture) a word's ink must stand from the photo around it; its ink "
             "is retoned until it does; 0 keeps the ink as it is"))
@@ -180,7 +194,9 @@ class NaturalBackground(Shift):
             f"cover the page scaled by at most {self.max_upscale:g} when any is (the pages whose photo was "
             "scaled more are counted, `natural_background: upscaled`). The photos used and their "
             "licences are tallied below (`natural_background: photo`, `natural_background: licence`); each keeps its own Flickr licence; the COCO annotations that list them are CC BY 4.0.",
-            f"The photo shows at opacity {self.opacity:g} over the page's paper, alike everywhere; "
+            (f"A photo whose mean luma exceeds {self.max_luma} is darkened to it by a gamma curve "
+             "(`natural_background: darkened`), alike everywhere. " if self.max_luma < 255 else "")
+            + f"The photo shows at opacity {self.opacity:g} over the page's paper, alike everywhere; "
             + (f"a word whose ink stands less than {self.min_contrast} grey levels (plus the photo's texture) from "
                "the photo around it gets its ink darkened, lightened or inverted until it does "
                "(`natural_background: guarded`, `inverted`); nothing around the text is changed."
@@ -201,6 +217,9 @@ class NaturalBackground(Shift):
         scale = photo_scale(photo.width, photo.height, doc.width, doc.height, self.fit)
         background = fit_photo(pool.load(photo), doc.width, doc.height, self.fit, rng)
         pixels = doc.image.to_array()
+        darkened = False
+        if self.max_luma < 255:
+            background, darkened = darken(background, self.max_luma)
         if self.opacity < 1:
             background = fade(background, paper_tone(pixels), self.opacity)
         boxes = doc.boxes
@@ -212,6 +231,8 @@ class NaturalBackground(Shift):
         n_ink = int(matte.has_ink.sum())
         counts = {"words": len(doc.words), "ink_words": n_ink, "no_ink": len(doc.words) - n_ink, "guarded": guarded,
                   "inverted": inverted, "short": short, "upscaled": int(scale > self.max_upscale + 1e-9)}
+        if self.max_luma < 255:  # counted where the step can darken (the rows of steps that cannot stay as they were)
+            counts["darkened"] = int(darkened)
         tallies = {"photo": {str(photo.id): 1}, "licence": {photo.license_name: 1}}
         return Outcome(doc.replace(image=PageImage.from_array(out, encoding=self.encoding)), counts, tallies)
 
@@ -251,6 +272,39 @@ def paper_tone(pixels: np.ndarray) -> np.ndarray:
     luma = sample.mean(axis=1)
     light = sample[luma >= np.percentile(luma, 90)]
     return np.median(light, axis=0).round().astype(np.uint8)
+
+
+#: OpenCV's luma weights (``cv2.COLOR_RGB2GRAY``: R, G, B), by which :func:`darken` measures a photo's mean luma.
+LUMA_WEIGHTS = np.array([0.299, 0.587, 0.114])
+
+
+def darken(photo: np.ndarray, max_luma: float) -> tuple[np.ndarray, bool]:
+    """``(photo, darkened)``: ``photo`` (RGB or grey ``uint8``) as it is when its mean luma is at most ``max_luma``,
+    else through the gamma curve ``255 * (v / 255) ** g`` (one ``g`` for every channel: black and white stay,
+    the photo's texture and hues with them; a light scene looks as it would exposed darker) with the smallest
+    ``g`` that brings its mean luma to ``max_luma`` or below (the curve as rounded to 8 bits).
+
+    A gamma curve rather than scaling the photo's distance from the paper: a light photo (snow, sky) scaled
+    until it is that dark goes black wherever it was not nearly white."""
+    channels = photo.reshape(-1, 1 if photo.ndim == 2 else photo.shape[2])
+    weights = LUMA_WEIGHTS if channels.shape[1] == 3 else np.ones(1)
+    if float(np.asarray(cv2.mean(photo)[: channels.shape[1]]) @ weights) <= max_luma:
+        return photo, False
+    hist = np.stack([cv2.calcHist([photo], [c], None, [256], [0, 256]).reshape(-1) for c in range(channels.shape[1])])
+    per_value = weights @ hist.astype(np.float64) / len(channels)  # each grey value's share of the mean luma
+    values = np.arange(256) / 255.0
+
+    def curve(g: float) -> np.ndarray:
+        return np.rint(255.0 * values ** g)
+
+    lo, hi = 1.0, 2.0
+    while float(per_value @ curve(hi)) > max_luma and hi < 256:
+        lo, hi = hi, hi * 2
+    for _ in range(40):  # the smallest g (to 1e-9 or so) whose curve brings the mean to max_luma or below
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if float(per_value @ curve(mid)) > max_luma else (lo, mid)
+    lut = curve(hi).astype(np.uint8)
+    return cv2.LUT(photo, lut), True
 
 
 def fade(background: np.ndarray, tone: np.ndarray, opacity: float) -> np.ndarray:
