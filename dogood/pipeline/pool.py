@@ -13,6 +13,7 @@ numba, BLAS and OpenMP, torch), so ``num_proc`` workers do not fight over ``num_
 
 from __future__ import annotations
 
+import gc
 import math
 import multiprocessing
 import os
@@ -23,6 +24,8 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
+
+import pyarrow as pa
 
 from dogood.core import fs
 from dogood.core.errors import DogoodError
@@ -226,9 +229,9 @@ def _pool_task(unit) -> tuple[str, list | None]:
     result = process_task(unit)
     spans = result.spans
     start = time.time()
-    fd, path = tempfile.mkstemp(dir=_HANDOFF[0], suffix=".pickle")
+    fd, path = tempfile.mkstemp(dir=_HANDOFF[0], suffix=".result")
     with os.fdopen(fd, "wb") as f:
-        pickle.dump(result._replace(spans=None), f, protocol=pickle.HIGHEST_PROTOCOL)
+        _write_result(f, result._replace(spans=None))
     if spans is not None:
         end = time.time()
         spans = [{**s, "end": end} if s["what"] == timeline.TASK else s for s in spans]
@@ -236,13 +239,36 @@ def _pool_task(unit) -> tuple[str, list | None]:
     return path, spans
 
 
+def _write_result(f, result: TaskResult) -> None:
+    """A task's result into a hand-off file: its rows' tables as Arrow IPC streams (buffers written as they are,
+    read back without copying or rebuilding each array in Python as pickling a table does), the rest pickled
+    after them; the file ends with the pickle's length."""
+    rows = None
+    if result.rows is not None:
+        rows = {}
+        for config, (table, stats) in result.rows.items():
+            start = f.tell()
+            with pa.ipc.new_stream(f, table.schema) as writer:
+                writer.write_table(table)
+            rows[config] = ((start, f.tell()), stats)
+    rest = pickle.dumps(result._replace(rows=rows), protocol=pickle.HIGHEST_PROTOCOL)
+    f.write(rest)
+    f.write(len(rest).to_bytes(8, "little"))
+
+
 def _received(path: str) -> TaskResult:
-    """A result a worker left in the hand-off folder, read and removed."""
+    """A result a worker left in the hand-off folder (:func:`_write_result`), read and removed."""
     try:
-        with fs.open_file(path, max_bytes=1 << 62, what="worker's result", follow=False) as f:
-            return pickle.load(f)
+        data = pa.py_buffer(fs.read_bytes(path, max_bytes=1 << 62, what="worker's result", follow=False))
     finally:
         os.unlink(path)
+    size = int.from_bytes(data[-8:].to_pybytes(), "little")
+    result = pickle.loads(data[len(data) - 8 - size:len(data) - 8])
+    if result.rows is None:
+        return result
+    rows = {config: (pa.ipc.open_stream(data[start:end]).read_all(), stats)
+            for config, ((start, end), stats) in result.rows.items()}
+    return result._replace(rows=rows)
 
 
 def _units(tasks: Sequence[Task], groups: int) -> Iterator[tuple]:
@@ -274,8 +300,17 @@ def _run_in_pool(tasks: Sequence[Task], spec: WorkerSpec, num_proc: int) -> Iter
             yield unit
 
     handoff = tempfile.TemporaryDirectory(prefix="dogood-pool-")  # this machine's temporary folder, removed after
-    with capped_threads(), timeline.span("pool start"):
-        pool = ctx.Pool(num_proc, initializer=_init_pool_worker, initargs=(spec, method == "fork", handoff.name))
+    # Forked workers get the driver's objects frozen: their garbage collections never walk them, so they neither
+    # spend the time nor touch (and copy) the pages they share with the driver; the driver unfreezes its own.
+    frozen = method == "fork"
+    if frozen:
+        gc.freeze()
+    try:
+        with capped_threads(), timeline.span("pool start"):
+            pool = ctx.Pool(num_proc, initializer=_init_pool_worker, initargs=(spec, frozen, handoff.name))
+    finally:
+        if frozen:
+            gc.unfreeze()
     with handoff, pool:
         try:
             results = pool.imap(_pool_task, feed(), chunksize=1)
