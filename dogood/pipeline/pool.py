@@ -221,7 +221,7 @@ _INIT_FAILURE: list[str] = []
 
 
 def _pool_task(unit) -> tuple[str, list | None]:
-    """:func:`~dogood.pipeline.worker.process_task` in a pool worker, its result pickled into a file of the pool's
+    """:func:`~dogood.pipeline.worker.process_task` in a pool worker, its result written into a file of the pool's
     hand-off folder (the ``serialise`` step of the timeline, which the task's span then covers): only the file's
     name crosses the pipe, so a worker never waits for the driver to read a page's rows."""
     if _INIT_FAILURE:
