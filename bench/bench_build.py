@@ -92,6 +92,32 @@ def one_build(recipe, configs, source: str, num_proc: int, limit: int | None, tm
     return run
 
 
+@contextmanager
+def one_thread_per_library():
+    """This process's OpenCV, BLAS/OpenMP, numba and torch at one thread each, as every pool worker runs
+    (dogood.pipeline.pool), restored after: a one-process build that leaves the other cores idle."""
+    import cv2
+    from threadpoolctl import threadpool_limits
+
+    numba, torch = sys.modules.get("numba"), sys.modules.get("torch")
+    before = (cv2.getNumThreads(), numba.get_num_threads() if numba else None,
+              torch.get_num_threads() if torch else None)
+    cv2.setNumThreads(1)
+    if numba:
+        numba.set_num_threads(1)
+    if torch:
+        torch.set_num_threads(1)
+    try:
+        with threadpool_limits(1):
+            yield
+    finally:
+        cv2.setNumThreads(before[0])
+        if numba:
+            numba.set_num_threads(before[1])
+        if torch:
+            torch.set_num_threads(before[2])
+
+
 def print_summary(run: dict) -> None:
     s = run["summary"]
     print(f"  timeline {run['recipe']} N={run['num_proc']}: wall {s['wall']:.1f} s, busy {s['busy']:.1f} s in "
@@ -171,6 +197,15 @@ def scaling(args) -> dict:
                     try:
                         run = one_build(recipe, configs, args.source, num_proc, args.limit, tmp, ray,
                                         args.timeline is not None)
+                        if num_proc == 1 and args.one_thread_baseline:
+                            with one_thread_per_library():
+                                single = one_build(recipe, configs, args.source, 1, args.limit, tmp, None,
+                                                   args.timeline is not None)
+                            single["one_thread"] = True
+                            results["runs"].append({**single, "repeat": r})
+                            print(f"{recipe.name:<9} N=1 (one thread per library)  wall {single['wall']:7.2f} s  "
+                                  f"CPU {single['cpu']:7.2f} s  load {single['load_before'][0]:.2f} -> "
+                                  f"{single['load_after'][0]:.2f}", flush=True)
                     finally:
                         if cluster is not None:
                             import ray as ray_module
@@ -192,7 +227,8 @@ def scaling(args) -> dict:
     for recipe, _ in recipes:
         base = None
         for num_proc in args.num_proc:
-            runs = [x for x in results["runs"] if x["recipe"] == recipe.name and x["num_proc"] == num_proc]
+            runs = [x for x in results["runs"]
+                    if x["recipe"] == recipe.name and x["num_proc"] == num_proc and not x.get("one_thread")]
             wall = statistics.median(x["wall"] for x in runs)
             cpu = statistics.median(x["cpu"] for x in runs)
             base = base if base is not None else (wall if num_proc == 1 else None)
@@ -207,6 +243,14 @@ def scaling(args) -> dict:
             results.setdefault("table", []).append({"recipe": recipe.name, "num_proc": num_proc, "wall": wall,
                                                     "cpu": cpu, "speedup": base / wall if base else None,
                                                     "efficiency": base / (num_proc * wall) if base else None})
+        single = [x["wall"] for x in results["runs"] if x["recipe"] == recipe.name and x.get("one_thread")]
+        if single:
+            one = statistics.median(single)
+            effs = ", ".join(f"N={row['num_proc']} {one / (row['num_proc'] * row['wall']):.2f}"
+                             for row in results["table"] if row["recipe"] == recipe.name and row["num_proc"] > 1)
+            print(f"{recipe.name:<9} N=1 with one thread per library: {one:.2f} s ({one / base:.2f}x the default's "
+                  f"wall) -> efficiency against it: {effs}")
+            results.setdefault("one_thread", {})[recipe.name] = one
     return results
 
 
@@ -278,6 +322,10 @@ def main() -> None:
                                                                        "(shift, row, measures), from the timeline")
     parser.add_argument("--ray-nodes", type=int, default=0, help="with --recipe: build on a local Ray cluster of "
                                                                   "this many nodes")
+    parser.add_argument("--one-thread-baseline", action="store_true",
+                        help="with --recipe: also time N=1 with one thread per library, as each pool worker runs "
+                             "(the default N=1 lets OpenCV and BLAS use idle cores), and give the efficiency "
+                             "against it")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
     os.environ.setdefault("DOGOOD_DATA_DIR", str(SHARED))

@@ -14,7 +14,7 @@ def add_parser(sub) -> None:
     p.add_argument("--out", help="output dataset folder (default: out/<recipe name>)")
     p.add_argument("--seed", type=int, help="override the recipe's seed")
     p.add_argument("--num-proc", type=count, default=1,
-                   help="worker processes, at most one per document (output is identical for any number)")
+                   help="processes, the driver included, at most one per document (output is identical for any number)")
     p.add_argument("--limit", type=count, help="only the first N documents of each split")
     p.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                    help="stop at a bad document (raise) or leave it out and list it in the card (skip)")

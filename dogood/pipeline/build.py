@@ -86,7 +86,7 @@ def build(
     ----------
     source_path : where the source data is (overrides the recipe and the defaults).
     seed : overrides the recipe's seed.
-    num_proc : worker processes; the output does not depend on it.
+    num_proc : processes, this one included (it shifts pages between its writes); the output does not depend on it.
     limit : build only the first ``limit`` documents of each split (by sorted id).
     on_error : ``"raise"`` stops at the first bad document with an error naming it;
         ``"skip"`` leaves it out and lists it in the card and ``dogood_build.json``.

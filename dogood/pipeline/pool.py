@@ -13,6 +13,7 @@ numba, BLAS and OpenMP, torch), so ``num_proc`` workers do not fight over ``num_
 
 from __future__ import annotations
 
+import gc
 import math
 import multiprocessing
 import os
@@ -23,6 +24,8 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
+
+import pyarrow as pa
 
 from dogood.core import fs
 from dogood.core.errors import DogoodError
@@ -36,6 +39,9 @@ UNITS_PER_WORKER = 16
 GROUP_OVER_READ = 10
 #: Units in flight (handed out, or finished and not yet written) per worker, at most.
 WINDOW_PER_WORKER = 4
+#: Units a pool worker holds at most: the one it runs and two queued, so that it never idles while the driver
+#: shifts a unit of its own before collecting the worker's results.
+QUEUED_PER_WORKER = 3
 #: Environment variables that cap a library's threads; a worker sets each to 1 (for libraries loaded after).
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
                     "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")
@@ -218,7 +224,7 @@ _INIT_FAILURE: list[str] = []
 
 
 def _pool_task(unit) -> tuple[str, list | None]:
-    """:func:`~dogood.pipeline.worker.process_task` in a pool worker, its result pickled into a file of the pool's
+    """:func:`~dogood.pipeline.worker.process_task` in a pool worker, its result written into a file of the pool's
     hand-off folder (the ``serialise`` step of the timeline, which the task's span then covers): only the file's
     name crosses the pipe, so a worker never waits for the driver to read a page's rows."""
     if _INIT_FAILURE:
@@ -226,9 +232,9 @@ def _pool_task(unit) -> tuple[str, list | None]:
     result = process_task(unit)
     spans = result.spans
     start = time.time()
-    fd, path = tempfile.mkstemp(dir=_HANDOFF[0], suffix=".pickle")
+    fd, path = tempfile.mkstemp(dir=_HANDOFF[0], suffix=".result")
     with os.fdopen(fd, "wb") as f:
-        pickle.dump(result._replace(spans=None), f, protocol=pickle.HIGHEST_PROTOCOL)
+        _write_result(f, result._replace(spans=None))
     if spans is not None:
         end = time.time()
         spans = [{**s, "end": end} if s["what"] == timeline.TASK else s for s in spans]
@@ -236,13 +242,36 @@ def _pool_task(unit) -> tuple[str, list | None]:
     return path, spans
 
 
+def _write_result(f, result: TaskResult) -> None:
+    """A task's result into a hand-off file: its rows' tables as Arrow IPC streams (buffers written as they are,
+    read back without copying or rebuilding each array in Python as pickling a table does), the rest pickled
+    after them; the file ends with the pickle's length."""
+    rows = None
+    if result.rows is not None:
+        rows = {}
+        for config, (table, stats) in result.rows.items():
+            start = f.tell()
+            with pa.ipc.new_stream(f, table.schema) as writer:
+                writer.write_table(table)
+            rows[config] = ((start, f.tell()), stats)
+    rest = pickle.dumps(result._replace(rows=rows), protocol=pickle.HIGHEST_PROTOCOL)
+    f.write(rest)
+    f.write(len(rest).to_bytes(8, "little"))
+
+
 def _received(path: str) -> TaskResult:
-    """A result a worker left in the hand-off folder, read and removed."""
+    """A result a worker left in the hand-off folder (:func:`_write_result`), read and removed."""
     try:
-        with fs.open_file(path, max_bytes=1 << 62, what="worker's result", follow=False) as f:
-            return pickle.load(f)
+        data = pa.py_buffer(fs.read_bytes(path, max_bytes=1 << 62, what="worker's result", follow=False))
     finally:
         os.unlink(path)
+    size = int.from_bytes(data[-8:].to_pybytes(), "little")
+    result = pickle.loads(data[len(data) - 8 - size:len(data) - 8])
+    if result.rows is None:
+        return result
+    rows = {config: (pa.ipc.open_stream(data[start:end]).read_all(), stats)
+            for config, ((start, end), stats) in result.rows.items()}
+    return result._replace(rows=rows)
 
 
 def _units(tasks: Sequence[Task], groups: int) -> Iterator[tuple]:
@@ -254,41 +283,120 @@ def _units(tasks: Sequence[Task], groups: int) -> Iterator[tuple]:
             yield task
 
 
+def _indexed_task(item: tuple[int, tuple]) -> tuple[int, str, list | None]:
+    """:func:`_pool_task` of a numbered unit, its number sent back with it (results come back as they finish)."""
+    number, unit = item
+    return (number, *_pool_task(unit))
+
+
 def _run_in_pool(tasks: Sequence[Task], spec: WorkerSpec, num_proc: int) -> Iterator[TaskResult]:
+    """``num_proc`` processes: ``num_proc - 1`` pool workers and this one. The driver's own steps (receiving,
+    writing, closing shards) leave its core idle most of the time, so whenever no worker's result is waiting the
+    driver shifts the next unit itself. Results come back as they finish and are put in unit order here."""
     method = start_method()
     ctx = multiprocessing.get_context(method)
     per_task = max(1, len(spec.groups))
+    units = list(_units(tasks, len(spec.groups)))
     # Units are handed out one at a time (chunksize 1): a unit (a page through its configs) costs far more than
     # handing it out, and a worker holding a chunk of several at the end would keep the others waiting.
-    # Backpressure: Pool.imap hands out every task at once, and finished rows (image bytes
-    # and all) pile up in the driver when it writes slower than the workers shift. At most
-    # `window` units are in flight; the pool's feeder thread waits for the driver.
+    # Backpressure: at most `window` units are handed out and not yet written (finished rows, image bytes and
+    # all, would otherwise pile up in the driver when it writes slower than the workers shift), a slot freed when
+    # its unit's result is written; of them, at most QUEUED_PER_WORKER a worker in the pool (one running, the
+    # others queued to cover the time the driver spends on a unit of its own before it collects), freed when the
+    # driver collects the result. The pool's feeder thread waits for both; the driver takes a unit when there is
+    # room and no worker's result is waiting.
     free = threading.Semaphore(num_proc * WINDOW_PER_WORKER)
+    queued = threading.Semaphore((num_proc - 1) * QUEUED_PER_WORKER)
     stop = threading.Event()
+    lock = threading.Lock()
+    handed = [0]  # units handed out so far, to the pool or to the driver, in unit order
+
+    def take() -> int | None:
+        """The next unit's number (None: every unit is handed out)."""
+        with lock:
+            if handed[0] >= len(units):
+                return None
+            handed[0] += 1
+            return handed[0] - 1
+
+    def wait_for(slots: threading.Semaphore) -> bool:
+        while not slots.acquire(timeout=0.1):
+            if stop.is_set():
+                return False
+        return True
 
     def feed():
-        for unit in _units(tasks, len(spec.groups)):
-            while not free.acquire(timeout=0.1):
-                if stop.is_set():
-                    return
-            yield unit
+        while wait_for(queued):
+            if not wait_for(free):
+                return
+            number = take()
+            if number is None:
+                free.release()
+                return
+            yield number, units[number]
+
+    def driver_takes() -> int | None:
+        if not free.acquire(blocking=False):
+            return None
+        number = take()
+        if number is None:
+            free.release()
+        return number
 
     handoff = tempfile.TemporaryDirectory(prefix="dogood-pool-")  # this machine's temporary folder, removed after
-    with capped_threads(), timeline.span("pool start"):
-        pool = ctx.Pool(num_proc, initializer=_init_pool_worker, initargs=(spec, method == "fork", handoff.name))
-    with handoff, pool:
+    # Forked workers get the driver's objects frozen: their garbage collections never walk them, so they neither
+    # spend the time nor touch (and copy) the pages they share with the driver; the driver unfreezes its own.
+    frozen = method == "fork"
+    if frozen:
+        gc.freeze()
+    try:
+        with capped_threads(), timeline.span("pool start"):
+            pool = ctx.Pool(num_proc - 1, initializer=_init_pool_worker, initargs=(spec, frozen, handoff.name))
+    finally:
+        if frozen:
+            gc.unfreeze()
+    done: dict[int, TaskResult] = {}
+    with handoff, pool, _driver_working(spec):
         try:
-            results = pool.imap(_pool_task, feed(), chunksize=1)
-            while True:
-                units = []
+            results = pool.imap_unordered(_indexed_task, feed(), chunksize=1)
+            for first in range(0, len(units), per_task):
+                for wanted in range(first, first + per_task):
+                    while wanted not in done:
+                        try:  # a worker's result, if one is waiting
+                            sent = results.next(timeout=0)
+                        except multiprocessing.TimeoutError:
+                            number = driver_takes()
+                            if number is not None:  # none waiting: the driver shifts the next unit itself
+                                with timeline.as_worker():
+                                    done[number] = process_task(units[number])
+                                continue
+                            with timeline.span("wait"):  # every unit handed out, or no room: wait for one
+                                sent = results.next()
+                        queued.release()
+                        with timeline.span("receive"):
+                            done[sent[0]] = _received(sent[1])._replace(spans=sent[2])
+                result = merge_units([done.pop(n) for n in range(first, first + per_task)])
                 for _ in range(per_task):
-                    with timeline.span("wait"):
-                        sent = next(results, None)
-                    if sent is None:
-                        return
                     free.release()
-                    with timeline.span("receive"):
-                        units.append(_received(sent[0])._replace(spans=sent[1]))
-                yield merge_units(units)
+                yield result
         finally:
             stop.set()  # before the pool terminates: its feeder thread must not wait on the window
+
+
+@contextmanager
+def _driver_working(spec: WorkerSpec) -> Iterator[None]:
+    """The driver as one of a pool's workers: the spec loaded, OpenCV, BLAS, OpenMP and torch at one thread (as
+    its workers run; numba's loops, which only ``scan_quality`` runs, left as they are: asking numba for its
+    thread count starts its threads), all as they were after the block."""
+    init_worker(spec)
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch else None
+    try:
+        with capped_threads():
+            if torch:
+                torch.set_num_threads(1)
+            yield
+    finally:
+        if torch:
+            torch.set_num_threads(before)
+        release_worker()
