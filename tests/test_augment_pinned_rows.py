@@ -97,20 +97,20 @@ PINNED = {
     "char_deletion / word-array-L": "38a188764639d48e2e4d3108",
     "char_deletion / word-cell": "bd28d5bb41d0282034c02517",
     "char_deletion / dogood-word": "b0644fa6bd355477f6e17d66",
-    "char_deletion_render / segment-L": "2f87578f59d38266405bd5e1",  # issue 40 (the page's hand; new texts squeezed 5% at most)
-    "char_deletion_render / segment-RGB": "3cd24e8705b55e92d4a6b8a2",  # issue 40 (the page's hand; new texts squeezed 5% at most)
-    "char_deletion_render / segment-tinted": "55523bd16c020afa62fd135e",  # issue 40 (the page's hand; new texts squeezed 5% at most)
-    "char_deletion_render / segment-array-RGB": "915af0fe0d3640c79a9427b8",  # issue 40 (the page's hand; new texts squeezed 5% at most)
-    "char_deletion_render / segment-array-L": "f4cd0657062e6c0034516349",  # issue 40 (the page's hand; new texts squeezed 5% at most)
-    "char_deletion_render / segment-cell": "ee29cb3409cd78930ae20e80",  # issue 40 (the page's hand; new texts squeezed 5% at most)
-    "char_deletion_render / dogood-segment": "3a1cd848b66f32e8031aafba",  # issue 40 (the page's hand; new texts squeezed 5% at most)
-    "char_deletion_render / word-L": "bd7af2a633633e8e8d7600fc",  # issue 40 (the page's hand; new texts squeezed 5% at most)
-    "char_deletion_render / word-RGB": "9f2ab455179ccf0730cb333d",  # issue 40 (the page's hand; new texts squeezed 5% at most)
-    "char_deletion_render / word-tinted": "708495efb6e915dee0c4885d",  # issue 40 (the page's hand; new texts squeezed 5% at most)
-    "char_deletion_render / word-array-RGB": "6afbee833320085ce5bea374",  # issue 40 (the page's hand; new texts squeezed 5% at most)
-    "char_deletion_render / word-array-L": "4df4528e2b916381f0ab69f4",  # issue 40 (the page's hand; new texts squeezed 5% at most)
-    "char_deletion_render / word-cell": "524c0124627862c98cd6d0f2",  # issue 40 (the page's hand; new texts squeezed 5% at most)
-    "char_deletion_render / dogood-word": "3fa598c7c0c1b6de1c6e4b6b",  # issue 40 (the page's hand; new texts squeezed 5% at most)
+    "char_deletion_render / segment-L": "2f87578f59d38266405bd5e1",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / segment-RGB": "3cd24e8705b55e92d4a6b8a2",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / segment-tinted": "55523bd16c020afa62fd135e",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / segment-array-RGB": "915af0fe0d3640c79a9427b8",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / segment-array-L": "f4cd0657062e6c0034516349",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / segment-cell": "ee29cb3409cd78930ae20e80",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / dogood-segment": "3a1cd848b66f32e8031aafba",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / word-L": "bd7af2a633633e8e8d7600fc",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / word-RGB": "9f2ab455179ccf0730cb333d",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / word-tinted": "708495efb6e915dee0c4885d",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / word-array-RGB": "6afbee833320085ce5bea374",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / word-array-L": "4df4528e2b916381f0ab69f4",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / word-cell": "524c0124627862c98cd6d0f2",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / dogood-word": "3fa598c7c0c1b6de1c6e4b6b",  # issue 40 (squeezed 5% at most)
     "merge / segment-L": "0891768cd5b86138e164f20c",
     "merge / segment-RGB": "46444655d40306265e0c91c9",
     "merge / segment-tinted": "53832313cdf2b0b7499acb97",
