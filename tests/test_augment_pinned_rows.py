@@ -38,7 +38,8 @@ CHAINS = {
 
 #: sha256 of the output rows of each (chain, row kind), computed with the code of main 2b87924; the segment-level
 #: rows of ``char_deletion_render`` and ``center_shift``, refused before issue 37, pinned with its code;
-#: ``char_deletion_render``'s rows re-pinned with issue 40's render part (words redrawn in the page's own hand).
+#: ``char_deletion_render``'s rows re-pinned with issue 40's render part (words redrawn in the page's own hand), and
+#: again when new texts were no longer squeezed beyond 95% of their width nor shrunk (the redrawn-word cue).
 PINNED = {
     "empty / segment-L": "a8b2ac0c93cd6877363f1e03",
     "empty / segment-RGB": "6e694b906c9265855faaf8bf",
@@ -96,20 +97,20 @@ PINNED = {
     "char_deletion / word-array-L": "38a188764639d48e2e4d3108",
     "char_deletion / word-cell": "bd28d5bb41d0282034c02517",
     "char_deletion / dogood-word": "b0644fa6bd355477f6e17d66",
-    "char_deletion_render / segment-L": "48842f4d686b2a1cbf375194",  # issue 40 (the page's hand)
-    "char_deletion_render / segment-RGB": "3287d4c526e5dd0229835c0a",  # issue 40 (the page's hand)
-    "char_deletion_render / segment-tinted": "8c21c99f47c4511edfc8e22e",  # issue 40 (the page's hand)
-    "char_deletion_render / segment-array-RGB": "e3ed3bbb98dc0b9f47874427",  # issue 40 (the page's hand)
-    "char_deletion_render / segment-array-L": "78be7a0281f556cdf0e4b5f7",  # issue 40 (the page's hand)
-    "char_deletion_render / segment-cell": "60b27986a0a07e8b3fe1e55c",  # issue 40 (the page's hand)
-    "char_deletion_render / dogood-segment": "e7a3ade5d89f0c1cba368a4b",  # issue 40 (the page's hand)
-    "char_deletion_render / word-L": "b7a096de1f2db4fc133c747c",  # issue 40 (the page's hand)
-    "char_deletion_render / word-RGB": "1f63447c4d4ad3149b975d3b",  # issue 40 (the page's hand)
-    "char_deletion_render / word-tinted": "07f3c05f7cf6dbdfad79a42f",  # issue 40 (the page's hand)
-    "char_deletion_render / word-array-RGB": "2bed31b3d494d321b0a8513f",  # issue 40 (the page's hand)
-    "char_deletion_render / word-array-L": "13d1dbd1abeaaedd6f0b7d5a",  # issue 40 (the page's hand)
-    "char_deletion_render / word-cell": "4851f254d9fb786a1a5e9089",  # issue 40 (the page's hand)
-    "char_deletion_render / dogood-word": "9ba5e07a66b750c85bd1b3f7",  # issue 40 (the page's hand)
+    "char_deletion_render / segment-L": "2f87578f59d38266405bd5e1",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / segment-RGB": "3cd24e8705b55e92d4a6b8a2",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / segment-tinted": "55523bd16c020afa62fd135e",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / segment-array-RGB": "915af0fe0d3640c79a9427b8",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / segment-array-L": "f4cd0657062e6c0034516349",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / segment-cell": "ee29cb3409cd78930ae20e80",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / dogood-segment": "3a1cd848b66f32e8031aafba",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / word-L": "bd7af2a633633e8e8d7600fc",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / word-RGB": "9f2ab455179ccf0730cb333d",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / word-tinted": "708495efb6e915dee0c4885d",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / word-array-RGB": "6afbee833320085ce5bea374",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / word-array-L": "4df4528e2b916381f0ab69f4",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / word-cell": "524c0124627862c98cd6d0f2",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / dogood-word": "3fa598c7c0c1b6de1c6e4b6b",  # issue 40 (squeezed 5% at most)
     "merge / segment-L": "0891768cd5b86138e164f20c",
     "merge / segment-RGB": "46444655d40306265e0c91c9",
     "merge / segment-tinted": "53832313cdf2b0b7499acb97",

@@ -52,10 +52,13 @@ size, weight, width and baseline of the print it replaces.
    taller than the box is shrunk into it, and text reaching more than a
    quarter of its height above or below the box is moved in (less is
    clipped, as FUNSD's tight boxes cut the old print too). Below 80% of
-   its size a text is a smear (twelve digits where a ``3`` was): a shift
-   that re-renders checks its new texts with :func:`legible` and draws
-   another (``value_text_augment``), since a box that grew to hold the
-   text would change the layout, a factor the text shift does not name.
+   its size a text is a smear (twelve digits where a ``3`` was)
+   (:func:`legible`). A text shift that re-renders asks :class:`Redraw`
+   first, which takes a new text only at its run's own size, squeezed to
+   :data:`FIT_SQUEEZE` of its width at most (further, its strokes give
+   it away), and the shift changes another word or draws another value
+   (``value_text_augment``), since a box that grew to hold the text would
+   change the layout, a factor the text shift does not name.
    Glyphs are rasterised by FreeType (Pillow) at 48 px or more and reduced
    to the page by exact area averaging, so sub-pixel sizes and positions
    are kept; the coverage is then bent so that the chosen edge level
@@ -118,9 +121,13 @@ CONTEXT = 6
 MIN_CONTRAST = 40
 #: Narrowest squeeze that keeps a text a little too wide for its box starting where the old print started; past it
 #: the text moves left.
-ROOM_SQUEEZE = 0.9
+ROOM_SQUEEZE = 0.95
 #: Narrowest horizontal squeeze (of the fitted width) before the font gets smaller instead.
 MIN_SQUEEZE = 0.75
+#: Narrowest squeeze a text shift's new text may need to be drawn (:meth:`Redraw.fits`), at its run's own size:
+#: squeezed further, or drawn smaller, its strokes' edges and its x-height give the redrawn word away (the
+#: redrawn-word cue, :mod:`dogood.measures.word_style`; ``bench/RESULTS.md`` (af)).
+FIT_SQUEEZE = 0.95
 #: Smallest share of its style's size a text is drawn at and still reads (:func:`legible`).
 MIN_SCALE = 0.8
 #: Widest horizontal stretch (and narrowest, its inverse) text is drawn with.
@@ -875,8 +882,7 @@ def text_width(text: str, style: Style) -> float:
 def legible(text: str, box: tuple[int, int, int, int], style: Style) -> bool:
     """Whether ``text`` in ``style`` fits ``box`` without being drawn below :data:`MIN_SCALE` of its size (after
     the squeeze to :data:`MIN_SQUEEZE` of its width): smaller, a long text in a short box (twelve digits where
-    a ``3`` was) would be a smear. A text shift that re-renders checks its new texts with it, so the boxes stay
-    the words' own and every drawn word reads."""
+    a ``3`` was) would be a smear. (A text shift that re-renders asks the stricter :meth:`Redraw.fits`.)"""
     return text_width(text, style) * MIN_SQUEEZE * MIN_SCALE <= box[2] - box[0]
 
 
@@ -894,7 +900,6 @@ class Redraw:
         self.kinds: dict[int, Kind] = {}
         self.styles: dict[int, Style | None] = {}
         self.counts: dict[str, int] = {}
-        self._smallest: float | None = None
 
     def kind(self, i: int) -> Kind:
         if i not in self.kinds:
@@ -910,9 +915,9 @@ class Redraw:
 
     def fits(self, i: int, text: str, count: bool = True) -> bool:
         """Whether ``text`` can be drawn in word ``i``'s box: its glyphs are in the fonts, and it fits the box
-        squeezed to :data:`MIN_SQUEEZE` of its width and drawn no smaller than the page's smallest print
-        (:meth:`smallest`). With ``count``, a text turned down is counted (``too long``, or ``glyph`` for a
-        missing glyph)."""
+        at its run's size, squeezed to :data:`FIT_SQUEEZE` of its width at most (print squeezed or shrunk further
+        is told from the page's own by its strokes). With ``count``, a text turned down is counted (``too long``,
+        or ``glyph`` for a missing glyph)."""
         if not text.strip():
             return True
         if not drawable(text):
@@ -925,11 +930,7 @@ class Redraw:
         kind = self.kind(i)
         box = self.doc.words[i].box
         room = (box[3] - box[1]) if kind.turn else (box[2] - box[0])
-        need = text_width(text, style) * MIN_SQUEEZE
-        if need <= room:
-            return True
-        floor = min(style.size, self.smallest() or style.size)
-        if need * floor / style.size <= room:
+        if text_width(text, style) * FIT_SQUEEZE <= room:
             return True
         if count:
             self.counts["too long"] = self.counts.get("too long", 0) + 1
@@ -950,29 +951,6 @@ class Redraw:
             else:
                 self.styles[i] = choose_styles(self.doc, [i], self.doc, quality=False).get(i)
         return self.styles[i]
-
-    def smallest(self) -> float | None:
-        """The page's smallest print: the 5th percentile of the font sizes its upright words fit at (words whose
-        text fits their ink with an IoU of :data:`KEEP_IOU` or more, in their best face)."""
-        if self._smallest is None:
-            pixels = self.doc.image.to_array()
-            height, width = pixels.shape[:2]
-            page = FIT_CACHE.page(pixels)
-            sizes = []
-            for word in self.doc.words:
-                box = _clip(word.box, width, height)
-                if not word.text.strip() or box[2] <= box[0] or box[3] <= box[1] or _tall(box):
-                    continue
-                record = page.record(pixels, box, word.text)
-                if record is None or record.scores.max() < KEEP_IOU:
-                    continue
-                k = int(np.argmax(record.scores.max(axis=1)))
-                _, ry0, _, ry1, _ = record.geoms[k].tolist()
-                _, y0, _, y1 = record.edges[k].tolist()
-                sizes.append(FIT_SIZE * (y1 - y0) / (ry1 - ry0))
-            FIT_CACHE.keep(page)
-            self._smallest = float(np.percentile(sizes, 5)) if sizes else 0.0
-        return self._smallest or None
 
     def tallies(self) -> dict[str, dict[str, int]]:
         """What was kept or turned down, by reason: ``{"kept": {reason: n}}`` (empty when nothing was)."""

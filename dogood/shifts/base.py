@@ -43,7 +43,7 @@ class Outcome(NamedTuple):
 #: The tally of a text shift that redraws its words (``render: true``; :class:`dogood.page.render.Redraw`).
 KEPT_HELP = ("with render: true, words passed over because they cannot be redrawn as the page printed them, by why: "
              "handwriting, unmatched (print no face matches), vertical, background (a screened or dark ground), glyph "
-             "(characters the fonts lack), faint (no ink), too long (smaller than the page's smallest print)")
+             "(characters the fonts lack), faint (no ink), too long (wider than its box at its print's size, squeezed 5% at most)")
 
 
 class Shift:

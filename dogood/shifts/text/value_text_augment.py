@@ -59,7 +59,7 @@ class ValueTextAugment(Shift):
     words' print cannot be matched (handwriting: :class:`dogood.page.render.Redraw`)
     is left as written, counted unchangeable and tallied ``kept`` by reason;
     the new value must also read where it is drawn, in each piece's own box
-    no smaller than the page's smallest print (:meth:`dogood.page.render.Redraw.fits`;
+    at its print's own size (:meth:`dogood.page.render.Redraw.fits`;
     twelve digits do not fit where a ``3`` was), and new words must not run
     together where the old token words were one printed word
     (:meth:`joins_kept`): one that fails is drawn again, so boxes stay the
