@@ -18,6 +18,7 @@ import math
 import multiprocessing
 import os
 import pickle
+import queue
 import sys
 import tempfile
 import threading
@@ -39,9 +40,10 @@ UNITS_PER_WORKER = 16
 GROUP_OVER_READ = 10
 #: Units in flight (handed out, or finished and not yet written) per worker, at most.
 WINDOW_PER_WORKER = 4
-#: Units a pool worker holds at most: the one it runs and two queued, so that it never idles while the driver
-#: shifts a unit of its own before collecting the worker's results.
-QUEUED_PER_WORKER = 3
+#: Units a pool worker holds at most: the one it runs. Its next is handed to it as its result comes back (on the
+#: pool's result thread, whatever the driver is doing), so a worker idles only for the hand-off, and at the end of
+#: a build no worker holds units queued while the others have none left.
+QUEUED_PER_WORKER = 1
 #: Environment variables that cap a library's threads; a worker sets each to 1 (for libraries loaded after).
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
                     "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")
@@ -301,10 +303,9 @@ def _run_in_pool(tasks: Sequence[Task], spec: WorkerSpec, num_proc: int) -> Iter
     # handing it out, and a worker holding a chunk of several at the end would keep the others waiting.
     # Backpressure: at most `window` units are handed out and not yet written (finished rows, image bytes and
     # all, would otherwise pile up in the driver when it writes slower than the workers shift), a slot freed when
-    # its unit's result is written; of them, at most QUEUED_PER_WORKER a worker in the pool (one running, the
-    # others queued to cover the time the driver spends on a unit of its own before it collects), freed when the
-    # driver collects the result. The pool's feeder thread waits for both; the driver takes a unit when there is
-    # room and no worker's result is waiting.
+    # its unit's result is written; of them, at most QUEUED_PER_WORKER per worker in the pool, freed as its result
+    # comes back. The feeder thread waits for both; the driver takes a unit when there is room and no worker's
+    # result is waiting.
     free = threading.Semaphore(num_proc * WINDOW_PER_WORKER)
     queued = threading.Semaphore((num_proc - 1) * QUEUED_PER_WORKER)
     stop = threading.Event()
@@ -325,7 +326,13 @@ def _run_in_pool(tasks: Sequence[Task], spec: WorkerSpec, num_proc: int) -> Iter
                 return False
         return True
 
-    def feed():
+    arrived: queue.SimpleQueue = queue.SimpleQueue()  # workers' results (or failures), as they come back
+
+    def came_back(sent) -> None:  # on the pool's result thread: the worker may take its next unit at once
+        queued.release()
+        arrived.put(sent)
+
+    def feed(pool) -> None:  # a thread of the driver: hands units to the pool as there is room
         while wait_for(queued):
             if not wait_for(free):
                 return
@@ -333,7 +340,7 @@ def _run_in_pool(tasks: Sequence[Task], spec: WorkerSpec, num_proc: int) -> Iter
             if number is None:
                 free.release()
                 return
-            yield number, units[number]
+            pool.apply_async(_indexed_task, ((number, units[number]),), callback=came_back, error_callback=came_back)
 
     def driver_takes() -> int | None:
         if not free.acquire(blocking=False):
@@ -358,21 +365,22 @@ def _run_in_pool(tasks: Sequence[Task], spec: WorkerSpec, num_proc: int) -> Iter
     done: dict[int, TaskResult] = {}
     with handoff, pool, _driver_working(spec):
         try:
-            results = pool.imap_unordered(_indexed_task, feed(), chunksize=1)
+            threading.Thread(target=feed, args=(pool,), name="dogood-pool-feeder", daemon=True).start()
             for first in range(0, len(units), per_task):
                 for wanted in range(first, first + per_task):
                     while wanted not in done:
                         try:  # a worker's result, if one is waiting
-                            sent = results.next(timeout=0)
-                        except multiprocessing.TimeoutError:
+                            sent = arrived.get_nowait()
+                        except queue.Empty:
                             number = driver_takes()
                             if number is not None:  # none waiting: the driver shifts the next unit itself
                                 with timeline.as_worker():
                                     done[number] = process_task(units[number])
                                 continue
                             with timeline.span("wait"):  # every unit handed out, or no room: wait for one
-                                sent = results.next()
-                        queued.release()
+                                sent = arrived.get()
+                        if isinstance(sent, BaseException):
+                            raise sent
                         with timeline.span("receive"):
                             done[sent[0]] = _received(sent[1])._replace(spans=sent[2])
                 result = merge_units([done.pop(n) for n in range(first, first + per_task)])
