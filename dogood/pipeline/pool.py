@@ -337,10 +337,14 @@ def _run_in_pool(tasks: Sequence[Task], spec: WorkerSpec, num_proc: int) -> Iter
             if not wait_for(free):
                 return
             number = take()
-            if number is None:
+            if number is None or stop.is_set():
                 free.release()
                 return
-            pool.apply_async(_indexed_task, ((number, units[number]),), callback=came_back, error_callback=came_back)
+            try:
+                pool.apply_async(_indexed_task, ((number, units[number]),), callback=came_back,
+                                 error_callback=came_back)
+            except ValueError:  # the pool was closed: the build stopped (a failure the driver reports)
+                return
 
     def driver_takes() -> int | None:
         if not free.acquire(blocking=False):
