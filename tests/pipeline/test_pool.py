@@ -186,3 +186,13 @@ def test_a_worker_that_cannot_start_stops_the_build_naming_why(funsd_dir, tmp_pa
     with pytest.raises(DogoodError, match="a worker process could not start: RuntimeError: no model in this process"):
         build(recipe, tmp_path / "out", source_path=funsd_dir, limit=2, num_proc=2, progress=False)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_failing_page_stops_a_pool_build_in_one_error_no_thread_traceback(funsd_dir, funsd_test, tmp_path, capfd):
+    ids = funsd_test.ids()[:8]
+    recipe = _grouped_recipe(fail_doc=ids[1])
+    out = tmp_path / "out"
+    with pytest.raises(Exception, match=ids[1]):
+        build(recipe, out, source_path=funsd_dir, limit=8, progress=False, on_error="raise", num_proc=2)
+    assert not out.exists()  # nothing half-written where the user looks
+    assert "Traceback" not in capfd.readouterr().err  # the feeder thread and the workers stop quietly
