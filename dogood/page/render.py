@@ -356,6 +356,9 @@ def render_words(doc: Document, indices: Iterable[int], original: Document | Non
     return doc.replace(image=PageImage.from_array(pixels))
 
 
+#: Edge levels a drawn text is cut at (:func:`render_box`): the one whose ink is as bold as the old print's
+#: (ink pixels per edge pixel) is kept.
+WEIGHT_EDGES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 #: How much larger or smaller than the new text's run (font size) an untouched word may be printed and still lend
 #: its letters (:class:`_PagePrint`).
 LEND_SIZE = 1.08
@@ -443,13 +446,13 @@ class _PagePrint:
                             if s.iou is not None and s.iou >= LEND_IOU]
         return self.lenders
 
-    def spliced(self, i: int, style: Style) -> Pasted | None:
+    def spliced(self, i: int, style: Style, text: str | None = None) -> Pasted | None:
         """Word ``i``'s new text pieced from the page's print, to be drawn in ``style`` (:func:`render_box`'s
         ``pieces``), or ``None`` when a letter is missing or the pieces would not fit its box."""
         box = self._box(i)
         if box[2] <= box[0] or box[3] <= box[1]:
             return None
-        text = self.doc.words[i].text
+        text = self.doc.words[i].text if text is None else text
         own = None
         if self.original is not None and i < len(self.original.words) and style.iou is not None:
             old = self.original.words[i].text
@@ -1134,11 +1137,11 @@ class Redraw:
         kind = self.kind(i)
         box = self.doc.words[i].box
         room = (box[3] - box[1]) if kind.turn else (box[2] - box[0])
-        if text_width(text, style) * FIT_SQUEEZE <= room:
-            return True
-        if count:
-            self.counts["too long"] = self.counts.get("too long", 0) + 1
-        return False
+        if text_width(text, style) * FIT_SQUEEZE > room:
+            if count:
+                self.counts["too long"] = self.counts.get("too long", 0) + 1
+            return False
+        return True
 
     def style(self, i: int) -> Style | None:
         """The style word ``i``'s new text would be drawn in (``None`` when none can be chosen)."""
@@ -1191,6 +1194,7 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
     core = _gray(crop) <= threshold if threshold is not None else np.zeros(crop.shape[:2], dtype=bool)
     colour = ink_colour(crop, core)
     tones = None
+    old = old_ink(pixels, (x0, y0, x1, y1)) if core.any() and text.strip() and pieces is None else None
     if core.any():
         strokes = _strokes(pixels, (x0, y0, x1, y1), threshold, margin, avoid)
         ex0, ey0, ex1, ey1 = strokes.area
@@ -1207,7 +1211,38 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
         return
     if not text.strip():
         return
-    a = text_cover(text, (x0, y0, x1, y1), style, spill=margin)
+    weight = _weight(old) if old is not None else None
+    if weight is None:
+        drawn = _drawn(pixels, (x0, y0, x1, y1), text, text_cover(text, (x0, y0, x1, y1), style, spill=margin),
+                       style, colour, tones, below if tones is not None else 0.0, margin, avoid)
+    else:  # as bold as the old print: the edge level whose new ink's weight is nearest the old ink's
+        fine = text_cover(text, (x0, y0, x1, y1), style, spill=margin, cut=False) if style.scan > 0 else None
+        shape = (max(0, y1 - y0 + 2 * margin), max(0, x1 - x0 + 2 * margin))
+        drawn, gap = None, math.inf
+        for edge in (style.edge,) + tuple(e for e in WEIGHT_EDGES if e != style.edge):
+            if style.scan <= 0:
+                cover = text_cover(text, (x0, y0, x1, y1), replace(style, edge=edge), spill=margin)
+            else:
+                cover = _cut(fine, replace(style, edge=edge), shape) if fine is not None else np.zeros(shape, np.float32)
+            got = _drawn(pixels, (x0, y0, x1, y1), text, cover, style, colour, tones,
+                         below if tones is not None else 0.0, margin, avoid)
+            if got is None:
+                break
+            new = _drawn_weight(got, (x0, y0, x1, y1), threshold)
+            off = abs(math.log(max(new, 1e-6) / weight))
+            if off < gap - 1e-9:
+                drawn, gap = got, off
+    if drawn is not None:
+        blended, (gx0, gy0) = drawn
+        pixels[gy0:gy0 + blended.shape[0], gx0:gx0 + blended.shape[1]] = blended.astype(np.uint8)
+
+
+def _drawn(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, a: np.ndarray, style: Style, colour,
+           tones: np.ndarray | None, below: float, margin: int, avoid) -> tuple[np.ndarray, tuple[int, int]] | None:
+    """The pixels of ``box`` grown by ``margin`` (clipped to the page; never on another word's box beyond ``box``)
+    with the coverage ``a`` of ``text`` drawn over them, and where they start (column, row); ``None`` without ink."""
+    height, width = pixels.shape[:2]
+    x0, y0, x1, y1 = box
     if margin:  # glyph parts beyond the box: on the page, never on another word's box
         keep = np.zeros(a.shape, bool)
         keep[margin:margin + (y1 - y0), margin:margin + (x1 - x0)] = True
@@ -1222,7 +1257,7 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
     else:
         gx0, gy0 = x0, y0
     if not a.any():
-        return
+        return None
     if style.ink is not None:
         colour = style.ink if pixels.ndim == 3 or isinstance(style.ink, int) else int(np.mean(style.ink))
         if pixels.ndim == 3 and isinstance(colour, int):
@@ -1242,7 +1277,21 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
     blended = np.clip(np.rint(blended), 0, 255)
     if tones is not None:  # the new ink in the old ink's own tones (darkness, grey edges, grain), rank for rank
         _take_tones(blended, cover, tones, below, (text, (x0, y0, x1, y1), "tones"))
-    pixels[gy0:gy1, gx0:gx1] = blended.astype(np.uint8)
+    return blended, (gx0, gy0)
+
+
+def _weight(ink: np.ndarray) -> float:
+    """How bold print is: its ink pixels per pixel of the ink's edge (the redrawn-word cue's ``stroke_width``)."""
+    core = cv2.erode(ink.astype(np.uint8), np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], np.uint8)) > 0
+    return float(ink.sum()) / max(1, int((ink & ~core).sum()))
+
+
+def _drawn_weight(drawn: tuple[np.ndarray, tuple[int, int]], box: tuple[int, int, int, int], threshold: float) -> float:
+    """:func:`_weight` of the ink (darker than ``threshold``) that ``drawn`` (:func:`_drawn`) leaves in ``box``."""
+    blended, (gx0, gy0) = drawn
+    x0, y0, x1, y1 = box
+    inside = blended[y0 - gy0:y1 - gy0, x0 - gx0:x1 - gx0]
+    return _weight(_gray(inside.astype(np.uint8)) <= threshold)
 
 
 class Pasted(NamedTuple):
