@@ -492,6 +492,12 @@ class _PagePrint:
         values = np.zeros(self.source[ay0:ay1, ax0:ax1].shape, self.source.dtype)
         mask = np.zeros(values.shape[:2], bool)
         x = start
+        if own is not None and start == own.cuts[0]:  # what lies before and after its letters comes along
+            if pieces[0].source == i and pieces[0].start == own.cuts[0]:
+                pieces = [splice.Piece(i, ax0, pieces[0].stop)] + pieces[1:]
+                x = ax0
+            if pieces[-1].source == i and pieces[-1].stop == own.cuts[-1]:
+                pieces = pieces[:-1] + [splice.Piece(i, pieces[-1].start, ax1)]
         for piece in pieces:
             if piece.source >= 0:
                 strokes = self._strokes(piece.source)
