@@ -59,10 +59,15 @@ size, weight, width and baseline of the print it replaces.
    it away), and the shift changes another word or draws another value
    (``value_text_augment``), since a box that grew to hold the text would
    change the layout, a factor the text shift does not name.
+   Where the page prints the new text's letters, it is not drawn but pieced
+   from the scan (:mod:`dogood.page.splice`: the old word's own letters in
+   their order, the others cut from the nearest untouched print of the same
+   size, weight and slant), so its ink is the page's own.
    Glyphs are rasterised by FreeType (Pillow) at 48 px or more and reduced
    to the page by exact area averaging, so sub-pixel sizes and positions
    are kept; the coverage is then bent so that the chosen edge level
-   becomes the half-ink edge. Nothing is drawn outside the box.
+   becomes the half-ink edge (:data:`WEIGHT_EDGES`: the level whose ink is
+   as bold as the old word's). Nothing is drawn outside the box.
 4. **Colour.** The ink colour is the median of the darker half of the old ink
    pixels (per channel on RGB pages), so grey scans get grey ink; a box with
    no ink gets near-black.
@@ -365,6 +370,9 @@ LEND_SIZE = 1.08
 #: How much bolder or thinner (ink pixels per edge pixel) than the old word an untouched word may be printed and
 #: still lend its letters.
 LEND_WEIGHT = 1.12
+#: How much darker or lighter (grey levels, the darker half of the ink) than the old word an untouched word may be
+#: printed and still lend its letters.
+LEND_DARK = 20.0
 #: The IoU of its fit a word needs to lend its letters: print the faces fit, not handwriting.
 LEND_IOU = 0.5
 #: Fewest columns a space between pieced words takes.
@@ -384,6 +392,8 @@ class _PagePrint:
         self.letters: dict[int, splice.Letters | None] = {}
         self.strokes: dict[int, _Strokes | None] = {}
         self.weights: dict[int, float] = {}
+        self.darkness: dict[int, float] = {}
+        self.inked: dict[int, np.ndarray] = {}  # each lending word's page columns that hold ink
         self.lenders: list[tuple[int, Style, str]] | None = None
 
     def _box(self, j: int) -> tuple[int, int, int, int]:
@@ -402,11 +412,22 @@ class _PagePrint:
             else:
                 edges = letter_edges(text, style)
                 columns = ink.sum(axis=0)
+                self.inked[j] = np.flatnonzero(columns) + box[0]
                 cuts = splice.letter_cuts(edges, columns, box[0], style.size)
                 clean = tuple(not (0 <= c - box[0] < len(columns) and columns[c - box[0]]) for c in cuts)
                 self.letters[j] = splice.Letters(text, cuts, style.baseline, j, clean,
                                                  _whole_letters(text, style, ink, box, cuts, clean))
         return self.letters[j]
+
+    def _darkness(self, j: int) -> float:
+        """How dark word ``j``'s print is: the median grey level of the darker half of its ink (the redrawn-word
+        cue's ``ink_level``), on the page before any change; 255 without ink."""
+        if j not in self.darkness:
+            box = self._box(j)
+            ink = old_ink(self.source, box) if box[2] > box[0] and box[3] > box[1] else None
+            values = np.sort(_gray(self.source[box[1]:box[3], box[0]:box[2]])[ink]) if ink is not None else ()
+            self.darkness[j] = float(np.median(values[:max(1, len(values) // 2)])) if len(values) else 255.0
+        return self.darkness[j]
 
     def _weight(self, j: int) -> float:
         """How bold word ``j``'s print is: its ink pixels per pixel of the ink's edge (as the redrawn-word cue's
@@ -466,39 +487,62 @@ class _PagePrint:
                 abs((self.boxes[js[0], 0] + self.boxes[js[0], 2]) / 2 - centre[0])
                 + abs((self.boxes[js[0], 1] + self.boxes[js[0], 3]) / 2 - centre[1]), js[0]))
             weight = self._weight(i) if own is not None else None
+            dark = self._darkness(i) if own is not None else None
             italic = "Italic" in style.face
             others = [letters for j, s, shown in near if j != i and ("Italic" in s.face) == italic
                       and (s.face == style.face if weight is None else
-                           abs(math.log(self._weight(j) / weight)) <= math.log(LEND_WEIGHT))
+                           abs(math.log(self._weight(j) / weight)) <= math.log(LEND_WEIGHT)
+                           and abs(self._darkness(j) - dark) <= LEND_DARK)
                       and abs(math.log(s.size / style.size)) <= math.log(LEND_SIZE)
                       and (letters := self._letters(j, shown, s)) is not None]
             pieces = splice.plan(text, own, others, space)
             if pieces is None:
                 return None
-        return self._paste(i, box, style, own, pieces)
+        return self._paste(i, box, style, own, pieces, text)
 
-    def _paste(self, i: int, box, style: Style, own: splice.Letters | None,
-               pieces: list[splice.Piece]) -> Pasted | None:
+    def _paste(self, i: int, box, style: Style, own: splice.Letters | None, pieces: list[splice.Piece],
+               text: str | None = None) -> Pasted | None:
         height, width = self.source.shape[:2]
-        total = sum(p.stop - p.start for p in pieces)
-        start = own.cuts[0] if own is not None else int(math.floor(style.left))
-        if start + total > box[2] + 1:  # moved left, no further than the box's start
-            start = box[2] - total
-            if start < box[0] - 1:
+        layout = letter_edges(self.doc.words[i].text if text is None else text, style)
+        places, cursor, trail = [], None, 0
+        for piece in pieces:  # where each piece goes: the old word's own letters one after the other, as printed;
+            # another word's letter where the face lays it out, its ink no nearer the last piece's than a pixel
+            size = piece.stop - piece.start
+            if piece.source < 0:
+                lead = last = size
+            else:
+                inked = self.inked[piece.source]
+                inside = inked[(inked >= piece.start) & (inked < piece.stop)]
+                lead, last = (int(inside[0] - piece.start), int(piece.stop - 1 - inside[-1])) if len(inside) else \
+                    (size, size)
+            if cursor is None:
+                x = own.cuts[0] if own is not None and piece.source == i else int(round(layout[piece.at][0])) - lead
+            elif piece.source < 0 or piece.source == i:
+                x = cursor
+            else:
+                x = max(int(round(layout[piece.at][0])) - lead, cursor - trail - lead + 1)
+            places.append(x)
+            cursor, trail = x + size, last
+        over = cursor - trail - box[2]  # ink beyond the box's right edge: moved left, not beyond its left edge
+        if over > 1:
+            first = places[0] + (pieces[0].stop - pieces[0].start if pieces[0].source < 0 else 0)
+            if first - over < box[0] - 1:
                 return None
+            places = [x - over for x in places]
         grow = self._grow(box)
         area = (max(0, box[0] - grow), max(0, box[1] - grow), min(width, box[2] + grow), min(height, box[3] + grow))
         ax0, ay0, ax1, ay1 = area
         values = np.zeros(self.source[ay0:ay1, ax0:ax1].shape, self.source.dtype)
         mask = np.zeros(values.shape[:2], bool)
-        x = start
-        if own is not None and start == own.cuts[0]:  # what lies before and after its letters comes along
+        if own is not None and places[0] == own.cuts[0]:  # what lies before and after its letters comes along
             if pieces[0].source == i and pieces[0].start == own.cuts[0]:
-                pieces = [splice.Piece(i, ax0, pieces[0].stop)] + pieces[1:]
-                x = ax0
+                pieces = [pieces[0]._replace(start=ax0)] + pieces[1:]
+                places = [ax0] + places[1:]
             if pieces[-1].source == i and pieces[-1].stop == own.cuts[-1]:
-                pieces = pieces[:-1] + [splice.Piece(i, pieces[-1].start, ax1)]
-        for piece in pieces:
+                pieces = pieces[:-1] + [pieces[-1]._replace(stop=ax1)]
+        order = sorted(range(len(pieces)), key=lambda n: pieces[n].source != i)  # its own first, others' over them
+        for n in order:
+            piece, x = pieces[n], places[n]
             if piece.source >= 0:
                 strokes = self._strokes(piece.source)
                 if strokes is None:
@@ -520,7 +564,6 @@ class _PagePrint:
                     got = self.source[tr0 + dy:tr1 + dy, tc0 + shift:tc1 + shift]
                     values[tr0 - ay0:tr1 - ay0, tc0 - ax0:tc1 - ax0][took] = got[took]
                     mask[tr0 - ay0:tr1 - ay0, tc0 - ax0:tc1 - ax0] |= took
-            x += piece.stop - piece.start
         return Pasted(area, values, mask)
 
 

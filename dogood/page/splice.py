@@ -51,11 +51,12 @@ class Letters(NamedTuple):
 
 class Piece(NamedTuple):
     """Columns ``[start, stop)`` of word ``source``'s print (a space when ``source`` is ``-1``: ``stop - start``
-    columns of paper)."""
+    columns of paper), spelling the new text from its character ``at`` on."""
 
     source: int
     start: int
     stop: int
+    at: int = 0
 
 
 def letter_cuts(edges: Sequence[tuple[float, float]], columns: np.ndarray, x0: int, size: float) -> tuple[int, ...]:
@@ -115,17 +116,17 @@ def plan(new: str, own: Letters | None, others: Sequence[Letters], space: int) -
         position += length
     pieces: list[Piece] = []
     last: tuple[int, int] | None = None
-    for char, letter in zip(new, letters):
+    for at, letter in enumerate(letters):
         if letter is None:  # a space
-            pieces.append(Piece(-1, 0, space))
+            pieces.append(Piece(-1, 0, space, at))
             last = None
             continue
         s, k = letter
         source = sources[s]
         if last is not None and last == (s, k - 1):  # the next letter of the same print: one piece, no seam
-            pieces[-1] = Piece(source.source, pieces[-1].start, source.cuts[k + 1])
+            pieces[-1] = pieces[-1]._replace(stop=source.cuts[k + 1])
         else:
-            pieces.append(Piece(source.source, source.cuts[k], source.cuts[k + 1]))
+            pieces.append(Piece(source.source, source.cuts[k], source.cuts[k + 1], at))
         last = letter
     return pieces
 

@@ -30,25 +30,25 @@ def test_cuts_fall_in_the_emptiest_column_between_letters(columns, edges, expect
 
 def test_a_deleted_letter_leaves_the_rest_of_the_word_in_two_pieces():
     own = letters("BRAND", [0, 10, 19, 29, 39, 49], source=7)
-    assert plan("BAND", own, [], space=5) == [Piece(7, 0, 10), Piece(7, 19, 49)]
+    assert plan("BAND", own, [], space=5) == [Piece(7, 0, 10, 0), Piece(7, 19, 49, 1)]
 
 
 def test_a_repeated_letter_is_the_word_s_own_letter_printed_whole():
     own = letters("Name", [0, 9, 16, 27, 34], source=3)
-    assert plan("Namme", own, [], space=4) == [Piece(3, 0, 27), Piece(3, 16, 34)]
+    assert plan("Namme", own, [], space=4) == [Piece(3, 0, 27, 0), Piece(3, 16, 34, 3)]
 
 
 def test_a_letter_the_word_lacks_comes_from_another_word_and_a_space_is_paper():
     own = letters("DATE", [0, 10, 20, 28, 37], source=0)
     other = letters("Year", [50, 58, 66, 73, 79], source=4)
-    assert plan("DATE a", own, [other], space=6) == [Piece(0, 0, 37), Piece(-1, 0, 6), Piece(4, 66, 73)]
+    assert plan("DATE a", own, [other], space=6) == [Piece(0, 0, 37, 0), Piece(-1, 0, 6, 4), Piece(4, 66, 73, 5)]
 
 
 def test_letters_cut_through_a_stroke_are_not_lent_alone_but_a_run_with_clean_ends_is():
     own = letters("NO", [0, 10, 20], source=0)
     # "e" and "s" of "yes" touch (no clean cut between them): "es" is lent as one piece, "s" alone is not
     other = letters("yes", [40, 48, 56, 63], source=2, clean=[True, True, False, True], whole=[True, False, False])
-    assert plan("NOes", own, [other], space=5) == [Piece(0, 0, 20), Piece(2, 48, 63)]
+    assert plan("NOes", own, [other], space=5) == [Piece(0, 0, 20, 0), Piece(2, 48, 63, 2)]
     assert plan("NOs", own, [other], space=5) is None
 
 
@@ -78,10 +78,10 @@ def printed_page(texts, size=(420, 80), font_size=22, font_path=FONT):
     return Document("page", PageImage.from_array(pixels.astype(np.uint8)), words)
 
 
-def ink_columns(pixels, box):
-    """The page's columns (all its rows) across ``box`` that hold ink."""
+def ink_columns(pixels, box, rows=None):
+    """The page's columns across ``box`` that hold ink, all rows of the page (or rows ``rows``: start, stop)."""
     x0, _, x1, _ = box
-    crop = pixels[:, x0:x1]
+    crop = pixels[slice(*rows) if rows else slice(None), x0:x1]
     return [crop[:, k] for k in range(crop.shape[1]) if (crop[:, k] < 128).any()]
 
 
@@ -138,3 +138,31 @@ def test_a_drawn_text_is_as_bold_as_the_print_it_replaces(face):
     old = render.old_ink(doc.image.to_array(), doc.words[0].box)
     new = render.old_ink(out.image.to_array(), doc.words[0].box)
     assert abs(np.log(render._weight(new) / render._weight(old))) < 0.08
+
+
+def test_deletions_on_funsd_forms_are_the_forms_own_print(funsd_test):
+    """On real scans, a character deletion redrawn with ``render: true`` cuts the letter out of the word's own print:
+    every column of ink the redrawn words hold is, pixel for pixel, a column of the same word as scanned."""
+    import dogood
+    from dogood.measures.word_style import redrawn_words
+
+    shift = dogood.make_shift({"shift": "char_deletion", "fraction": 0.2, "render": True})
+    shift.prepare()
+    exact, words, shares = 0, 0, []
+    for doc_id in funsd_test.ids()[:2]:
+        doc = funsd_test.load(doc_id)
+        out = shift(doc, 7)
+        before, after = doc.image.to_array(), out.image.to_array()
+        changed = [i for i in redrawn_words(doc, out)[0] if out.words[i].text != doc.words[i].text]
+        assert len(changed) >= 10
+        for i in changed:
+            box = out.words[i].box
+            new, old = ink_columns(after, box, box[1::2]), ink_columns(before, box, box[1::2])
+            assert len(out.words[i].text) == len(doc.words[i].text) - 1  # one letter fewer
+            share = made_of(new, old) if new else 0.0
+            shares += [share] * len(new)
+            exact += share == 1.0
+            words += 1
+    # most words are their own columns throughout; the rest differ at a seam or where the deleted letter's ink
+    # was filled in beside a rule, or were drawn (a vertical number)
+    assert exact >= 0.7 * words and np.mean(shares) >= 0.9
