@@ -39,7 +39,8 @@ CHAINS = {
 #: sha256 of the output rows of each (chain, row kind), computed with the code of main 2b87924; the segment-level
 #: rows of ``char_deletion_render`` and ``center_shift``, refused before issue 37, pinned with its code;
 #: ``char_deletion_render``'s rows re-pinned with issue 40's render part (words redrawn in the page's own hand), and
-#: again when new texts were no longer squeezed beyond 95% of their width nor shrunk (the redrawn-word cue).
+#: again when new texts were no longer squeezed beyond 95% of their width nor shrunk (the redrawn-word cue), and
+#: again when new texts were pieced from the page's own letters (a deleted letter cut out of the old word's print).
 PINNED = {
     "empty / segment-L": "a8b2ac0c93cd6877363f1e03",
     "empty / segment-RGB": "6e694b906c9265855faaf8bf",
@@ -97,20 +98,20 @@ PINNED = {
     "char_deletion / word-array-L": "38a188764639d48e2e4d3108",
     "char_deletion / word-cell": "bd28d5bb41d0282034c02517",
     "char_deletion / dogood-word": "b0644fa6bd355477f6e17d66",
-    "char_deletion_render / segment-L": "2f87578f59d38266405bd5e1",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / segment-RGB": "3cd24e8705b55e92d4a6b8a2",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / segment-tinted": "55523bd16c020afa62fd135e",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / segment-array-RGB": "915af0fe0d3640c79a9427b8",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / segment-array-L": "f4cd0657062e6c0034516349",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / segment-cell": "ee29cb3409cd78930ae20e80",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / dogood-segment": "3a1cd848b66f32e8031aafba",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / word-L": "bd7af2a633633e8e8d7600fc",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / word-RGB": "9f2ab455179ccf0730cb333d",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / word-tinted": "708495efb6e915dee0c4885d",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / word-array-RGB": "6afbee833320085ce5bea374",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / word-array-L": "4df4528e2b916381f0ab69f4",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / word-cell": "524c0124627862c98cd6d0f2",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / dogood-word": "3fa598c7c0c1b6de1c6e4b6b",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / segment-L": "256e6b6c70294d523834b43a",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-RGB": "9a0d1292996aeefe1104b906",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-tinted": "783995ec94a1c8103ecc501a",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-array-RGB": "81553e72da6fd9dd131f8e59",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-array-L": "114e48aa5d50868bbf1351ae",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-cell": "d72f393c82a44b120890369c",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / dogood-segment": "bc536ed533087f72d84a20de",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-L": "0c63bc5be023c65930fe361d",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-RGB": "748b2d40393842deccb39cb5",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-tinted": "9db46159d314464e5010b135",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-array-RGB": "a4951203b45ee2444864420d",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-array-L": "85fbf6ad5d8e6e56e6183cc7",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-cell": "c59bd844e866a3c5fa6c55b6",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / dogood-word": "676eeb40e339064afd9bd029",  # issue 40 (pieced from the page's own letters)
     "merge / segment-L": "0891768cd5b86138e164f20c",
     "merge / segment-RGB": "46444655d40306265e0c91c9",
     "merge / segment-tinted": "53832313cdf2b0b7499acb97",
