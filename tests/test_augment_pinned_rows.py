@@ -98,20 +98,20 @@ PINNED = {
     "char_deletion / word-array-L": "38a188764639d48e2e4d3108",
     "char_deletion / word-cell": "bd28d5bb41d0282034c02517",
     "char_deletion / dogood-word": "b0644fa6bd355477f6e17d66",
-    "char_deletion_render / segment-L": "256e6b6c70294d523834b43a",  # issue 40 (pieced from the page's own letters)
-    "char_deletion_render / segment-RGB": "9a0d1292996aeefe1104b906",  # issue 40 (pieced from the page's own letters)
-    "char_deletion_render / segment-tinted": "783995ec94a1c8103ecc501a",  # issue 40 (pieced from the page's own letters)
-    "char_deletion_render / segment-array-RGB": "81553e72da6fd9dd131f8e59",  # issue 40 (pieced from the page's own letters)
-    "char_deletion_render / segment-array-L": "114e48aa5d50868bbf1351ae",  # issue 40 (pieced from the page's own letters)
-    "char_deletion_render / segment-cell": "d72f393c82a44b120890369c",  # issue 40 (pieced from the page's own letters)
-    "char_deletion_render / dogood-segment": "bc536ed533087f72d84a20de",  # issue 40 (pieced from the page's own letters)
-    "char_deletion_render / word-L": "0c63bc5be023c65930fe361d",  # issue 40 (pieced from the page's own letters)
-    "char_deletion_render / word-RGB": "748b2d40393842deccb39cb5",  # issue 40 (pieced from the page's own letters)
-    "char_deletion_render / word-tinted": "9db46159d314464e5010b135",  # issue 40 (pieced from the page's own letters)
-    "char_deletion_render / word-array-RGB": "a4951203b45ee2444864420d",  # issue 40 (pieced from the page's own letters)
-    "char_deletion_render / word-array-L": "85fbf6ad5d8e6e56e6183cc7",  # issue 40 (pieced from the page's own letters)
-    "char_deletion_render / word-cell": "c59bd844e866a3c5fa6c55b6",  # issue 40 (pieced from the page's own letters)
-    "char_deletion_render / dogood-word": "676eeb40e339064afd9bd029",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-L": "2b28a443bc164347e8ae6152",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-RGB": "a3e39a8db2abb7ef1321eb07",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-tinted": "30bf90e8e42c1e53e3d3a352",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-array-RGB": "70cb71c475d24fe0fd12d556",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-array-L": "03fc6067f61a1aab778d85dc",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-cell": "1704dad1146585a1d787aba3",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / dogood-segment": "edce6d180ccf123ffe888a08",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-L": "2df21eb1952fb416ce2d8e97",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-RGB": "d23e0d828fdbcfc7eb5e6c3e",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-tinted": "940827664ffb8cb89ac22233",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-array-RGB": "b36c9de7ec214ed3e882717b",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-array-L": "55588cb52c6765c0f0ec724d",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-cell": "a6d61c39d361d9f7da621843",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / dogood-word": "299ef23bfc660498f88c5e09",  # issue 40 (pieced from the page's own letters)
     "merge / segment-L": "0891768cd5b86138e164f20c",
     "merge / segment-RGB": "46444655d40306265e0c91c9",
     "merge / segment-tinted": "53832313cdf2b0b7499acb97",

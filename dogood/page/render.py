@@ -534,6 +534,11 @@ class _PagePrint:
         ax0, ay0, ax1, ay1 = area
         values = np.zeros(self.source[ay0:ay1, ax0:ax1].shape, self.source.dtype)
         mask = np.zeros(values.shape[:2], bool)
+        mine = self._strokes(i)
+        if mine is not None and mine.area == area:  # ink that is not the word's (rules, neighbours' strokes): kept
+            kept = (mine.gray <= mine.threshold) & ~mine.erase
+        else:
+            kept = np.zeros(mask.shape, bool)
         if own is not None and places[0] == own.cuts[0]:  # what lies before and after its letters comes along
             if pieces[0].source == i and pieces[0].start == own.cuts[0]:
                 pieces = [pieces[0]._replace(start=ax0)] + pieces[1:]
@@ -549,11 +554,13 @@ class _PagePrint:
                     return None
                 sx0, sy0, sx1, sy1 = strokes.area
                 taken = strokes.erase
-                if piece.source == i:  # its own print: every pixel of its box (paper and rules too) where it was
+                if piece.source == i:  # its own print: every pixel of its box (its paper too) but others' ink
                     dy = 0
                     taken = taken.copy()
                     bx0, by0, bx1, by1 = box
                     taken[by0 - sy0:by1 - sy0, bx0 - sx0:bx1 - sx0] = True
+                    if kept.shape == taken.shape:
+                        taken &= ~kept
                 else:  # another word's: its strokes, standing on this word's baseline
                     dy = int(round(self.letters[piece.source].baseline - style.baseline))
                 shift = piece.start - x  # source column = target column + shift
@@ -564,7 +571,7 @@ class _PagePrint:
                     got = self.source[tr0 + dy:tr1 + dy, tc0 + shift:tc1 + shift]
                     values[tr0 - ay0:tr1 - ay0, tc0 - ax0:tc1 - ax0][took] = got[took]
                     mask[tr0 - ay0:tr1 - ay0, tc0 - ax0:tc1 - ax0] |= took
-        return Pasted(area, values, mask)
+        return Pasted(area, values, mask & ~kept)
 
 
 #: How far (pixels, and a share of the font size) a letter's ink may lie from where its face draws it, and still
@@ -1389,13 +1396,15 @@ def letter_edges(text: str, style: Style) -> list[tuple[float, float]]:
 class _Strokes(NamedTuple):
     """A word's strokes around its box (:func:`_strokes`): ``area``, the box grown by the margin (page
     coordinates); over it, ``erase`` (the word's ink and its grey rim, no form rule, no other word's ink),
-    ``gray`` and ``rim`` (pixels darker than ``below``, the paper less :data:`RIM` of its contrast)."""
+    ``gray`` and ``rim`` (pixels darker than ``below``, the paper less :data:`RIM` of its contrast); ``threshold``,
+    the ink's."""
 
     area: tuple[int, int, int, int]
     erase: np.ndarray
     gray: np.ndarray
     rim: np.ndarray
     below: float
+    threshold: float = 0.0
 
 
 def _strokes(pixels: np.ndarray, box: tuple[int, int, int, int], threshold: float, margin: int,
@@ -1431,7 +1440,7 @@ def _strokes(pixels: np.ndarray, box: tuple[int, int, int, int], threshold: floa
     rim = gray < paper - RIM * max(paper - threshold, 1.0)
     erase |= (cv2.dilate(erase.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0) & rim & ~rules
     erase &= allowed & ~((gray <= threshold) & ~around & ~rules)  # never another word's ink
-    return _Strokes((ex0, ey0, ex1, ey1), erase, gray, rim, paper - RIM * max(paper - threshold, 1.0))
+    return _Strokes((ex0, ey0, ex1, ey1), erase, gray, rim, paper - RIM * max(paper - threshold, 1.0), threshold)
 
 
 def _take_tones(blended: np.ndarray, cover: np.ndarray, tones: np.ndarray, below: float, key) -> None:
