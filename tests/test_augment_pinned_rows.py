@@ -39,7 +39,8 @@ CHAINS = {
 #: sha256 of the output rows of each (chain, row kind), computed with the code of main 2b87924; the segment-level
 #: rows of ``char_deletion_render`` and ``center_shift``, refused before issue 37, pinned with its code;
 #: ``char_deletion_render``'s rows re-pinned with issue 40's render part (words redrawn in the page's own hand), and
-#: again when new texts were no longer squeezed beyond 95% of their width nor shrunk (the redrawn-word cue).
+#: again when new texts were no longer squeezed beyond 95% of their width nor shrunk (the redrawn-word cue), and
+#: again when new texts were pieced from the page's own letters (a deleted letter cut out of the old word's print).
 PINNED = {
     "empty / segment-L": "a8b2ac0c93cd6877363f1e03",
     "empty / segment-RGB": "6e694b906c9265855faaf8bf",
@@ -97,20 +98,20 @@ PINNED = {
     "char_deletion / word-array-L": "38a188764639d48e2e4d3108",
     "char_deletion / word-cell": "bd28d5bb41d0282034c02517",
     "char_deletion / dogood-word": "b0644fa6bd355477f6e17d66",
-    "char_deletion_render / segment-L": "2f87578f59d38266405bd5e1",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / segment-RGB": "3cd24e8705b55e92d4a6b8a2",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / segment-tinted": "55523bd16c020afa62fd135e",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / segment-array-RGB": "915af0fe0d3640c79a9427b8",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / segment-array-L": "f4cd0657062e6c0034516349",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / segment-cell": "ee29cb3409cd78930ae20e80",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / dogood-segment": "3a1cd848b66f32e8031aafba",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / word-L": "bd7af2a633633e8e8d7600fc",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / word-RGB": "9f2ab455179ccf0730cb333d",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / word-tinted": "708495efb6e915dee0c4885d",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / word-array-RGB": "6afbee833320085ce5bea374",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / word-array-L": "4df4528e2b916381f0ab69f4",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / word-cell": "524c0124627862c98cd6d0f2",  # issue 40 (squeezed 5% at most)
-    "char_deletion_render / dogood-word": "3fa598c7c0c1b6de1c6e4b6b",  # issue 40 (squeezed 5% at most)
+    "char_deletion_render / segment-L": "2b28a443bc164347e8ae6152",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-RGB": "a3e39a8db2abb7ef1321eb07",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-tinted": "30bf90e8e42c1e53e3d3a352",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-array-RGB": "70cb71c475d24fe0fd12d556",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-array-L": "03fc6067f61a1aab778d85dc",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / segment-cell": "1704dad1146585a1d787aba3",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / dogood-segment": "edce6d180ccf123ffe888a08",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-L": "2df21eb1952fb416ce2d8e97",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-RGB": "d23e0d828fdbcfc7eb5e6c3e",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-tinted": "940827664ffb8cb89ac22233",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-array-RGB": "b36c9de7ec214ed3e882717b",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-array-L": "55588cb52c6765c0f0ec724d",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / word-cell": "a6d61c39d361d9f7da621843",  # issue 40 (pieced from the page's own letters)
+    "char_deletion_render / dogood-word": "299ef23bfc660498f88c5e09",  # issue 40 (pieced from the page's own letters)
     "merge / segment-L": "0891768cd5b86138e164f20c",
     "merge / segment-RGB": "46444655d40306265e0c91c9",
     "merge / segment-tinted": "53832313cdf2b0b7499acb97",

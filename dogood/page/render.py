@@ -59,10 +59,15 @@ size, weight, width and baseline of the print it replaces.
    it away), and the shift changes another word or draws another value
    (``value_text_augment``), since a box that grew to hold the text would
    change the layout, a factor the text shift does not name.
+   Where the page prints the new text's letters, it is not drawn but pieced
+   from the scan (:mod:`dogood.page.splice`: the old word's own letters in
+   their order, the others cut from the nearest untouched print of the same
+   size, weight and slant), so its ink is the page's own.
    Glyphs are rasterised by FreeType (Pillow) at 48 px or more and reduced
    to the page by exact area averaging, so sub-pixel sizes and positions
    are kept; the coverage is then bent so that the chosen edge level
-   becomes the half-ink edge. Nothing is drawn outside the box.
+   becomes the half-ink edge (:data:`WEIGHT_EDGES`: the level whose ink is
+   as bold as the old word's). Nothing is drawn outside the box.
 4. **Colour.** The ink colour is the median of the darker half of the old ink
    pixels (per channel on RGB pages), so grey scans get grey ink; a box with
    no ink gets near-black.
@@ -114,6 +119,7 @@ from PIL import Image, ImageDraw, ImageFont, features
 from dogood.core import fs
 from dogood.core.document import Document, PageImage
 from dogood.core.errors import DogoodError
+from dogood.page import splice
 
 #: Pixels of paper around a box that inpainting looks at (they are read, never written).
 CONTEXT = 6
@@ -341,15 +347,272 @@ def render_words(doc: Document, indices: Iterable[int], original: Document | Non
         styles = {}
     pixels = np.array(doc.image.to_array())  # writable copy
     boxes = np.array([w.box for w in doc.words], np.int64).reshape(-1, 4)
+    letters = _PagePrint(doc, original, pixels.copy(), boxes, margin, todo)  # the print before any word changes
     for i in todo:
         if i in turns:
             continue
         box = doc.words[i].box
-        render_box(pixels, box, doc.words[i].text, margin=margin, style=styles.get(i),
-                   avoid=_others(boxes, i, box, reach(box) if margin is None else margin))
+        style = styles.get(i)
+        pasted = letters.spliced(i, style) if style is not None and doc.words[i].text.strip() else None
+        render_box(pixels, box, doc.words[i].text, margin=margin, style=style,
+                   avoid=_others(boxes, i, box, reach(box) if margin is None else margin), pieces=pasted)
     for i, k in sorted(turns.items()):  # vertical print: drawn on the page turned upright, then turned back
         pixels = _render_turned(pixels, doc, original, i, k, margin, boxes)
     return doc.replace(image=PageImage.from_array(pixels))
+
+
+#: Edge levels a drawn text is cut at (:func:`render_box`): the one whose ink is as bold as the old print's
+#: (ink pixels per edge pixel) is kept.
+WEIGHT_EDGES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+#: How much larger or smaller than the new text's run (font size) an untouched word may be printed and still lend
+#: its letters (:class:`_PagePrint`).
+LEND_SIZE = 1.08
+#: How much bolder or thinner (ink pixels per edge pixel) than the old word an untouched word may be printed and
+#: still lend its letters.
+LEND_WEIGHT = 1.12
+#: How much darker or lighter (grey levels, the darker half of the ink) than the old word an untouched word may be
+#: printed and still lend its letters.
+LEND_DARK = 20.0
+#: The IoU of its fit a word needs to lend its letters: print the faces fit, not handwriting.
+LEND_IOU = 0.5
+#: Fewest columns a space between pieced words takes.
+MIN_SPACE = 1
+
+
+class _PagePrint:
+    """The page's own print as :func:`render_words` pieces new texts from it (:mod:`dogood.page.splice`):
+    ``source``, the pixels before any word changed; each word's :class:`~dogood.page.splice.Letters` and strokes,
+    found once. A word lends the letters of the text its old ink shows (``original``'s; without it, the words
+    not redrawn, ``todo``), when its print fits a face (:data:`LEND_IOU`)."""
+
+    def __init__(self, doc: Document, original: Document | None, source: np.ndarray, boxes: np.ndarray,
+                 margin: int | None, todo: Iterable[int]):
+        self.doc, self.original, self.source, self.boxes, self.margin = doc, original, source, boxes, margin
+        self.todo = set(todo)
+        self.letters: dict[int, splice.Letters | None] = {}
+        self.strokes: dict[int, _Strokes | None] = {}
+        self.weights: dict[int, float] = {}
+        self.darkness: dict[int, float] = {}
+        self.inked: dict[int, np.ndarray] = {}  # each lending word's page columns that hold ink
+        self.lenders: list[tuple[int, Style, str]] | None = None
+
+    def _box(self, j: int) -> tuple[int, int, int, int]:
+        height, width = self.source.shape[:2]
+        return _clip(self.doc.words[j].box, width, height)
+
+    def _grow(self, box) -> int:
+        return reach(box) if self.margin is None else self.margin
+
+    def _letters(self, j: int, text: str, style: Style) -> splice.Letters | None:
+        if j not in self.letters:
+            box = self._box(j)
+            ink = old_ink(self.source, box) if box[2] > box[0] and box[3] > box[1] else None
+            if ink is None or not _drawable(text).strip():
+                self.letters[j] = None
+            else:
+                edges = letter_edges(text, style)
+                columns = ink.sum(axis=0)
+                self.inked[j] = np.flatnonzero(columns) + box[0]
+                cuts = splice.letter_cuts(edges, columns, box[0], style.size)
+                clean = tuple(not (0 <= c - box[0] < len(columns) and columns[c - box[0]]) for c in cuts)
+                self.letters[j] = splice.Letters(text, cuts, style.baseline, j, clean,
+                                                 _whole_letters(text, style, ink, box, cuts, clean))
+        return self.letters[j]
+
+    def _darkness(self, j: int) -> float:
+        """How dark word ``j``'s print is: the median grey level of the darker half of its ink (the redrawn-word
+        cue's ``ink_level``), on the page before any change; 255 without ink."""
+        if j not in self.darkness:
+            box = self._box(j)
+            ink = old_ink(self.source, box) if box[2] > box[0] and box[3] > box[1] else None
+            values = np.sort(_gray(self.source[box[1]:box[3], box[0]:box[2]])[ink]) if ink is not None else ()
+            self.darkness[j] = float(np.median(values[:max(1, len(values) // 2)])) if len(values) else 255.0
+        return self.darkness[j]
+
+    def _weight(self, j: int) -> float:
+        """How bold word ``j``'s print is: its ink pixels per pixel of the ink's edge (as the redrawn-word cue's
+        ``stroke_width`` counts them), on the page before any change; 0 without ink."""
+        if j not in self.weights:
+            box = self._box(j)
+            ink = old_ink(self.source, box) if box[2] > box[0] and box[3] > box[1] else None
+            if ink is None:
+                self.weights[j] = 0.0
+            else:
+                core = cv2.erode(ink.astype(np.uint8), np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], np.uint8)) > 0
+                self.weights[j] = float(ink.sum()) / max(1, int((ink & ~core).sum()))
+        return self.weights[j] or 1e-6
+
+    def _strokes(self, j: int) -> _Strokes | None:
+        if j not in self.strokes:
+            box = self._box(j)
+            threshold = ink_threshold(self.source[box[1]:box[3], box[0]:box[2]])
+            self.strokes[j] = None if threshold is None else _strokes(
+                self.source, box, threshold, self._grow(box), _others(self.boxes, j, box, self._grow(box)))
+        return self.strokes[j]
+
+    def _lenders(self) -> list[tuple[int, Style, str]]:
+        """The words that may lend letters, with their styles and the texts their ink shows (fitted once, on first
+        need)."""
+        if self.lenders is None:
+            words = self.doc.words
+            if self.original is not None:  # every word's old print, changed or not (the page before any change)
+                shown = self.original
+                ok = [j for j in range(min(len(words), len(shown.words))) if shown.words[j].text.strip()]
+            else:  # the words not redrawn show their text; the redrawn ones' old text is unknown
+                shown = self.doc.replace(words=tuple(replace(w, text="") if j in self.todo else w
+                                                     for j, w in enumerate(words)))
+                ok = [j for j in range(len(words)) if j not in self.todo and words[j].text.strip()]
+            styles = choose_styles(self.doc, ok, shown, quality=False) if ok else {}
+            self.lenders = [(j, s, shown.words[j].text) for j, s in sorted(styles.items())
+                            if s.iou is not None and s.iou >= LEND_IOU]
+        return self.lenders
+
+    def spliced(self, i: int, style: Style, text: str | None = None) -> Pasted | None:
+        """Word ``i``'s new text pieced from the page's print, to be drawn in ``style`` (:func:`render_box`'s
+        ``pieces``), or ``None`` when a letter is missing or the pieces would not fit its box."""
+        box = self._box(i)
+        if box[2] <= box[0] or box[3] <= box[1]:
+            return None
+        text = self.doc.words[i].text if text is None else text
+        own = None
+        if self.original is not None and i < len(self.original.words) and style.iou is not None:
+            old = self.original.words[i].text
+            if old.strip():
+                own = self._letters(i, old, style)
+        space = max(MIN_SPACE, int(round(_space_width(style))))
+        pieces = splice.plan(text, own, (), space)
+        if pieces is None:
+            centre = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+            near = sorted(self._lenders(), key=lambda js: (
+                abs((self.boxes[js[0], 0] + self.boxes[js[0], 2]) / 2 - centre[0])
+                + abs((self.boxes[js[0], 1] + self.boxes[js[0], 3]) / 2 - centre[1]), js[0]))
+            weight = self._weight(i) if own is not None else None
+            dark = self._darkness(i) if own is not None else None
+            italic = "Italic" in style.face
+            others = [letters for j, s, shown in near if j != i and ("Italic" in s.face) == italic
+                      and (s.face == style.face if weight is None else
+                           abs(math.log(self._weight(j) / weight)) <= math.log(LEND_WEIGHT)
+                           and abs(self._darkness(j) - dark) <= LEND_DARK)
+                      and abs(math.log(s.size / style.size)) <= math.log(LEND_SIZE)
+                      and (letters := self._letters(j, shown, s)) is not None]
+            pieces = splice.plan(text, own, others, space)
+            if pieces is None:
+                return None
+        return self._paste(i, box, style, own, pieces, text)
+
+    def _paste(self, i: int, box, style: Style, own: splice.Letters | None, pieces: list[splice.Piece],
+               text: str | None = None) -> Pasted | None:
+        height, width = self.source.shape[:2]
+        layout = letter_edges(self.doc.words[i].text if text is None else text, style)
+        places, cursor, trail = [], None, 0
+        for piece in pieces:  # where each piece goes: the old word's own letters one after the other, as printed;
+            # another word's letter where the face lays it out, its ink no nearer the last piece's than a pixel
+            size = piece.stop - piece.start
+            if piece.source < 0:
+                lead = last = size
+            else:
+                inked = self.inked[piece.source]
+                inside = inked[(inked >= piece.start) & (inked < piece.stop)]
+                lead, last = (int(inside[0] - piece.start), int(piece.stop - 1 - inside[-1])) if len(inside) else \
+                    (size, size)
+            if cursor is None:
+                x = own.cuts[0] if own is not None and piece.source == i else int(round(layout[piece.at][0])) - lead
+            elif piece.source < 0 or piece.source == i:
+                x = cursor
+            else:
+                x = max(int(round(layout[piece.at][0])) - lead, cursor - trail - lead + 1)
+            places.append(x)
+            cursor, trail = x + size, last
+        over = cursor - trail - box[2]  # ink beyond the box's right edge: moved left, not beyond its left edge
+        if over > 1:
+            first = places[0] + (pieces[0].stop - pieces[0].start if pieces[0].source < 0 else 0)
+            if first - over < box[0] - 1:
+                return None
+            places = [x - over for x in places]
+        grow = self._grow(box)
+        area = (max(0, box[0] - grow), max(0, box[1] - grow), min(width, box[2] + grow), min(height, box[3] + grow))
+        ax0, ay0, ax1, ay1 = area
+        values = np.zeros(self.source[ay0:ay1, ax0:ax1].shape, self.source.dtype)
+        mask = np.zeros(values.shape[:2], bool)
+        mine = self._strokes(i)
+        if mine is not None and mine.area == area:  # ink that is not the word's (rules, neighbours' strokes): kept
+            kept = (mine.gray <= mine.threshold) & ~mine.erase
+        else:
+            kept = np.zeros(mask.shape, bool)
+        if own is not None and places[0] == own.cuts[0]:  # what lies before and after its letters comes along
+            if pieces[0].source == i and pieces[0].start == own.cuts[0]:
+                pieces = [pieces[0]._replace(start=ax0)] + pieces[1:]
+                places = [ax0] + places[1:]
+            if pieces[-1].source == i and pieces[-1].stop == own.cuts[-1]:
+                pieces = pieces[:-1] + [pieces[-1]._replace(stop=ax1)]
+        order = sorted(range(len(pieces)), key=lambda n: pieces[n].source != i)  # its own first, others' over them
+        for n in order:
+            piece, x = pieces[n], places[n]
+            if piece.source >= 0:
+                strokes = self._strokes(piece.source)
+                if strokes is None:
+                    return None
+                sx0, sy0, sx1, sy1 = strokes.area
+                taken = strokes.erase
+                if piece.source == i:  # its own print: every pixel of its box (its paper too) but others' ink
+                    dy = 0
+                    taken = taken.copy()
+                    bx0, by0, bx1, by1 = box
+                    taken[by0 - sy0:by1 - sy0, bx0 - sx0:bx1 - sx0] = True
+                    if kept.shape == taken.shape:
+                        taken &= ~kept
+                else:  # another word's: its strokes, standing on this word's baseline
+                    dy = int(round(self.letters[piece.source].baseline - style.baseline))
+                shift = piece.start - x  # source column = target column + shift
+                tc0, tc1 = max(x, ax0, sx0 - shift), min(x + piece.stop - piece.start, ax1, sx1 - shift)
+                tr0, tr1 = max(ay0, sy0 - dy), min(ay1, sy1 - dy)
+                if tc1 > tc0 and tr1 > tr0:
+                    took = taken[tr0 + dy - sy0:tr1 + dy - sy0, tc0 + shift - sx0:tc1 + shift - sx0]
+                    got = self.source[tr0 + dy:tr1 + dy, tc0 + shift:tc1 + shift]
+                    values[tr0 - ay0:tr1 - ay0, tc0 - ax0:tc1 - ax0][took] = got[took]
+                    mask[tr0 - ay0:tr1 - ay0, tc0 - ax0:tc1 - ax0] |= took
+        return Pasted(area, values, mask & ~kept)
+
+
+#: How far (pixels, and a share of the font size) a letter's ink may lie from where its face draws it, and still
+#: be lent (:func:`_whole_letters`).
+LEND_SLACK = (1.5, 0.15)
+
+
+def _whole_letters(text: str, style: Style, ink: np.ndarray, box, cuts: tuple[int, ...],
+                   clean: tuple[bool, ...]) -> tuple[bool, ...]:
+    """Per letter of ``text``: whether its ink (``ink``, the word box's mask) lies between its ``cuts``, both
+    ``clean``, and spans the columns and rows its face draws it in (within :data:`LEND_SLACK`)."""
+    x0, y0 = box[0], box[1]
+    ref_size = max(REF_SIZE, int(math.ceil(2 * style.size)))
+    font = _font(style.face, ref_size)
+    sy = style.size / ref_size
+    sx = sy * min(max(style.stretch, 1 / MAX_STRETCH), MAX_STRETCH)
+    slack = LEND_SLACK[0] + LEND_SLACK[1] * style.size
+    out = []
+    for k, char in enumerate(_drawable(text)):
+        c0, c1 = cuts[k] - x0, cuts[k + 1] - x0
+        left, top, right, bottom = font.getbbox(char, anchor="ls")
+        if right <= left or c0 < 0 or c1 > ink.shape[1] or c1 <= c0 or not (clean[k] and clean[k + 1]):
+            out.append(False)
+            continue
+        part = ink[:, c0:c1]
+        rows, cols = np.flatnonzero(part.any(axis=1)), np.flatnonzero(part.any(axis=0))
+        if not len(rows):
+            out.append(False)
+            continue
+        width = (right - left) * sx
+        top_row, bottom_row = style.baseline + top * sy - y0, style.baseline + bottom * sy - y0
+        out.append(abs((cols[-1] + 1 - cols[0]) - width) <= slack and abs(rows[0] - top_row) <= slack
+                   and abs(rows[-1] + 1 - bottom_row) <= slack)
+    return tuple(out)
+
+
+def _space_width(style: Style) -> float:
+    """Page columns of a space in ``style``."""
+    ref_size = max(REF_SIZE, int(math.ceil(2 * style.size)))
+    sx = style.size / ref_size * min(max(style.stretch, 1 / MAX_STRETCH), MAX_STRETCH)
+    return _font(style.face, ref_size).getlength(" ") * sx
 
 
 def _others(boxes: np.ndarray, i: int, box, grow: int) -> list[tuple[int, int, int, int]]:
@@ -930,11 +1193,11 @@ class Redraw:
         kind = self.kind(i)
         box = self.doc.words[i].box
         room = (box[3] - box[1]) if kind.turn else (box[2] - box[0])
-        if text_width(text, style) * FIT_SQUEEZE <= room:
-            return True
-        if count:
-            self.counts["too long"] = self.counts.get("too long", 0) + 1
-        return False
+        if text_width(text, style) * FIT_SQUEEZE > room:
+            if count:
+                self.counts["too long"] = self.counts.get("too long", 0) + 1
+            return False
+        return True
 
     def style(self, i: int) -> Style | None:
         """The style word ``i``'s new text would be drawn in (``None`` when none can be chosen)."""
@@ -958,7 +1221,8 @@ class Redraw:
 
 
 def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, margin: int | None = None,
-               style: Style | None = None, avoid: Iterable[tuple[int, int, int, int]] = ()) -> None:
+               style: Style | None = None, avoid: Iterable[tuple[int, int, int, int]] = (),
+               pieces: Pasted | None = None) -> None:
     """Erase the ink in ``box`` of ``pixels`` (``HxW`` or ``HxWx3`` uint8, changed in place) and draw ``text`` there.
 
     ``text`` is drawn in ``style`` (default: :func:`box_style`). Ink within
@@ -967,7 +1231,9 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
     a tight box cuts), but never inside the boxes ``avoid`` (the other words');
     a stroke that lies mostly outside the box is a neighbour's and is kept
     whole (with ``margin=0``, every ink pixel in the box is erased). Form
-    rules through the box are kept.
+    rules through the box are kept. With ``pieces`` (:func:`spliced`), the
+    new text is those pieces of the page's own print, pasted where the old
+    ink was erased, instead of drawn.
     """
     height, width = pixels.shape[:2]
     x0, y0, x1, y1 = _clip(box, width, height)
@@ -983,48 +1249,56 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
     threshold = ink_threshold(crop)
     core = _gray(crop) <= threshold if threshold is not None else np.zeros(crop.shape[:2], dtype=bool)
     colour = ink_colour(crop, core)
+    tones = None
+    old = old_ink(pixels, (x0, y0, x1, y1)) if core.any() and text.strip() and pieces is None else None
     if core.any():
-        ex0, ey0 = max(0, x0 - margin), max(0, y0 - margin)
-        ex1, ey1 = min(width, x1 + margin), min(height, y1 + margin)
-        gray = _gray(pixels[ey0:ey1, ex0:ex1])
-        rules = form_lines(pixels, (x0, y0, x1, y1), threshold, (ex0, ey0, ex1, ey1), ragged=True)
-        around = (gray <= threshold) & ~rules
-        inner = np.zeros(around.shape, dtype=bool)
-        inner[y0 - ey0:y1 - ey0, x0 - ex0:x1 - ex0] = True
-        allowed = inner.copy()
-        if margin:  # the strokes that lie mostly in the box, where no other word is
-            count, labels = cv2.connectedComponents(around.astype(np.uint8), connectivity=8)
-            total = np.bincount(labels.ravel(), minlength=count)
-            within = np.bincount(labels[inner], minlength=count)
-            mostly = within >= OWN_SHARE * total
-            mostly[0] = False
-            free = np.ones(around.shape, dtype=bool)
-            for ax0, ay0, ax1, ay1 in avoid:
-                free[max(0, ay0 - ey0):max(0, ay1 - ey0), max(0, ax0 - ex0):max(0, ax1 - ex0)] = False
-            around &= mostly[labels] & (inner | free)  # a stroke mostly outside is another word's: kept whole
-            allowed |= (cv2.dilate(around.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0) & free  # and its rim
-        erase = (cv2.dilate((around & ~rules).astype(np.uint8), np.ones((3, 3), np.uint8)) > 0) & ~rules
-        # the rim of grey around the strokes, wider than a pixel on a blurred scan
-        clear = ~(cv2.dilate((gray <= threshold).astype(np.uint8), np.ones((5, 5), np.uint8)) > 0)
-        paper = float(np.median(gray[clear])) if clear.any() else 255.0
-        rim = gray < paper - RIM * max(paper - threshold, 1.0)
-        erase |= (cv2.dilate(erase.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0) & rim & ~rules
-        erase &= allowed & ~((gray <= threshold) & ~around & ~rules)  # never another word's ink
+        strokes = _strokes(pixels, (x0, y0, x1, y1), threshold, margin, avoid)
+        ex0, ey0, ex1, ey1 = strokes.area
         # the old ink's tones, darkest first: what the new ink's pixels will take, rank for rank
-        inked = erase & rim
-        below = paper - RIM * max(paper - threshold, 1.0)
+        inked = strokes.erase & strokes.rim
+        below = strokes.below
         if int(inked.sum()) >= MIN_INK:
             region = pixels[ey0:ey1, ex0:ex1]
-            order = np.argsort(gray[inked], kind="stable")
+            order = np.argsort(strokes.gray[inked], kind="stable")
             tones = region[inked][order]
-        else:
-            tones = None
-        _inpaint(pixels, (ex0, ey0, ex1, ey1), erase, threshold)
-    else:
-        tones = None
+        _inpaint(pixels, strokes.area, strokes.erase, threshold)
+    if pieces is not None:  # the new text pieced from the page's own print (:mod:`dogood.page.splice`)
+        _paste(pixels, (x0, y0, x1, y1), pieces, avoid)
+        return
     if not text.strip():
         return
-    a = text_cover(text, (x0, y0, x1, y1), style, spill=margin)
+    weight = _weight(old) if old is not None else None
+    if weight is None:
+        drawn = _drawn(pixels, (x0, y0, x1, y1), text, text_cover(text, (x0, y0, x1, y1), style, spill=margin),
+                       style, colour, tones, below if tones is not None else 0.0, margin, avoid)
+    else:  # as bold as the old print: the edge level whose new ink's weight is nearest the old ink's
+        fine = text_cover(text, (x0, y0, x1, y1), style, spill=margin, cut=False) if style.scan > 0 else None
+        shape = (max(0, y1 - y0 + 2 * margin), max(0, x1 - x0 + 2 * margin))
+        drawn, gap = None, math.inf
+        for edge in (style.edge,) + tuple(e for e in WEIGHT_EDGES if e != style.edge):
+            if style.scan <= 0:
+                cover = text_cover(text, (x0, y0, x1, y1), replace(style, edge=edge), spill=margin)
+            else:
+                cover = _cut(fine, replace(style, edge=edge), shape) if fine is not None else np.zeros(shape, np.float32)
+            got = _drawn(pixels, (x0, y0, x1, y1), text, cover, style, colour, tones,
+                         below if tones is not None else 0.0, margin, avoid)
+            if got is None:
+                break
+            new = _drawn_weight(got, (x0, y0, x1, y1), threshold)
+            off = abs(math.log(max(new, 1e-6) / weight))
+            if off < gap - 1e-9:
+                drawn, gap = got, off
+    if drawn is not None:
+        blended, (gx0, gy0) = drawn
+        pixels[gy0:gy0 + blended.shape[0], gx0:gx0 + blended.shape[1]] = blended.astype(np.uint8)
+
+
+def _drawn(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, a: np.ndarray, style: Style, colour,
+           tones: np.ndarray | None, below: float, margin: int, avoid) -> tuple[np.ndarray, tuple[int, int]] | None:
+    """The pixels of ``box`` grown by ``margin`` (clipped to the page; never on another word's box beyond ``box``)
+    with the coverage ``a`` of ``text`` drawn over them, and where they start (column, row); ``None`` without ink."""
+    height, width = pixels.shape[:2]
+    x0, y0, x1, y1 = box
     if margin:  # glyph parts beyond the box: on the page, never on another word's box
         keep = np.zeros(a.shape, bool)
         keep[margin:margin + (y1 - y0), margin:margin + (x1 - x0)] = True
@@ -1039,7 +1313,7 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
     else:
         gx0, gy0 = x0, y0
     if not a.any():
-        return
+        return None
     if style.ink is not None:
         colour = style.ink if pixels.ndim == 3 or isinstance(style.ink, int) else int(np.mean(style.ink))
         if pixels.ndim == 3 and isinstance(colour, int):
@@ -1059,7 +1333,114 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
     blended = np.clip(np.rint(blended), 0, 255)
     if tones is not None:  # the new ink in the old ink's own tones (darkness, grey edges, grain), rank for rank
         _take_tones(blended, cover, tones, below, (text, (x0, y0, x1, y1), "tones"))
-    pixels[gy0:gy1, gx0:gx1] = blended.astype(np.uint8)
+    return blended, (gx0, gy0)
+
+
+def _weight(ink: np.ndarray) -> float:
+    """How bold print is: its ink pixels per pixel of the ink's edge (the redrawn-word cue's ``stroke_width``)."""
+    core = cv2.erode(ink.astype(np.uint8), np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], np.uint8)) > 0
+    return float(ink.sum()) / max(1, int((ink & ~core).sum()))
+
+
+def _drawn_weight(drawn: tuple[np.ndarray, tuple[int, int]], box: tuple[int, int, int, int], threshold: float) -> float:
+    """:func:`_weight` of the ink (darker than ``threshold``) that ``drawn`` (:func:`_drawn`) leaves in ``box``."""
+    blended, (gx0, gy0) = drawn
+    x0, y0, x1, y1 = box
+    inside = blended[y0 - gy0:y1 - gy0, x0 - gx0:x1 - gx0]
+    return _weight(_gray(inside.astype(np.uint8)) <= threshold)
+
+
+class Pasted(NamedTuple):
+    """A new text pieced from the page's print (:func:`spliced`): over ``area`` (page columns and rows
+    ``x0, y0, x1, y1``), the pixel ``values`` to paste where ``mask`` is set."""
+
+    area: tuple[int, int, int, int]
+    values: np.ndarray
+    mask: np.ndarray
+
+
+def _paste(pixels: np.ndarray, box: tuple[int, int, int, int], pieces: Pasted,
+           avoid: Iterable[tuple[int, int, int, int]]) -> None:
+    """Paste ``pieces`` into ``pixels`` in place: in ``box``, and beyond it only where none of the boxes
+    ``avoid`` is."""
+    ax0, ay0, ax1, ay1 = pieces.area
+    x0, y0, x1, y1 = box
+    mask = pieces.mask.copy()
+    free = np.ones(mask.shape, bool)
+    for bx0, by0, bx1, by1 in avoid:
+        free[max(0, by0 - ay0):max(0, by1 - ay0), max(0, bx0 - ax0):max(0, bx1 - ax0)] = False
+    free[max(0, y0 - ay0):max(0, y1 - ay0), max(0, x0 - ax0):max(0, x1 - ax0)] = True
+    mask &= free
+    region = pixels[ay0:ay1, ax0:ax1]
+    region[mask] = pieces.values[mask]
+
+
+def letter_edges(text: str, style: Style) -> list[tuple[float, float]]:
+    """Each character's ink ``[left, right)`` in page columns, ``text`` laid out in ``style`` (its ink starting
+    at ``style.left``; a character without ink is an empty span where it stands)."""
+    ref_size = max(REF_SIZE, int(math.ceil(2 * style.size)))
+    font = _font(style.face, ref_size)
+    text = _drawable(text)
+    sx = style.size / ref_size * min(max(style.stretch, 1 / MAX_STRETCH), MAX_STRETCH)
+    start = font.getbbox(text, anchor="ls")[0]
+    edges = []
+    for k, char in enumerate(text):
+        advance = font.getlength(text[:k]) if k else 0.0
+        left, _, right, _ = font.getbbox(char, anchor="ls")
+        if right <= left:
+            left = right = 0.0
+        edges.append((style.left + (advance + left - start) * sx, style.left + (advance + right - start) * sx))
+    return edges
+
+
+class _Strokes(NamedTuple):
+    """A word's strokes around its box (:func:`_strokes`): ``area``, the box grown by the margin (page
+    coordinates); over it, ``erase`` (the word's ink and its grey rim, no form rule, no other word's ink),
+    ``gray`` and ``rim`` (pixels darker than ``below``, the paper less :data:`RIM` of its contrast); ``threshold``,
+    the ink's."""
+
+    area: tuple[int, int, int, int]
+    erase: np.ndarray
+    gray: np.ndarray
+    rim: np.ndarray
+    below: float
+    threshold: float = 0.0
+
+
+def _strokes(pixels: np.ndarray, box: tuple[int, int, int, int], threshold: float, margin: int,
+             avoid: Iterable[tuple[int, int, int, int]]) -> _Strokes:
+    """The strokes of the word in ``box`` (clipped to the page) that :func:`render_box` erases: the ink darker
+    than ``threshold`` in the box and, within ``margin`` pixels of it, the strokes that lie mostly in the box
+    where none of the boxes ``avoid`` is, with their grey rim; form rules through the box are left out."""
+    height, width = pixels.shape[:2]
+    x0, y0, x1, y1 = box
+    ex0, ey0 = max(0, x0 - margin), max(0, y0 - margin)
+    ex1, ey1 = min(width, x1 + margin), min(height, y1 + margin)
+    gray = _gray(pixels[ey0:ey1, ex0:ex1])
+    rules = form_lines(pixels, (x0, y0, x1, y1), threshold, (ex0, ey0, ex1, ey1), ragged=True)
+    around = (gray <= threshold) & ~rules
+    inner = np.zeros(around.shape, dtype=bool)
+    inner[y0 - ey0:y1 - ey0, x0 - ex0:x1 - ex0] = True
+    allowed = inner.copy()
+    if margin:  # the strokes that lie mostly in the box, where no other word is
+        count, labels = cv2.connectedComponents(around.astype(np.uint8), connectivity=8)
+        total = np.bincount(labels.ravel(), minlength=count)
+        within = np.bincount(labels[inner], minlength=count)
+        mostly = within >= OWN_SHARE * total
+        mostly[0] = False
+        free = np.ones(around.shape, dtype=bool)
+        for ax0, ay0, ax1, ay1 in avoid:
+            free[max(0, ay0 - ey0):max(0, ay1 - ey0), max(0, ax0 - ex0):max(0, ax1 - ex0)] = False
+        around &= mostly[labels] & (inner | free)  # a stroke mostly outside is another word's: kept whole
+        allowed |= (cv2.dilate(around.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0) & free  # and its rim
+    erase = (cv2.dilate((around & ~rules).astype(np.uint8), np.ones((3, 3), np.uint8)) > 0) & ~rules
+    # the rim of grey around the strokes, wider than a pixel on a blurred scan
+    clear = ~(cv2.dilate((gray <= threshold).astype(np.uint8), np.ones((5, 5), np.uint8)) > 0)
+    paper = float(np.median(gray[clear])) if clear.any() else 255.0
+    rim = gray < paper - RIM * max(paper - threshold, 1.0)
+    erase |= (cv2.dilate(erase.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0) & rim & ~rules
+    erase &= allowed & ~((gray <= threshold) & ~around & ~rules)  # never another word's ink
+    return _Strokes((ex0, ey0, ex1, ey1), erase, gray, rim, paper - RIM * max(paper - threshold, 1.0), threshold)
 
 
 def _take_tones(blended: np.ndarray, cover: np.ndarray, tones: np.ndarray, below: float, key) -> None:
