@@ -435,11 +435,7 @@ class _PagePrint:
         if j not in self.weights:
             box = self._box(j)
             ink = old_ink(self.source, box) if box[2] > box[0] and box[3] > box[1] else None
-            if ink is None:
-                self.weights[j] = 0.0
-            else:
-                core = cv2.erode(ink.astype(np.uint8), np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], np.uint8)) > 0
-                self.weights[j] = float(ink.sum()) / max(1, int((ink & ~core).sum()))
+            self.weights[j] = 0.0 if ink is None else _weight(ink)
         return self.weights[j] or 1e-6
 
     def _strokes(self, j: int) -> _Strokes | None:
