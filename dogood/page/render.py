@@ -61,8 +61,8 @@ size, weight, width and baseline of the print it replaces.
    change the layout, a factor the text shift does not name.
    Where the page prints the new text's letters, it is not drawn but pieced
    from the scan (:mod:`dogood.page.splice`: the old word's own letters in
-   their order, the others cut from the nearest untouched print of the same
-   size, weight and slant), so its ink is the page's own.
+   their order, the others cut from the nearest word that prints them in
+   the same size, weight, darkness and slant), so its ink is the page's own.
    Glyphs are rasterised by FreeType (Pillow) at 48 px or more and reduced
    to the page by exact area averaging, so sub-pixel sizes and positions
    are kept; the coverage is then bent so that the chosen edge level
@@ -389,6 +389,7 @@ class _PagePrint:
                  margin: int | None, todo: Iterable[int]):
         self.doc, self.original, self.source, self.boxes, self.margin = doc, original, source, boxes, margin
         self.todo = set(todo)
+        self.inks: dict[int, np.ndarray | None] = {}
         self.letters: dict[int, splice.Letters | None] = {}
         self.strokes: dict[int, _Strokes | None] = {}
         self.weights: dict[int, float] = {}
@@ -403,10 +404,17 @@ class _PagePrint:
     def _grow(self, box) -> int:
         return reach(box) if self.margin is None else self.margin
 
+    def _ink(self, j: int) -> np.ndarray | None:
+        """Word ``j``'s old ink (:func:`old_ink`, box-sized) on the page before any change, found once."""
+        if j not in self.inks:
+            box = self._box(j)
+            self.inks[j] = old_ink(self.source, box) if box[2] > box[0] and box[3] > box[1] else None
+        return self.inks[j]
+
     def _letters(self, j: int, text: str, style: Style) -> splice.Letters | None:
         if j not in self.letters:
             box = self._box(j)
-            ink = old_ink(self.source, box) if box[2] > box[0] and box[3] > box[1] else None
+            ink = self._ink(j)
             if ink is None or not _drawable(text).strip():
                 self.letters[j] = None
             else:
@@ -424,7 +432,7 @@ class _PagePrint:
         cue's ``ink_level``), on the page before any change; 255 without ink."""
         if j not in self.darkness:
             box = self._box(j)
-            ink = old_ink(self.source, box) if box[2] > box[0] and box[3] > box[1] else None
+            ink = self._ink(j)
             values = np.sort(_gray(self.source[box[1]:box[3], box[0]:box[2]])[ink]) if ink is not None else ()
             self.darkness[j] = float(np.median(values[:max(1, len(values) // 2)])) if len(values) else 255.0
         return self.darkness[j]
@@ -433,8 +441,7 @@ class _PagePrint:
         """How bold word ``j``'s print is: its ink pixels per pixel of the ink's edge (as the redrawn-word cue's
         ``stroke_width`` counts them), on the page before any change; 0 without ink."""
         if j not in self.weights:
-            box = self._box(j)
-            ink = old_ink(self.source, box) if box[2] > box[0] and box[3] > box[1] else None
+            ink = self._ink(j)
             self.weights[j] = 0.0 if ink is None else _weight(ink)
         return self.weights[j] or 1e-6
 
