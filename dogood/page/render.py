@@ -1234,7 +1234,7 @@ def render_box(pixels: np.ndarray, box: tuple[int, int, int, int], text: str, ma
     a tight box cuts), but never inside the boxes ``avoid`` (the other words');
     a stroke that lies mostly outside the box is a neighbour's and is kept
     whole (with ``margin=0``, every ink pixel in the box is erased). Form
-    rules through the box are kept. With ``pieces`` (:func:`spliced`), the
+    rules through the box are kept. With ``pieces`` (:meth:`_PagePrint.spliced`), the
     new text is those pieces of the page's own print, pasted where the old
     ink was erased, instead of drawn.
     """
@@ -1354,7 +1354,7 @@ def _drawn_weight(drawn: tuple[np.ndarray, tuple[int, int]], box: tuple[int, int
 
 
 class Pasted(NamedTuple):
-    """A new text pieced from the page's print (:func:`spliced`): over ``area`` (page columns and rows
+    """A new text pieced from the page's print (:meth:`_PagePrint.spliced`): over ``area`` (page columns and rows
     ``x0, y0, x1, y1``), the pixel ``values`` to paste where ``mask`` is set."""
 
     area: tuple[int, int, int, int]
