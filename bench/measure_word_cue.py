@@ -2,7 +2,7 @@
 
     DOGOOD_DATA_DIR=../shared/data NLTK_DATA=../shared/data/nltk_data \
         python bench/measure_word_cue.py [--docs 50] [--configs char_deletion number_swap ...]
-        [--save DIR] [--pages DIR] [--build-only] [--crops DIR]
+        [--save DIR] [--pages DIR] [--build-only] [--crops DIR] [--floor] [--json FILE]
 
 Every config of ``recipes/funsd-t.yaml`` whose chain redraws words (a text shift with a ``render`` parameter that
 draws new text; not ``bert_attack``, whose masked LM is not offline, nor the kinds that only erase) is applied to
@@ -11,8 +11,14 @@ the FUNSD test forms with ``render: true``, each step seeded as a build seeds it
 scores, per config, how well a small classifier tells the redrawn words from untouched print on the same pages
 (AUROC, 0.5 = no cue), against matched untouched words (the default) and against the same words as the source
 printed them (``original``); ``placement`` is where the new text sits in its box and how it fills it (its
-length more than its look), apart; the
-words kept as printed are summed from the provenance (``kept: handwriting``...).
+length more than its look), apart; ``redrawn (paired)`` counts the redrawn words and those the matching paired
+with an untouched word; the words kept as printed are summed from the provenance (``kept: handwriting``...).
+
+``--floor`` measures what the cue is when the drawing is perfect: every word of each FUNSD form, old text and
+new, is printed by one process (:func:`printed_page`: one face, drawn at four times the size, each word a
+seeded fraction of a pixel aside, resized by area averaging), the text changed by the config with ``render:
+false``, so the only difference between a changed word and an untouched one is its text: the cue the measure
+finds there is the text's (a lower-case letter among capitals, a shorter word), not the drawing's.
 
 ``--save DIR`` keeps the shifted pages (one pickle per config) and ``--build-only`` stops there, so that pages
 built by another checkout (the code before a change) are measured by this one's measure with ``--pages DIR``:
@@ -83,6 +89,7 @@ def main() -> None:
     parser.add_argument("--build-only", action="store_true")
     parser.add_argument("--crops", type=Path)
     parser.add_argument("--json", type=Path, help="write the figures here too")
+    parser.add_argument("--floor", action="store_true", help="the cue of the texts alone, every word printed alike")
     args = parser.parse_args()
 
     from dogood.sources.funsd import FunsdSource
@@ -91,13 +98,18 @@ def main() -> None:
     docs = [source.load(i) for i in source.ids()[:args.docs]]
     configs = redrawing_configs(args.configs)
     rows = {}
-    print("config | cue (matched) | cue (original) | placement (matched) | redrawn | kept as printed | seconds")
+    print("config | cue (matched) | cue (original) | placement (matched) | redrawn (paired) | kept as printed | "
+          "seconds")
     print("---|---:|---:|---:|---:|---|---:")
     for name, chain in configs.items():
         if args.pages:
             with open(args.pages / f"{name}.pkl", "rb") as f:
                 shifted, kept, seconds = pickle.load(f)
             shifted = [s for s in shifted if s is not None]
+        elif args.floor:
+            texts, kept, seconds = build([dict(step, render=False) for step in chain], docs)
+            printed = [printed_page(doc) for doc in docs]
+            shifted = [printed_page(new, like=doc) for new, doc in zip(texts, docs)]
         else:
             shifted, kept, seconds = build(chain, docs)
         if args.save:
@@ -107,21 +119,71 @@ def main() -> None:
         if args.build_only:
             print(f"{name} | built | | | | {dict(kept)} | {seconds:.0f}", flush=True)
             continue
-        from dogood.measures.word_style import FEATURES, redrawn_word_cue
+        from dogood.measures.word_style import FEATURES, redrawn_word_cue, redrawn_words
 
-        pairs = list(zip(docs, shifted))
+        pairs = list(zip(printed if args.floor else docs, shifted))
         matched = redrawn_word_cue(pairs)
         original = redrawn_word_cue(pairs, against="original")
+        total = sum(len(redrawn_words(a, b)[0]) for a, b in pairs)
         rows[name] = {"matched": matched._asdict(), "original": original._asdict(), "kept": dict(kept),
-                      "seconds": seconds}
+                      "seconds": seconds, "redrawn": total}
         top = ", ".join(f"{k} {v:.2f}" for k, v in [kv for kv in matched.by_feature.items() if kv[0] in FEATURES][:3])
         kept_text = ", ".join(f"{k} {v}" for k, v in sorted(kept.items())) or "-"
         print(f"{name} | {matched.auroc:.3f} ({top}) | {original.auroc:.3f} | {matched.placement:.3f} | "
-              f"{matched.redrawn} | {kept_text} | {seconds:.0f}", flush=True)
+              f"{total} ({matched.redrawn}) | {kept_text} | {seconds:.0f}", flush=True)
         if args.crops:
             crops(args.crops / name, pairs)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, default=float), encoding="utf-8")
+
+
+def printed_page(doc, like=None):
+    """``doc`` with every word's text printed in its box on a blank page, all alike (``--floor``): LiberationSans at
+    four times the size, at the size that fits ``like``'s text for the word in the same box (default: ``doc``'s
+    own), a seeded fraction of a pixel aside, resized by area averaging. A new text wider than its box is squeezed
+    to fit, as the renderer does (:data:`dogood.page.render.FIT_SQUEEZE` at most); one that needs more, or has a
+    character the face lacks, is printed as the old text (the renderer keeps such words)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from dogood.core.document import PageImage
+    from dogood.page.render import FIT_SQUEEZE, drawable, font_paths
+
+    like = like or doc
+    old = {tuple(w.box): w.text for w in like.words if w.text.strip()}
+    height, width = doc.image.to_array().shape[:2]
+    page = np.full((height, width), 255, np.uint8)
+    path = font_paths()["LiberationSans-Regular"]
+    for word in doc.words:
+        x0, y0, x1, y1 = (int(v) for v in word.box)
+        if not word.text.strip() or x1 - x0 < 2 or y1 - y0 < 4 or tuple(word.box) not in old:
+            continue
+        fit = old[tuple(word.box)]
+        size = 4 * (y1 - y0)
+        while size > 8 and (ImageFont.truetype(path, size).getbbox(fit, anchor="ls")[2] > 4 * (x1 - x0)
+                            or -ImageFont.truetype(path, size).getbbox(fit, anchor="ls")[1] > 3.4 * (y1 - y0)):
+            size -= 2
+        font = ImageFont.truetype(path, size)
+        text = word.text
+        squeeze = 4 * (x1 - x0) / max(1, font.getbbox(text, anchor="ls")[2])
+        if not drawable(text) or squeeze < FIT_SQUEEZE:
+            text, squeeze = fit, 1.0
+        nudge = np.random.default_rng([x0, y0, x1, y1]).integers(0, 4, 2)
+        pad = y1 - y0
+        ink = Image.new("L", (4 * (x1 - x0 + 2 * pad), 4 * (y1 - y0 + 2 * pad)), 255)
+        ImageDraw.Draw(ink).text((int(nudge[0]), 4 * (pad + y1 - y0) - int(0.22 * 4 * (y1 - y0)) + int(nudge[1])),
+                                 text, fill=0, font=font, anchor="ls")
+        if squeeze < 1.0:
+            ink = ink.resize((max(1, int(ink.width * squeeze)), ink.height), Image.BOX)
+        tile = Image.new("L", (4 * (x1 - x0 + 2 * pad), 4 * (y1 - y0 + 2 * pad)), 255)
+        tile.paste(ink.crop((0, 0, tile.width - 4 * pad, tile.height)), (4 * pad, 0))
+        small = np.array(tile.resize((tile.width // 4, tile.height // 4), Image.BOX))
+        tx0, ty0 = x0 - pad, y0 - pad
+        c0, r0 = max(0, -tx0), max(0, -ty0)
+        c1, r1 = min(small.shape[1], width - tx0), min(small.shape[0], height - ty0)
+        if c1 > c0 and r1 > r0:
+            region = page[ty0 + r0:ty0 + r1, tx0 + c0:tx0 + c1]
+            np.minimum(region, small[r0:r1, c0:c1], out=region)
+    return doc.replace(image=PageImage.from_array(page))
 
 
 def crops(folder: Path, pairs) -> None:

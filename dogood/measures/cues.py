@@ -25,8 +25,8 @@ The cues (:data:`CUES`, by name):
 
 ``word_style``
     words a text shift redrew (``render: true``) against untouched print of the same kind on the same pages
-    (:mod:`dogood.measures.word_style`: each redrawn word against the untouched word of its page most like it
-    in length, digits, capitals and height), on the print's style: ink darkness, stroke width, x-height,
+    (:mod:`dogood.measures.word_style`: redrawn words paired one to one with untouched words of their page
+    like them in length, digits, capitals and height), on the print's style: ink darkness, stroke width, x-height,
     slant, edge blur, noise in the strokes and on the paper, specks, ink beside the glyphs, each also against
     the word's neighbours. The figure is the higher of a gradient-boosting and a logistic-regression
     classifier's held-out AUROC (folds split by page), the one ``bench/measure_word_cue.py`` reports. New

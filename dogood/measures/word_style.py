@@ -13,7 +13,7 @@ ink darkness and the paper's level, stroke width and boldness (the share
 of stroke core), x-height (the band of rows holding most of the ink), slant,
 edge blur (grey pixels per edge pixel, edge steepness), noise on the paper
 and inside the strokes, specks, and ink around the box that belongs to no
-stroke of the word (old ink left beside the new). Each is also given
+stroke of the word nor to another word's box (old ink left beside the new). Each is also given
 against the median of the word's nearest neighbours of about its height
 (``_vs_near``): a word crisper or darker than the print around it. The ink
 is the box's pixels darker than its Otsu threshold, without form rules
@@ -26,14 +26,18 @@ an inserted one needs squeezing), and is scored apart (``placement``).
 
 :func:`redrawn_word_cue` compares redrawn words with words nobody touched,
 on the same pages. A word is redrawn when pixels in its box changed. By
-default (``against="matched"``) each redrawn word is compared with the
-untouched word of its page most like it in text and box (length, share of
-digits and capitals, height; each used once), taken from the print the
-shift could have redrawn (:func:`dogood.page.render.print_kinds`: not the
-handwriting it keeps), so that what the shift picks (numbers, long words)
-cannot pass for a cue; ``against="untouched"`` takes every such untouched
-word, and ``against="original"`` the same word as the source page printed
-it (same box: its old text in its own print). A gradient-boosting and a logistic-regression classifier
+default (``against="matched"``) redrawn words are paired one to one with
+untouched words of their page like them in text and box (as long within
+:data:`MATCH_LENGTH`, as tall within :data:`MATCH_HEIGHT`, a number with a
+number; the pairing nearest in length, shares of digits and capitals and
+height in all), taken from the print the shift could have redrawn
+(:func:`dogood.page.render.print_kinds`: not the handwriting it keeps), so
+that what the shift picks (numbers, long words) cannot pass for a cue: a
+redrawn word with no such untouched word left is not compared (a shift that
+changes four words in five leaves the shortest as its fifth).
+``against="untouched"`` takes every such untouched word, and
+``against="original"`` the same word as the source page printed it (same
+box: its old text in its own print). A gradient-boosting and a logistic-regression classifier
 (scikit-learn) are trained and scored by cross-validation with the folds
 split by page (a page's words never sit on both sides), and the cue is the
 higher of their out-of-fold AUROCs: 0.5 is no cue, 1.0 a word that gives
@@ -67,6 +71,9 @@ PLACEMENT = ("ink_density", "gap_top", "gap_bottom", "gap_left", "gap_right", "i
              "ink_out_joined", "ink_cut")
 #: The style columns :func:`word_features` gives first (the cue's), then :data:`PLACEMENT`.
 FEATURES = STYLE + tuple(f"{name}_vs_near" for name in STYLE)
+#: Pixels around another word's box that count as its print (FUNSD boxes are often a pixel or two tighter than
+#: their glyphs), not as ink left beside the word measured (``ink_out_free``).
+OTHERS_GROW = 2
 #: Neighbours a word is compared with.
 NEIGHBOURS = 8
 #: What redrawn words are compared with (:func:`redrawn_word_cue`).
@@ -74,8 +81,12 @@ AGAINST = ("matched", "original", "untouched")
 #: Weights of length (in threes of characters), share of digits and share of capitals when matching words (a
 #: number is matched with a number first).
 MATCH_WEIGHTS = np.array([1.0, 3.0, 1.0])
-#: What using an untouched word once more adds to its distance (each is used about once where the page has enough).
-REUSE_COST = 0.5
+#: How many more or fewer characters (a share of the redrawn word's, at least one) and how much taller or shorter
+#: (a factor) an untouched word may be and still be paired with a redrawn one (:func:`_matched`).
+MATCH_LENGTH = 0.2
+MATCH_HEIGHT = 1.25
+#: The distance of a pair :func:`_matched` never makes.
+UNLIKE = 1e6
 #: Fewest redrawn and untouched words (each) for a cue figure.
 MIN_WORDS = 20
 #: A box whose grey levels span less than this holds no ink (it is left out).
@@ -103,8 +114,9 @@ def _gray(pixels: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(np.ascontiguousarray(pixels), cv2.COLOR_RGB2GRAY) if pixels.ndim == 3 else pixels
 
 
-def _raw(gray: np.ndarray, box) -> np.ndarray | None:
-    """The :data:`MEASURED` features of ``box`` on page ``gray``, or ``None`` for a box without ink."""
+def _raw(gray: np.ndarray, box, others: np.ndarray | None = None) -> np.ndarray | None:
+    """The :data:`MEASURED` features of ``box`` on page ``gray``, or ``None`` for a box without ink; ``others``:
+    the page's other word boxes (their print, grown by :data:`OTHERS_GROW`, is no ink left beside this word)."""
     height, width = gray.shape
     x0, y0, x1, y1 = (int(v) for v in box)
     x0, y0, x1, y1 = max(0, x0), max(0, y0), min(width, x1), min(height, y1)
@@ -162,6 +174,13 @@ def _raw(gray: np.ndarray, box) -> np.ndarray | None:
     joined_labels = np.unique(labels[inside & ink_ctx])
     joined = np.isin(labels, joined_labels[joined_labels > 0]) & ~inside
     free = ink_ctx & ~inside & ~joined
+    if others is not None and len(others):  # another word's print is its own, not ink left beside this word
+        grow = OTHERS_GROW
+        near = others[(others[:, 0] < cx1 + grow) & (others[:, 2] > cx0 - grow) & (others[:, 1] < cy1 + grow)
+                      & (others[:, 3] > cy0 - grow)]
+        for ox0, oy0, ox1, oy1 in near.tolist():
+            free[max(0, int(oy0) - grow - cy0):max(0, int(oy1) + grow - cy0),
+                 max(0, int(ox0) - grow - cx0):max(0, int(ox1) + grow - cx0)] = False
     perimeter = 2.0 * (h + w)
     cut = int(ink[0].sum() + ink[-1].sum() + ink[:, 0].sum() + ink[:, -1].sum())
     return np.array([
@@ -183,7 +202,7 @@ def word_features(doc: Document, indices: Sequence[int] | None = None) -> tuple[
     boxes = np.array([w.box for w in doc.words], np.float64).reshape(-1, 4)
     raw = np.full((len(doc.words), len(MEASURED)), np.nan)
     for j, word in enumerate(doc.words):
-        found = _raw(gray, word.box) if word.text.strip() else None
+        found = _raw(gray, word.box, np.delete(boxes, j, axis=0)) if word.text.strip() else None
         if found is not None:
             raw[j] = found
     has = ~np.isnan(raw[:, 0])
@@ -253,19 +272,14 @@ def style_samples(pages: Iterable[tuple[Document, Document]], *, against: str = 
             from dogood.page.render import print_kinds
 
             pool = [i for i in untouched if ok[i] and tuple(shifted.words[i].box) in where]
-            kinds: dict[int, bool] = {}
-
-            def printed(i: int) -> bool:
-                if i not in kinds:
-                    j = where[tuple(shifted.words[i].box)]
-                    kinds[i] = print_kinds(original, [j], original)[j].reason is None
-                return kinds[i]
-
-            pos = feats[pos_ids]
+            kinds = print_kinds(original, [where[tuple(shifted.words[i].box)] for i in pool], original)
+            pool = [i for i in pool if kinds[where[tuple(shifted.words[i].box)]].reason is None]
             if against == "untouched":
-                chosen = [i for i in pool if printed(i)]
+                chosen = pool
             else:
-                chosen = _matched(shifted, pos_ids, pool, printed)
+                paired = _matched(shifted, pos_ids, pool)
+                pos_ids, chosen = [i for i, _ in paired], [j for _, j in paired]
+            pos = feats[pos_ids]
             neg = feats[chosen] if chosen else np.zeros((0, feats.shape[1]))
         for block, label in ((pos, 1), (neg, 0)):
             if len(block):
@@ -291,27 +305,31 @@ def _kind(described: np.ndarray) -> tuple[bool, bool]:
     return bool(described[1] > 0.5), bool(described[2] > 0.5)
 
 
-def _matched(doc: Document, redrawn: Sequence[int], pool: Sequence[int], allowed) -> list[int]:
-    """For each redrawn word, the untouched word of ``pool`` most like it that ``allowed`` lets in: of the same kind
-    (:func:`_kind`) whenever the page has one, then nearest in length, shares of digits and capitals and height
-    (:func:`_describe`, heights compared relatively), a word used before counting as a little less like it
-    (``allowed`` is asked nearest first, so only the few nearest words of each are looked at)."""
-    if not pool:
+def _matched(doc: Document, redrawn: Sequence[int], pool: Sequence[int]) -> list[tuple[int, int]]:
+    """Pairs ``(redrawn word, untouched word of pool)``, each word in one pair at most, alike: of the same kind
+    (:func:`_kind`: mostly digits, mostly capitals), as long within :data:`MATCH_LENGTH` (one character at
+    least) and as tall within :data:`MATCH_HEIGHT`; of those, the pairing nearest in length, shares of digits
+    and capitals and height (:func:`_describe`, heights compared relatively) in all (SciPy's
+    ``linear_sum_assignment``). Where the shift redrew more words than the page left untouched, only as many
+    redrawn words as untouched ones are paired (the nearest in all): an untouched word paired with many redrawn
+    ones would weigh the few odd words a shift leaves (the shortest) as much as all it changed."""
+    from scipy.optimize import linear_sum_assignment
+
+    if not pool or not redrawn:
         return []
-    described = {i: _describe(doc, i) for i in list(redrawn) + list(pool)}
-    uses = dict.fromkeys(pool, 0)
-    out = []
-    for i in redrawn:
-        a = described[i]
-        cost = np.array([float((np.abs(a[:3] - described[j][:3]) * MATCH_WEIGHTS).sum()
-                               + abs(a[3] - described[j][3]) / max(a[3], 1.0)
-                               + 10.0 * (_kind(a) != _kind(described[j])) + REUSE_COST * uses[j]) for j in pool])
-        for n in np.argsort(cost, kind="stable").tolist():
-            if allowed(pool[n]):
-                uses[pool[n]] += 1
-                out.append(pool[n])
-                break
-    return out
+    a = np.array([_describe(doc, i) for i in redrawn])
+    b = np.array([_describe(doc, j) for j in pool])
+    kind_a = np.array([_kind(row) for row in a])
+    kind_b = np.array([_kind(row) for row in b])
+    cost = (np.abs(a[:, None, :3] - b[None, :, :3]) * MATCH_WEIGHTS).sum(axis=2) \
+        + np.abs(a[:, None, 3] - b[None, :, 3]) / np.maximum(a[:, None, 3], 1.0)
+    length_a, length_b = a[:, 0] * 3.0, b[:, 0] * 3.0  # characters
+    longer = np.abs(length_a[:, None] - length_b[None, :]) > np.maximum(1.0, MATCH_LENGTH * length_a[:, None]) + 1e-9
+    taller = np.abs(np.log(np.maximum(a[:, None, 3], 1.0) / np.maximum(b[None, :, 3], 1.0))) > np.log(MATCH_HEIGHT)
+    unlike = longer | taller | (kind_a[:, None, :] != kind_b[None, :, :]).any(axis=2)
+    cost = np.where(unlike, UNLIKE, cost)
+    rows, cols = linear_sum_assignment(cost)
+    return sorted((int(redrawn[r]), int(pool[c])) for r, c in zip(rows, cols) if cost[r, c] < UNLIKE)
 
 
 def cue_auroc(x: np.ndarray, y: np.ndarray, groups: np.ndarray, *, folds: int = 5, seed: int = 0

@@ -105,3 +105,37 @@ def test_the_cue_registry_runs_the_redrawn_word_cue_with_its_interval():
     assert figure.auroc > 0.85 and figure.low <= figure.auroc <= figure.high
     assert CUES["word_style"].measure(pages(crisp=False)).auroc < 0.7
     assert CUES["word_style"].measure(pages(crisp=True, n_pages=3)) is None  # too few pages to cross-validate
+
+
+def test_a_neighbours_print_is_not_ink_left_beside_a_word_but_a_stray_mark_is():
+    original = scanned_page(["Invoice", "Number"] + ["Total"] * 22)
+    pixels = np.array(original.image.to_array())
+    (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = original.words[0].box, original.words[1].box
+    near = original.replace(words=(original.words[0], Word("Number", (ax1 + 1, ay0, ax1 + 1 + bx1 - bx0, ay1)))
+                            + original.words[2:])
+    pixels[ay0:ay1, ax1 + 1:ax1 + 1 + bx1 - bx0] = pixels[by0:by1, bx0:bx1]  # "Number" printed just beside
+    beside = near.replace(image=PageImage.from_array(pixels))
+    k = FEATURES.index("ink_out_free")
+    assert word_features(beside)[0][0, k] == 0.0  # its neighbour's letters in reach: that word's own print
+    alone = np.array(pixels)
+    alone[ay1 + 1:ay1 + 3, ax0 + 4:ax0 + 8] = 0  # a stray mark under the word, in no box
+    assert word_features(beside.replace(image=PageImage.from_array(alone)))[0][0, k] > 0.0
+
+
+@pytest.mark.parametrize("redrawn, pool, pairs", [
+    # each word in one pair at most; the pairing nearest in all (not the first word's nearest first)
+    (["Total", "Amount"], ["Street", "Date"], [(0, 3), (1, 2)]),
+    # more redrawn words than untouched ones: only as many pairs, the nearest
+    (["Number", "Total", "Balance"], ["Phone"], [(1, 3)]),
+    # a number with a number; a word 2 letters longer than a 5-letter one (over 20%, at least 1) with none
+    (["12345", "Company"], ["City", "34567"], [(0, 3)]),
+    # no number left untouched: a redrawn number is not compared with a word
+    (["12345", "Total"], ["Phone", "Do"], [(1, 2)]),
+])
+def test_redrawn_words_are_paired_one_to_one_with_like_untouched_words(redrawn, pool, pairs):
+    from dogood.measures.word_style import _matched
+
+    words = tuple(Word(t, (10 * n, 0, 10 * n + 8 * len(t), 12)) for n, t in enumerate(redrawn + pool))
+    doc = Document("m", PageImage.from_array(np.full((20, 400), 255, np.uint8)), words)
+    n = len(redrawn)
+    assert _matched(doc, list(range(n)), list(range(n, n + len(pool)))) == pairs
