@@ -78,8 +78,8 @@ OTHERS_GROW = 2
 NEIGHBOURS = 8
 #: What redrawn words are compared with (:func:`redrawn_word_cue`).
 AGAINST = ("matched", "original", "untouched")
-#: Weights of length (in threes of characters), share of digits and share of capitals when matching words (a
-#: number is matched with a number first).
+#: Weights of length (in threes of characters), share of digits and share of capitals when pairing words alike
+#: (:func:`_matched`).
 MATCH_WEIGHTS = np.array([1.0, 3.0, 1.0])
 #: How many more or fewer characters (a share of the redrawn word's, at least one) and how much taller or shorter
 #: (a factor) an untouched word may be and still be paired with a redrawn one (:func:`_matched`).
