@@ -98,6 +98,7 @@ def main() -> None:
     docs = [source.load(i) for i in source.ids()[:args.docs]]
     configs = redrawing_configs(args.configs)
     rows = {}
+    printed: list = []
     print("config | cue (matched) | cue (original) | placement (matched) | redrawn (paired) | kept as printed | "
           "seconds")
     print("---|---:|---:|---:|---:|---|---:")
@@ -108,7 +109,7 @@ def main() -> None:
             shifted = [s for s in shifted if s is not None]
         elif args.floor:
             texts, kept, seconds = build([dict(step, render=False) for step in chain], docs)
-            printed = [printed_page(doc) for doc in docs]
+            printed = printed or [printed_page(doc) for doc in docs]  # the forms as printed: once for all configs
             shifted = [printed_page(new, like=doc) for new, doc in zip(texts, docs)]
         else:
             shifted, kept, seconds = build(chain, docs)
@@ -159,10 +160,11 @@ def printed_page(doc, like=None):
             continue
         fit = old[tuple(word.box)]
         size = 4 * (y1 - y0)
-        while size > 8 and (ImageFont.truetype(path, size).getbbox(fit, anchor="ls")[2] > 4 * (x1 - x0)
-                            or -ImageFont.truetype(path, size).getbbox(fit, anchor="ls")[1] > 3.4 * (y1 - y0)):
-            size -= 2
         font = ImageFont.truetype(path, size)
+        while size > 8 and ((edges := font.getbbox(fit, anchor="ls"))[2] > 4 * (x1 - x0)
+                            or -edges[1] > 3.4 * (y1 - y0)):
+            size -= 2
+            font = ImageFont.truetype(path, size)
         text = word.text
         squeeze = 4 * (x1 - x0) / max(1, font.getbbox(text, anchor="ls")[2])
         if not drawable(text) or squeeze < FIT_SQUEEZE:
