@@ -16,8 +16,8 @@ with an untouched word; the words kept as printed are summed from the provenance
 
 ``--floor`` measures what the cue is when the drawing is perfect: every word of each FUNSD form, old text and
 new, is printed by one process (:func:`printed_page`: one face, drawn at four times the size, each word a
-seeded fraction of a pixel aside, resized by area averaging), the text changed by the config with ``render:
-false``, so the only difference between a changed word and an untouched one is its text: the cue the measure
+seeded fraction of a pixel aside, resized by area averaging), the texts those the config writes with ``render:
+true``, so the only difference between a changed word and an untouched one is its text: the cue the measure
 finds there is the text's (a lower-case letter among capitals, a shorter word), not the drawing's.
 
 ``--save DIR`` keeps the shifted pages (one pickle per config) and ``--build-only`` stops there, so that pages
@@ -107,8 +107,8 @@ def main() -> None:
             with open(args.pages / f"{name}.pkl", "rb") as f:
                 shifted, kept, seconds = pickle.load(f)
             shifted = [s for s in shifted if s is not None]
-        elif args.floor:
-            texts, kept, seconds = build([dict(step, render=False) for step in chain], docs)
+        elif args.floor:  # the texts a render: true build writes (it keeps some words and prefers some texts)
+            texts, kept, seconds = build(chain, docs)
             printed = printed or [printed_page(doc) for doc in docs]  # the forms as printed: once for all configs
             shifted = [printed_page(new, like=doc) for new, doc in zip(texts, docs)]
         else:

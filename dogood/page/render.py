@@ -368,7 +368,7 @@ WEIGHT_EDGES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 #: its letters (:class:`_PagePrint`).
 LEND_SIZE = 1.08
 #: How much bolder or thinner (ink pixels per edge pixel) than the old word an untouched word may be printed and
-#: still lend its letters.
+#: still lend its letters; its fitted face must be as bold (Bold or not) too.
 LEND_WEIGHT = 1.12
 #: How much darker or lighter (grey levels, the darker half of the ink) than the old word an untouched word may be
 #: printed and still lend its letters.
@@ -491,8 +491,9 @@ class _PagePrint:
                 + abs((self.boxes[js[0], 1] + self.boxes[js[0], 3]) / 2 - centre[1]), js[0]))
             weight = self._weight(i) if own is not None else None
             dark = self._darkness(i) if own is not None else None
-            italic = "Italic" in style.face
+            italic, bold = "Italic" in style.face, "Bold" in style.face
             others = [letters for j, s, shown in near if j != i and ("Italic" in s.face) == italic
+                      and ("Bold" in s.face) == bold  # small print's weight (ink per edge) hides a bold face
                       and (s.face == style.face if weight is None else
                            abs(math.log(self._weight(j) / weight)) <= math.log(LEND_WEIGHT)
                            and abs(self._darkness(j) - dark) <= LEND_DARK)
@@ -1166,6 +1167,7 @@ class Redraw:
         self.kinds: dict[int, Kind] = {}
         self.styles: dict[int, Style | None] = {}
         self.counts: dict[str, int] = {}
+        self.print: _PagePrint | None = None
 
     def kind(self, i: int) -> Kind:
         if i not in self.kinds:
@@ -1217,6 +1219,17 @@ class Redraw:
             else:
                 self.styles[i] = choose_styles(self.doc, [i], self.doc, quality=False).get(i)
         return self.styles[i]
+
+    def pieced(self, i: int, text: str) -> bool:
+        """Whether ``text`` can be pieced in word ``i``'s box from the page's own print (:meth:`_PagePrint.spliced`:
+        the old word's letters and those of words printed alike) rather than drawn; upright print only."""
+        style = self.style(i)
+        if style is None or not text.strip() or self.kind(i).turn:
+            return False
+        if self.print is None:
+            boxes = np.array([w.box for w in self.doc.words], np.int64).reshape(-1, 4)
+            self.print = _PagePrint(self.doc, self.doc, np.array(self.doc.image.to_array()), boxes, None, ())
+        return self.print.spliced(i, style, text) is not None
 
     def tallies(self) -> dict[str, dict[str, int]]:
         """What was kept or turned down, by reason: ``{"kept": {reason: n}}`` (empty when nothing was)."""

@@ -620,3 +620,24 @@ def test_every_piece_of_the_old_word_goes_and_rules_stay_whole():
     assert (out[56, :300] < 128).all() and (out[57, :300] < 160).all()  # the underline, whole
     hx0 = doc.words[1].box[0]
     assert np.array_equal(out[y0:y1, hx0 - 8:hx0 + 1], pixels[y0:y1, hx0 - 8:hx0 + 1])  # the hyphen, whole
+
+
+def _stroke(doc, name):
+    """A :mod:`dogood.measures.word_style` feature of every word of ``doc`` (what the redrawn-word cue sees)."""
+    from dogood.measures import word_style
+
+    features, ok = word_style.word_features(doc)
+    return features[:, word_style.FEATURES.index(name)], ok
+
+
+def test_a_bold_run_takes_no_letters_from_regular_print(funsd_test):
+    """"ENCLOSED" in a bold run (FUNSD test 92380595) becomes "128": the digits are not pieced from "(212)" and
+    "89" in the page's regular print, whose ink per edge pixel is as small print's is: the new number's strokes
+    have a stroke core as its line's words have (before: a fifth of theirs)."""
+    doc = funsd_test.load("92380595")
+    i = [k for k, w in enumerate(doc.words) if w.text == "ENCLOSED"][0]
+    out = render_words(replace_texts(doc, {i: "128"}), [i], original=doc)
+    core, ok = _stroke(out, "core_share")
+    line = [j for j, w in enumerate(doc.words) if j != i and ok[j] and abs(w.box[1] - doc.words[i].box[1]) < 6]
+    assert len(line) >= 6
+    assert core[i] >= 0.5 * np.median(core[line])

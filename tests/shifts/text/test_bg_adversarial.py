@@ -52,3 +52,31 @@ def test_bg_adversarial_on_a_hand_made_form():
     assert changed_words(doc, out) == [10, 11]
     assert counts == {"eligible": 2, "changed": 2, "unchangeable": 0, "protected": 3}
     assert value_neighbours(doc, n=0) == {1, 5}
+
+
+def test_with_render_values_the_pages_own_print_spells_are_preferred(funsd_test):
+    """With ``render: true``, a word takes the first of up to PRINTED_TRIES random values that the page's own print
+    spells (pieced from its letters, not drawn: drawn digits give themselves away more easily); the values are
+    still the paper's dates, numbers and money. Without render the first value is written, as before."""
+    from dogood.page.render import Redraw
+    from dogood.shifts.text.bg_adversarial import PRINTED_TRIES
+
+    assert PRINTED_TRIES > 1
+    docs = [funsd_test.load(i) for i in funsd_test.ids()[:50]]
+    shares, kinds = {}, set()
+    for render in (False, True):
+        shift = BackgroundAdversarial(fraction=0.1, render=render)
+        changed = pieced = 0
+        for k, doc in enumerate(docs):
+            out, counts, _ = shift.apply(doc, np.random.default_rng(k))
+            guard = Redraw(doc)
+            for i in changed_words(doc, out):
+                new = out.words[i].text
+                assert is_paper_value(new), new
+                changed += 1
+                pieced += guard.pieced(i, new)
+                if render:
+                    kinds.add(data_type(new))
+        shares[render] = pieced / changed
+    assert kinds == {"date", "number", "money"}
+    assert shares[False] < 0.05 and shares[True] > 0.1
