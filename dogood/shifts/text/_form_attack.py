@@ -32,8 +32,8 @@ class BackgroundWordShift(Shift):
     """Base of BG Typo, BG Synonyms and BG Adversarial: change a share ``fraction`` of the background words.
 
     A subclass sets ``name`` and implements :meth:`change`; one with more
-    candidates' bookkeeping (BG Adversarial) overrides :meth:`apply` and uses
-    :meth:`change_some`.
+    candidates' bookkeeping (BG Adversarial: protected words, and with
+    ``render`` values the page's print spells) overrides :meth:`apply`.
     """
 
     family = "text"
